@@ -1,0 +1,15 @@
+-- Down of 0002: drops the supervisor procedures (data is untouched).
+-- @drop-procedure pc_aps_ack_invocation
+-- @drop-procedure pc_aps_finish_scan
+-- @drop-procedure pc_aps_admit_scan_page
+-- @drop-procedure pc_aps_begin_scan
+-- @drop-procedure pc_aps_read_binding_state
+-- @drop-procedure pc_aps_list_owed_requests
+-- @drop-procedure pc_aps_read_intent
+-- @drop-procedure pc_aps_accept_request
+-- @drop-procedure pc_aps_mark_dirty
+-- @drop-procedure pc_aps_read_lease
+-- @drop-procedure pc_aps_invalidate_term
+-- @drop-procedure pc_aps_renew_term
+-- @drop-procedure pc_aps_acquire_term
+-- @drop-procedure pc_aps_assert_term

@@ -1,0 +1,21 @@
+-- Migration 0002 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): installs the supervisor
+-- operations as stored procedures. Each "@procedure" line names a file of procedures/oceanbase/;
+-- the runner executes DROP PROCEDURE IF EXISTS <name> and then the file's CREATE PROCEDURE, and
+-- records the file's SHA-256 and the installed routine body's SHA-256 in pc_aps_procedure_checksums,
+-- so `apsup migrate status` reports a procedure whose file or installed body has drifted.
+-- `apsup migrate sql` prints the expanded statements exactly as they run.
+-- Order matters: pc_aps_assert_term first, since other procedures call it.
+-- @procedure pc_aps_assert_term
+-- @procedure pc_aps_acquire_term
+-- @procedure pc_aps_renew_term
+-- @procedure pc_aps_invalidate_term
+-- @procedure pc_aps_read_lease
+-- @procedure pc_aps_mark_dirty
+-- @procedure pc_aps_accept_request
+-- @procedure pc_aps_read_intent
+-- @procedure pc_aps_list_owed_requests
+-- @procedure pc_aps_read_binding_state
+-- @procedure pc_aps_begin_scan
+-- @procedure pc_aps_admit_scan_page
+-- @procedure pc_aps_finish_scan
+-- @procedure pc_aps_ack_invocation

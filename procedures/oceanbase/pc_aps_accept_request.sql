@@ -1,0 +1,42 @@
+-- Operation: pc_aps_accept_request   (SQLite twin: sql/sqlite/pc_aps_accept_request.sql; TypeScript: Store.acceptRequest)
+-- Purpose: accept an explicit request for a scheduling key: requested_generation + 1, so an
+--   invocation is owed until a worker acknowledges a generation >= this one. Requests accepted
+--   while one is queued merge (the dispatcher reads the latest generation); a request accepted
+--   while an invocation runs stays owed after that invocation's acknowledgement.
+--   Registers the key (pending_sequence) if it has no row yet. Needs no leadership.
+-- Transaction: runs INSIDE the caller's transaction, so the request's input reference and the
+--   request commit together. Never starts or commits a transaction.
+-- Parameters:
+--   p_binding_name VARCHAR(128)
+--   p_scope_id     VARCHAR(191)
+-- Result: one row (binding_name, scope_id, pending_sequence, dirty_generation, clean_generation,
+--   requested_generation, handled_generation, last_auto_scan_generation): the intent after the request.
+-- Errors (SQLSTATE '45000', MESSAGE_TEXT):
+--   invalid_argument  empty binding or scope.
+CREATE PROCEDURE pc_aps_accept_request(
+  IN p_binding_name VARCHAR(128),
+  IN p_scope_id     VARCHAR(191)
+)
+BEGIN
+  DECLARE v_now DATETIME(3);
+  IF p_binding_name IS NULL OR p_binding_name = '' OR p_scope_id IS NULL OR p_scope_id = '' THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
+  END IF;
+  SET v_now = UTC_TIMESTAMP(3);
+
+  UPDATE pc_artifact_processing_intents
+     SET requested_generation = requested_generation + 1, updated_at = v_now
+   WHERE binding_name = p_binding_name AND scope_id = p_scope_id;
+
+  IF ROW_COUNT() = 0 THEN
+    INSERT INTO pc_artifact_processing_intents
+           (binding_name, scope_id, requested_generation, created_at, updated_at)
+    VALUES (p_binding_name, p_scope_id, 1, v_now, v_now)
+    ON DUPLICATE KEY UPDATE requested_generation = requested_generation + 1, updated_at = v_now;
+  END IF;
+
+  SELECT binding_name, scope_id, pending_sequence, dirty_generation, clean_generation,
+         requested_generation, handled_generation, last_auto_scan_generation
+    FROM pc_artifact_processing_intents
+   WHERE binding_name = p_binding_name AND scope_id = p_scope_id;
+END

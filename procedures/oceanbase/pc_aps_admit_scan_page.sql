@@ -1,0 +1,111 @@
+-- Operation: pc_aps_admit_scan_page   (SQLite twin: sql/sqlite/pc_aps_admit_scan_page.sql; TypeScript: Store.admitScanPage)
+-- Purpose: fenced, set-based admission of one page of the scan in progress. Selects, in
+--   pending_sequence order, up to p_limit keys of the binding with
+--     dirty_generation > clean_generation (ordinary work),
+--     p_after_sequence < pending_sequence <= scan_upper_pending_sequence,
+--     last_auto_scan_generation < p_scan_generation (not yet admitted by this scan),
+--     scope_id not in p_exclude_scope_ids (keys the caller holds ready, running or in retry-wait);
+--   and for each of them, in ONE statement: requested_generation + 1 where no request is
+--   outstanding (requested = handled), the outstanding request reused otherwise, and the scan
+--   mark last_auto_scan_generation = p_scan_generation recorded. Re-running any page of the same
+--   scan generation (after a crash, from the first page) admits nothing twice: marked keys are
+--   skipped. Excluded keys are not marked; the next scan considers them again.
+--   The admitted rows are identified by last_auto_scan_page = the binding's page counter, which
+--   this call increments under the binding-state row lock.
+-- Transaction: owns its transaction, one per page; lease row and binding-state row locked.
+-- Parameters:
+--   p_supervisor_key, p_holder_id, p_supervisor_generation   the caller's term
+--   p_binding_name       VARCHAR(128)
+--   p_scan_generation    BIGINT       the generation returned by pc_aps_begin_scan
+--   p_after_sequence     BIGINT       cursor: 0 for the first page, then the largest
+--                                     pending_sequence of the previous page
+--   p_limit              INT          page size, 1 .. 5000
+--   p_exclude_scope_ids  MEDIUMTEXT   comma-separated scope ids to skip, or NULL/''
+--                                     (scope ids never contain commas)
+-- Result: up to p_limit rows (scope_id, pending_sequence, requested_generation,
+--   handled_generation, dirty_generation, clean_generation) in pending_sequence order: the
+--   keys admitted by this call with the requested generation they now owe. Fewer rows than
+--   p_limit: the scan range is exhausted (call pc_aps_finish_scan); otherwise continue with
+--   p_after_sequence = the largest pending_sequence returned.
+-- Errors (SQLSTATE '45000', MESSAGE_TEXT):
+--   term_lost         the caller's term is not the live one.
+--   scan_stale        no scan of generation p_scan_generation is in progress for the binding.
+--   invalid_argument  limit out of range or negative cursor.
+CREATE PROCEDURE pc_aps_admit_scan_page(
+  IN p_supervisor_key        VARCHAR(191),
+  IN p_holder_id             VARCHAR(128),
+  IN p_supervisor_generation BIGINT,
+  IN p_binding_name          VARCHAR(128),
+  IN p_scan_generation       BIGINT,
+  IN p_after_sequence        BIGINT,
+  IN p_limit                 INT,
+  IN p_exclude_scope_ids     MEDIUMTEXT
+)
+BEGIN
+  DECLARE v_found       INT DEFAULT 1;
+  DECLARE v_now         DATETIME(3);
+  DECLARE v_generation  BIGINT DEFAULT NULL;
+  DECLARE v_in_progress INT DEFAULT 0;
+  DECLARE v_upper       BIGINT DEFAULT NULL;
+  DECLARE v_page        BIGINT DEFAULT 0;
+  DECLARE v_exclude     MEDIUMTEXT DEFAULT NULL;
+  DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
+  DECLARE EXIT HANDLER FOR SQLEXCEPTION
+  BEGIN
+    ROLLBACK;
+    RESIGNAL;
+  END;
+
+  IF p_limit IS NULL OR p_limit < 1 OR p_limit > 5000 OR p_after_sequence IS NULL OR p_after_sequence < 0
+     OR p_scan_generation IS NULL OR p_scan_generation < 1 THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
+  END IF;
+  IF p_exclude_scope_ids IS NOT NULL AND p_exclude_scope_ids <> '' THEN
+    SET v_exclude = p_exclude_scope_ids;
+  END IF;
+
+  START TRANSACTION;
+  CALL pc_aps_assert_term(p_supervisor_key, p_holder_id, p_supervisor_generation);
+  SET v_now = UTC_TIMESTAMP(3);
+
+  SELECT scan_generation, scan_in_progress, scan_upper_pending_sequence, scan_page_counter
+    INTO v_generation, v_in_progress, v_upper, v_page
+    FROM pc_artifact_processing_binding_states
+   WHERE binding_name = p_binding_name
+     FOR UPDATE;
+  IF v_found = 0 OR v_in_progress <> 1 OR v_generation <> p_scan_generation THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'scan_stale';
+  END IF;
+
+  SET v_page = v_page + 1;
+  UPDATE pc_artifact_processing_binding_states
+     SET scan_page_counter = v_page, updated_at = v_now
+   WHERE binding_name = p_binding_name;
+
+  UPDATE pc_artifact_processing_intents
+     SET requested_generation = CASE WHEN requested_generation > handled_generation
+                                     THEN requested_generation
+                                     ELSE requested_generation + 1 END,
+         last_auto_scan_generation = p_scan_generation,
+         last_auto_scan_page = v_page,
+         updated_at = v_now
+   WHERE binding_name = p_binding_name
+     AND has_ordinary_work = 1
+     AND pending_sequence > p_after_sequence
+     AND pending_sequence <= v_upper
+     AND last_auto_scan_generation < p_scan_generation
+     AND (v_exclude IS NULL OR FIND_IN_SET(scope_id, v_exclude) = 0)
+   ORDER BY pending_sequence
+   LIMIT p_limit;
+
+  SELECT scope_id, pending_sequence, requested_generation, handled_generation,
+         dirty_generation, clean_generation
+    FROM pc_artifact_processing_intents
+   WHERE binding_name = p_binding_name
+     AND pending_sequence > p_after_sequence
+     AND pending_sequence <= v_upper
+     AND last_auto_scan_generation = p_scan_generation
+     AND last_auto_scan_page = v_page
+   ORDER BY pending_sequence;
+  COMMIT;
+END

@@ -1,0 +1,33 @@
+-- Operation: pc_aps_list_owed_requests   (SQLite twin: sql/sqlite/pc_aps_list_owed_requests.sql; TypeScript: Store.listOwedRequests)
+-- Purpose: discover owed invocations (requested_generation > handled_generation) of one
+--   binding, one page at a time in pending_sequence order: recovery after a restart or takeover,
+--   and discovery of requests accepted by other processes. Independent of any scan position.
+--   An index range read on ix_pc_api_owed (binding_name, has_owed_request, pending_sequence).
+-- Transaction: none needed (a single consistent read).
+-- Parameters:
+--   p_binding_name   VARCHAR(128)
+--   p_after_sequence BIGINT   return keys with pending_sequence > this (0 for the first page)
+--   p_limit          INT      page size, 1 .. 5000
+-- Result: up to p_limit rows (scope_id, pending_sequence, requested_generation,
+--   handled_generation, dirty_generation, clean_generation) ordered by pending_sequence.
+--   Fewer rows than p_limit: no more owed keys after the last one returned.
+-- Errors (SQLSTATE '45000', MESSAGE_TEXT):
+--   invalid_argument  limit out of range or negative cursor.
+CREATE PROCEDURE pc_aps_list_owed_requests(
+  IN p_binding_name   VARCHAR(128),
+  IN p_after_sequence BIGINT,
+  IN p_limit          INT
+)
+BEGIN
+  IF p_limit IS NULL OR p_limit < 1 OR p_limit > 5000 OR p_after_sequence IS NULL OR p_after_sequence < 0 THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
+  END IF;
+  SELECT scope_id, pending_sequence, requested_generation, handled_generation,
+         dirty_generation, clean_generation
+    FROM pc_artifact_processing_intents
+   WHERE binding_name = p_binding_name
+     AND has_owed_request = 1
+     AND pending_sequence > p_after_sequence
+   ORDER BY pending_sequence
+   LIMIT p_limit;
+END

@@ -1,0 +1,46 @@
+-- Operation: pc_aps_renew_term   (SQLite twin: sql/sqlite/pc_aps_renew_term.sql; TypeScript: Store.renewTerm)
+-- Purpose: the live holder extends its lease. The generation never changes on renewal. A term
+--   that has already expired cannot be renewed, even if nobody took it over: the holder must
+--   stop dispatching and acquire again (which yields a new generation).
+-- Transaction: owns its transaction. Do not call inside an open transaction.
+-- Parameters:
+--   p_supervisor_key        VARCHAR(191)
+--   p_holder_id             VARCHAR(128)
+--   p_supervisor_generation BIGINT        the generation the holder believes it has
+--   p_ttl_ms                INT           new time to live from now, 1000 .. 3600000 ms
+-- Result: one row (supervisor_key, holder_id, supervisor_generation, expires_at, outcome='renewed', db_now)
+-- Errors (SQLSTATE '45000', MESSAGE_TEXT):
+--   term_lost         the caller no longer holds a live term at that generation.
+--   invalid_argument  ttl out of range.
+CREATE PROCEDURE pc_aps_renew_term(
+  IN p_supervisor_key        VARCHAR(191),
+  IN p_holder_id             VARCHAR(128),
+  IN p_supervisor_generation BIGINT,
+  IN p_ttl_ms                INT
+)
+BEGIN
+  DECLARE v_now     DATETIME(3);
+  DECLARE v_expires DATETIME(3);
+  DECLARE EXIT HANDLER FOR SQLEXCEPTION
+  BEGIN
+    ROLLBACK;
+    RESIGNAL;
+  END;
+
+  IF p_ttl_ms IS NULL OR p_ttl_ms < 1000 OR p_ttl_ms > 3600000 THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
+  END IF;
+
+  START TRANSACTION;
+  CALL pc_aps_assert_term(p_supervisor_key, p_holder_id, p_supervisor_generation);
+  SET v_now = UTC_TIMESTAMP(3);
+  SET v_expires = DATE_ADD(v_now, INTERVAL p_ttl_ms * 1000 MICROSECOND);
+  UPDATE pc_artifact_processing_leases
+     SET expires_at = v_expires, renewed_at = v_now, updated_at = v_now
+   WHERE supervisor_key = p_supervisor_key;
+  COMMIT;
+
+  SELECT p_supervisor_key AS supervisor_key, p_holder_id AS holder_id,
+         p_supervisor_generation AS supervisor_generation, v_expires AS expires_at,
+         'renewed' AS outcome, v_now AS db_now;
+END

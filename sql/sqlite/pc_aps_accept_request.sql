@@ -1,0 +1,26 @@
+-- Operation: pc_aps_accept_request   (MySQL twin: procedures/oceanbase/pc_aps_accept_request.sql; TypeScript: Store.acceptRequest)
+-- Purpose: accept an explicit request for a scheduling key: requested_generation + 1, owed until
+--   a worker acknowledges a generation >= this one. Queued requests merge (the dispatcher reads
+--   the latest generation); a request accepted during a run stays owed after that run's
+--   acknowledgement. Registers the key if needed. Needs no leadership.
+-- Transaction: runs INSIDE the caller's transaction (input reference and request commit
+--   together); called on its own, the runner wraps it in BEGIN IMMEDIATE ... COMMIT.
+-- Parameters:
+--   :binding_name
+--   :scope_id
+-- Result: one row (binding_name, scope_id, pending_sequence, dirty_generation, clean_generation,
+--   requested_generation, handled_generation, last_auto_scan_generation): the intent after the request.
+-- Errors (message):
+--   invalid_argument  empty binding or scope.
+INSERT INTO pc_aps_signals (code)
+SELECT 'invalid_argument'
+ WHERE :binding_name IS NULL OR :binding_name = '' OR :scope_id IS NULL OR :scope_id = '';
+INSERT INTO pc_artifact_processing_intents (binding_name, scope_id, requested_generation)
+VALUES (:binding_name, :scope_id, 1)
+ON CONFLICT (binding_name, scope_id) DO UPDATE
+   SET requested_generation = requested_generation + 1,
+       updated_at = strftime('%Y-%m-%d %H:%M:%f', 'now');
+SELECT binding_name, scope_id, pending_sequence, dirty_generation, clean_generation,
+       requested_generation, handled_generation, last_auto_scan_generation
+  FROM pc_artifact_processing_intents
+ WHERE binding_name = :binding_name AND scope_id = :scope_id;

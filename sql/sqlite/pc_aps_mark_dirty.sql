@@ -1,0 +1,25 @@
+-- Operation: pc_aps_mark_dirty   (MySQL twin: procedures/oceanbase/pc_aps_mark_dirty.sql; TypeScript: Store.markDirty)
+-- Purpose: record that a scheduling key may have ordinary work: dirty_generation + 1. The first
+--   mark registers the key and assigns its pending_sequence (AUTOINCREMENT rowid, never reused).
+--   Needs no leadership.
+-- Transaction: runs INSIDE the caller's transaction (domain input and dirty mark commit
+--   together); called on its own, the runner wraps it in BEGIN IMMEDIATE ... COMMIT.
+-- Parameters:
+--   :binding_name
+--   :scope_id
+-- Result: one row (binding_name, scope_id, pending_sequence, dirty_generation, clean_generation,
+--   requested_generation, handled_generation, last_auto_scan_generation): the intent after the mark.
+-- Errors (message):
+--   invalid_argument  empty binding or scope.
+INSERT INTO pc_aps_signals (code)
+SELECT 'invalid_argument'
+ WHERE :binding_name IS NULL OR :binding_name = '' OR :scope_id IS NULL OR :scope_id = '';
+INSERT INTO pc_artifact_processing_intents (binding_name, scope_id, dirty_generation)
+VALUES (:binding_name, :scope_id, 1)
+ON CONFLICT (binding_name, scope_id) DO UPDATE
+   SET dirty_generation = dirty_generation + 1,
+       updated_at = strftime('%Y-%m-%d %H:%M:%f', 'now');
+SELECT binding_name, scope_id, pending_sequence, dirty_generation, clean_generation,
+       requested_generation, handled_generation, last_auto_scan_generation
+  FROM pc_artifact_processing_intents
+ WHERE binding_name = :binding_name AND scope_id = :scope_id;

@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+/**
+ * apsup: the Artifact Processing Supervisor CLI.
+ *   apsup migrate up|down|status|sql [--json]   schema of POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL
+ *   apsup start                                 migrate the database and report the schema status
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, DATABASE_URL_VARIABLE, parseDatabaseUrl, redactDatabaseUrl } from '../config/database-url.ts';
+import { openMigrationDriver } from '../migrations/drivers.ts';
+import { MigrationDriftError, Migrator, formatStatus } from '../migrations/migrator.ts';
+
+const USAGE = `usage:
+  apsup migrate up       apply pending migrations (and install stored procedures on MySQL/OceanBase)
+  apsup migrate down     revert the last applied migration
+  apsup migrate status   list migrations and procedure checksums [--json]; exit 3 on drift
+  apsup migrate sql      print exactly what 'migrate up' would run, for review
+  apsup start            migrate the database and print its schema status
+
+database: ${DATABASE_URL_VARIABLE}=sqlite:<path> | mysql://user:pass@host:port/db | oceanbase://...
+          (default sqlite:./var/powercontext.sqlite)`;
+
+async function withMigrator<T>(fn: (migrator: Migrator) => Promise<T>): Promise<T> {
+  const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
+  const driver = await openMigrationDriver(target);
+  try {
+    return await fn(new Migrator(driver));
+  } finally {
+    await driver.close();
+  }
+}
+
+async function migrate(action: string | undefined, json: boolean): Promise<number> {
+  switch (action) {
+    case 'up':
+      return withMigrator(async (m) => {
+        const applied = await m.up();
+        console.log(applied.length === 0 ? 'nothing to apply' : `applied: ${applied.join(', ')}`);
+        return 0;
+      });
+    case 'down':
+      return withMigrator(async (m) => {
+        const reverted = await m.down();
+        console.log(reverted.length === 0 ? 'nothing to revert' : `reverted: ${reverted.join(', ')}`);
+        return 0;
+      });
+    case 'status':
+      return withMigrator(async (m) => {
+        const status = await m.status();
+        console.log(json ? JSON.stringify(status, null, 2) : formatStatus(status));
+        return status.drift ? 3 : 0;
+      });
+    case 'sql':
+      return withMigrator(async (m) => {
+        process.stdout.write(await m.pendingSql());
+        return 0;
+      });
+    default:
+      console.error(USAGE);
+      return 2;
+  }
+}
+
+async function start(): Promise<number> {
+  const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
+  console.log(`database: ${redactDatabaseUrl(target)}`);
+  return withMigrator(async (m) => {
+    const applied = await m.up();
+    if (applied.length > 0) console.log(`applied: ${applied.join(', ')}`);
+    console.log(formatStatus(await m.status()));
+    console.log('schema ready; the scheduling runtime is not part of this build yet (see README, "Status").');
+    return 0;
+  });
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const [command, action] = positionals;
+  switch (command) {
+    case 'migrate':
+      return migrate(action, values.json ?? false);
+    case 'start':
+      return start();
+    default:
+      console.error(USAGE);
+      return 2;
+  }
+}
+
+const invokedDirectly = process.argv[1] && /(?:^|[\\/])main\.ts$/.test(process.argv[1]);
+if (invokedDirectly) {
+  main(process.argv.slice(2)).then(
+    (code) => { process.exitCode = code; },
+    (error: unknown) => {
+      if (error instanceof ConfigError || error instanceof MigrationDriftError) {
+        console.error(`apsup: ${error.message}`);
+        process.exitCode = error instanceof MigrationDriftError ? 3 : 2;
+      } else {
+        console.error(`apsup: ${(error as Error)?.message ?? String(error)}`);
+        process.exitCode = 1;
+      }
+    },
+  );
+}

@@ -1,0 +1,63 @@
+/**
+ * POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: `sqlite:<path>` (default
+ * `sqlite:./var/powercontext.sqlite`) or `mysql://user:pass@host:port/db` (`oceanbase://` is the
+ * same backend). Validated with zod; errors name the variable. `redactDatabaseUrl` is the only
+ * form that may reach a log.
+ */
+import { z } from 'zod';
+
+export const DATABASE_URL_VARIABLE = 'POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL';
+export const DEFAULT_DATABASE_URL = 'sqlite:./var/powercontext.sqlite';
+
+export type DatabaseTarget =
+  | { backend: 'sqlite'; file: string }
+  | { backend: 'mysql'; host: string; port: number; user: string; password: string; database: string };
+
+const urlSchema = z.string().trim().min(1, 'must not be empty');
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+export function parseDatabaseUrl(raw: string | undefined, variable = DATABASE_URL_VARIABLE): DatabaseTarget {
+  const parsed = urlSchema.safeParse(raw ?? DEFAULT_DATABASE_URL);
+  if (!parsed.success) throw new ConfigError(`${variable} ${parsed.error.issues[0]?.message ?? 'is invalid'}`);
+  const value = parsed.data;
+  if (value.startsWith('sqlite:')) {
+    const file = value.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (!file) throw new ConfigError(`${variable}: sqlite: needs a file path, e.g. sqlite:./var/powercontext.sqlite`);
+    return { backend: 'sqlite', file };
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${variable} is not a valid URL (expected sqlite:<path> or mysql://user:pass@host:port/db)`);
+  }
+  if (url.protocol !== 'mysql:' && url.protocol !== 'oceanbase:') {
+    throw new ConfigError(`${variable} has unsupported scheme ${JSON.stringify(url.protocol.replace(/:$/, ''))} (expected sqlite, mysql or oceanbase)`);
+  }
+  const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  if (!/^[A-Za-z0-9_$]{1,64}$/.test(database)) {
+    throw new ConfigError(`${variable} must name a database (mysql://user:pass@host:port/<database>, letters, digits, _ or $)`);
+  }
+  const port = url.port ? Number(url.port) : 3306;
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ConfigError(`${variable} has an invalid port`);
+  return {
+    backend: 'mysql',
+    host: url.hostname || '127.0.0.1',
+    port,
+    user: decodeURIComponent(url.username || 'root'),
+    password: decodeURIComponent(url.password || ''),
+    database,
+  };
+}
+
+/** A form of the target that is safe to log: never the password, never the full URL. */
+export function redactDatabaseUrl(target: DatabaseTarget): string {
+  if (target.backend === 'sqlite') return `sqlite:${target.file}`;
+  return `mysql://${target.user}:***@${target.host}:${target.port}/${target.database}`;
+}

@@ -1,0 +1,124 @@
+/** Executes migration plans and reads the ledgers, one driver per backend. */
+import type BetterSqlite3 from 'better-sqlite3';
+import mysql from 'mysql2/promise';
+import type { Connection } from 'mysql2/promise';
+import type { DatabaseTarget } from '../config/database-url.ts';
+import { openSqliteDatabase } from '../store/sqlite/sqlite-store.ts';
+import { MYSQL_SESSION_SETUP } from '../store/mysql/mysql-store.ts';
+import { LEDGER_TABLE, PROCEDURE_LEDGER_TABLE, ledgerBootstrap, type MigrationBackend, type PlannedStatement } from './catalog.ts';
+
+export interface AppliedMigration { name: string; checksum: string; appliedAt: string }
+export interface RecordedProcedure { name: string; fileChecksum: string; definitionChecksum: string | null; migrationName: string }
+
+export interface MigrationDriver {
+  readonly backend: MigrationBackend;
+  bootstrap(): Promise<void>;
+  execute(plan: PlannedStatement[]): Promise<void>;
+  applied(): Promise<AppliedMigration[]>;
+  recordedProcedures(): Promise<RecordedProcedure[]>;
+  /** Installed routine name -> SHA-256 of its body as the database reports it. */
+  installedProcedures(): Promise<Map<string, string>>;
+  close(): Promise<void>;
+}
+
+export class SqliteMigrationDriver implements MigrationDriver {
+  readonly backend = 'sqlite' as const;
+  constructor(readonly db: BetterSqlite3.Database, private readonly owned: boolean) {}
+
+  async bootstrap(): Promise<void> {
+    for (const sql of ledgerBootstrap('sqlite')) this.db.exec(sql);
+  }
+
+  async execute(plan: PlannedStatement[]): Promise<void> {
+    // DDL is transactional on SQLite: the migration and its ledger row commit together.
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      for (const statement of plan) this.db.exec(statement.sql);
+      this.db.exec('COMMIT');
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
+  async applied(): Promise<AppliedMigration[]> {
+    const rows = this.db.prepare(`SELECT name, checksum, applied_at FROM ${LEDGER_TABLE} ORDER BY name`).all() as Array<{ name: string; checksum: string; applied_at: string }>;
+    return rows.map((r) => ({ name: r.name, checksum: r.checksum, appliedAt: r.applied_at }));
+  }
+
+  async recordedProcedures(): Promise<RecordedProcedure[]> {
+    return [];
+  }
+
+  async installedProcedures(): Promise<Map<string, string>> {
+    return new Map();
+  }
+
+  async close(): Promise<void> {
+    if (this.owned && this.db.open) this.db.close();
+  }
+}
+
+export class MysqlMigrationDriver implements MigrationDriver {
+  readonly backend = 'oceanbase' as const;
+  constructor(private readonly conn: Connection) {}
+
+  static async connect(target: Extract<DatabaseTarget, { backend: 'mysql' }>): Promise<MysqlMigrationDriver> {
+    const conn = await mysql.createConnection({
+      host: target.host,
+      port: target.port,
+      user: target.user,
+      password: target.password,
+      database: target.database,
+      dateStrings: true,
+      timezone: 'Z',
+      multipleStatements: false,
+      charset: 'utf8mb4',
+    });
+    for (const sql of MYSQL_SESSION_SETUP) await conn.query(sql);
+    return new MysqlMigrationDriver(conn);
+  }
+
+  async bootstrap(): Promise<void> {
+    for (const sql of ledgerBootstrap('oceanbase')) await this.conn.query(sql);
+  }
+
+  async execute(plan: PlannedStatement[]): Promise<void> {
+    // DDL commits implicitly on MySQL/OceanBase; the ledger row is the last statement, so an
+    // interrupted migration stays pending and its statements are written to be re-runnable
+    // by hand after inspection (see README, "Migrations").
+    for (const statement of plan) await this.conn.query(statement.sql);
+  }
+
+  async applied(): Promise<AppliedMigration[]> {
+    const [rows] = await this.conn.query(`SELECT name, checksum, applied_at FROM ${LEDGER_TABLE} ORDER BY name`);
+    return (rows as Array<{ name: string; checksum: string; applied_at: string }>).map((r) => ({ name: r.name, checksum: r.checksum, appliedAt: String(r.applied_at) }));
+  }
+
+  async recordedProcedures(): Promise<RecordedProcedure[]> {
+    const [rows] = await this.conn.query(`SELECT procedure_name, file_checksum, definition_checksum, migration_name FROM ${PROCEDURE_LEDGER_TABLE} ORDER BY procedure_name`);
+    return (rows as Array<Record<string, string | null>>).map((r) => ({
+      name: String(r.procedure_name),
+      fileChecksum: String(r.file_checksum),
+      definitionChecksum: r.definition_checksum === null ? null : String(r.definition_checksum),
+      migrationName: String(r.migration_name),
+    }));
+  }
+
+  async installedProcedures(): Promise<Map<string, string>> {
+    const [rows] = await this.conn.query(
+      `SELECT ROUTINE_NAME AS name, SHA2(ROUTINE_DEFINITION, 256) AS checksum FROM information_schema.ROUTINES
+        WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE' AND ROUTINE_NAME LIKE 'pc\\_%'`,
+    );
+    return new Map((rows as Array<{ name: string; checksum: string }>).map((r) => [String(r.name), String(r.checksum)]));
+  }
+
+  async close(): Promise<void> {
+    await this.conn.end();
+  }
+}
+
+export async function openMigrationDriver(target: DatabaseTarget): Promise<MigrationDriver> {
+  if (target.backend === 'sqlite') return new SqliteMigrationDriver(openSqliteDatabase(target.file), true);
+  return MysqlMigrationDriver.connect(target);
+}

@@ -1,0 +1,193 @@
+/**
+ * `apsup migrate up|down|status|sql`: umzug orders and tracks the migrations; the ledger table
+ * pc_aps_schema_migrations holds name and checksum of every applied file. Applied migrations are
+ * append-only: an applied file whose checksum changed stops `up` with a clear error. On
+ * MySQL/OceanBase, installed procedures are compared with their files and with the body recorded
+ * at install time, so a drifted database is reported by `status`.
+ */
+import { Umzug, type UmzugStorage } from 'umzug';
+import {
+  ledgerBootstrap as ledgerStatements, directives, listMigrations, listProcedureFiles, planDown, planUp, procedureText, renderPlan, sha256,
+  type MigrationBackend, type MigrationFile,
+} from './catalog.ts';
+import type { MigrationDriver } from './drivers.ts';
+
+export interface MigrationStatusEntry {
+  name: string;
+  state: 'applied' | 'pending' | 'modified' | 'missing_file';
+  appliedAt?: string;
+}
+
+export interface ProcedureStatusEntry {
+  name: string;
+  state: 'ok' | 'pending' | 'file_changed' | 'definition_changed' | 'missing' | 'no_migration';
+  detail: string;
+}
+
+export interface MigrationStatus {
+  backend: MigrationBackend;
+  migrations: MigrationStatusEntry[];
+  procedures: ProcedureStatusEntry[];
+  drift: boolean;
+  pending: number;
+}
+
+export class MigrationDriftError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MigrationDriftError';
+  }
+}
+
+export class Migrator {
+  readonly backend: MigrationBackend;
+  readonly files: MigrationFile[];
+
+  constructor(private readonly driver: MigrationDriver, migrationsRoot?: string) {
+    this.backend = driver.backend;
+    this.files = listMigrations(this.backend, migrationsRoot);
+  }
+
+  private umzug(): Umzug {
+    const driver = this.driver;
+    const storage: UmzugStorage = {
+      // The ledger row is written by the migration plan itself (same transaction on SQLite).
+      async logMigration() {},
+      async unlogMigration() {},
+      async executed() {
+        return (await driver.applied()).map((m) => m.name);
+      },
+    };
+    return new Umzug({
+      migrations: this.files.map((file) => ({
+        name: file.name,
+        up: async () => driver.execute(planUp(this.backend, file)),
+        down: async () => driver.execute(planDown(this.backend, file)),
+      })),
+      storage,
+      logger: undefined,
+    });
+  }
+
+  private async checkAppliedUnchanged(): Promise<void> {
+    await this.driver.bootstrap();
+    const byName = new Map(this.files.map((f) => [f.name, f]));
+    for (const applied of await this.driver.applied()) {
+      const file = byName.get(applied.name);
+      if (!file) {
+        throw new MigrationDriftError(`migration ${applied.name} is applied in the database but its file is missing from migrations/${this.backend}/`);
+      }
+      if (file.checksum !== applied.checksum) {
+        throw new MigrationDriftError(
+          `migration ${applied.name} was modified after it was applied (database ${applied.checksum.slice(0, 12)}, file ${file.checksum.slice(0, 12)}); `
+          + 'migrations are append-only: restore the file and add a new migration',
+        );
+      }
+    }
+  }
+
+  async up(): Promise<string[]> {
+    await this.checkAppliedUnchanged();
+    const done = await this.umzug().up();
+    return done.map((m) => m.name);
+  }
+
+  async down(): Promise<string[]> {
+    await this.checkAppliedUnchanged();
+    const done = await this.umzug().down();
+    return done.map((m) => m.name);
+  }
+
+  /** Exactly the statements `up` would run now, as a reviewable script. */
+  async pendingSql(): Promise<string> {
+    await this.driver.bootstrap();
+    const applied = new Set((await this.driver.applied()).map((m) => m.name));
+    const parts = [renderPlan(this.backend, 'ledger (created if missing)', ledgerBootstrap(this.backend))];
+    for (const file of this.files) {
+      if (applied.has(file.name)) continue;
+      parts.push(renderPlan(this.backend, `migration ${file.name} (sha256 ${file.checksum})`, planUp(this.backend, file)));
+    }
+    return `${parts.join('\n\n')}\n`;
+  }
+
+  async status(): Promise<MigrationStatus> {
+    await this.driver.bootstrap();
+    const applied = await this.driver.applied();
+    const appliedByName = new Map(applied.map((m) => [m.name, m]));
+    const migrations: MigrationStatusEntry[] = [];
+    for (const file of this.files) {
+      const row = appliedByName.get(file.name);
+      if (!row) migrations.push({ name: file.name, state: 'pending' });
+      else migrations.push({ name: file.name, state: row.checksum === file.checksum ? 'applied' : 'modified', appliedAt: row.appliedAt });
+    }
+    for (const row of applied) {
+      if (!this.files.some((f) => f.name === row.name)) migrations.push({ name: row.name, state: 'missing_file', appliedAt: row.appliedAt });
+    }
+    const procedures = this.backend === 'oceanbase' ? await this.procedureStatus(new Set(appliedByName.keys())) : [];
+    const drift = migrations.some((m) => m.state === 'modified' || m.state === 'missing_file')
+      || procedures.some((p) => p.state !== 'ok' && p.state !== 'pending');
+    return { backend: this.backend, migrations, procedures, drift, pending: migrations.filter((m) => m.state === 'pending').length };
+  }
+
+  private async procedureStatus(appliedNames: Set<string>): Promise<ProcedureStatusEntry[]> {
+    const recorded = new Map((await this.driver.recordedProcedures()).map((p) => [p.name, p]));
+    const installed = await this.driver.installedProcedures();
+    const installers = new Map<string, string[]>();
+    for (const file of this.files) {
+      for (const name of directives(file.up, 'procedure')) installers.set(name, [...(installers.get(name) ?? []), file.name]);
+    }
+    const names = new Set([...listProcedureFiles(), ...recorded.keys()]);
+    const result: ProcedureStatusEntry[] = [];
+    for (const name of [...names].sort()) {
+      const record = recorded.get(name);
+      const migrationsForIt = installers.get(name) ?? [];
+      if (!record) {
+        if (migrationsForIt.length === 0) {
+          result.push({ name, state: 'no_migration', detail: 'procedure file exists but no migration installs it' });
+        } else {
+          result.push({ name, state: 'pending', detail: `installed by pending ${migrationsForIt.filter((m) => !appliedNames.has(m)).join(', ') || migrationsForIt.join(', ')}` });
+        }
+        continue;
+      }
+      let fileChecksum: string | null = null;
+      try {
+        fileChecksum = sha256(procedureText(name));
+      } catch {
+        fileChecksum = null;
+      }
+      const body = installed.get(name);
+      if (body === undefined) {
+        result.push({ name, state: 'missing', detail: `recorded as installed by ${record.migrationName} but absent from the database` });
+      } else if (record.definitionChecksum !== null && body !== record.definitionChecksum) {
+        result.push({ name, state: 'definition_changed', detail: 'the installed body differs from the one installed by the migration (changed outside migrations)' });
+      } else if (fileChecksum !== record.fileChecksum) {
+        const pendingReinstall = migrationsForIt.some((m) => !appliedNames.has(m));
+        result.push({
+          name,
+          state: pendingReinstall ? 'pending' : 'file_changed',
+          detail: pendingReinstall
+            ? 'file changed; a pending migration reinstalls it'
+            : (fileChecksum === null ? 'procedure file was removed' : 'file differs from the installed version; ship it through a new migration'),
+        });
+      } else {
+        result.push({ name, state: 'ok', detail: `installed by ${record.migrationName}` });
+      }
+    }
+    return result;
+  }
+}
+
+function ledgerBootstrap(backend: MigrationBackend) {
+  return ledgerStatements(backend).map((sql) => ({ sql }));
+}
+
+export function formatStatus(status: MigrationStatus): string {
+  const lines = [`backend: ${status.backend === 'sqlite' ? 'sqlite' : 'oceanbase/mysql'}`, 'migrations:'];
+  for (const m of status.migrations) lines.push(`  ${m.state.padEnd(12)} ${m.name}${m.appliedAt ? `  (applied ${m.appliedAt})` : ''}`);
+  if (status.procedures.length > 0) {
+    lines.push('procedures:');
+    for (const p of status.procedures) lines.push(`  ${p.state.padEnd(18)} ${p.name}  ${p.detail}`);
+  }
+  lines.push(status.drift ? 'DRIFT: the database does not match the migration files (see above)' : `schema: ${status.pending === 0 ? 'up to date' : `${status.pending} pending migration(s)`}`);
+  return lines.join('\n');
+}

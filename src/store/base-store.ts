@@ -1,0 +1,216 @@
+/**
+ * Backend-independent half of a store: validates arguments, calls the named operation through
+ * the backend's `call`, and maps rows. It decides nothing the SQL decides.
+ */
+import { InvalidArgumentError } from './errors.ts';
+import {
+  assertBindingName, assertGeneration, assertHolderId, assertPageLimit, assertScopeId, assertSupervisorKey,
+} from './identifiers.ts';
+import { OPERATIONS, type OperationName } from './operations.ts';
+import {
+  single, toAckResult, toBindingState, toDbTime, toIntent, toKeyPage, toLeaseRead, toScanFinish, toScanStart,
+  toTermResult, type Row,
+} from './rows.ts';
+import type {
+  AckRequest, AckResult, Backend, BindingState, IntentSnapshot, KeyPage, LeaseRead, ScanFinish, ScanStart,
+  SchedulePolicy, Store, Term, TermResult, TxHandle,
+} from './types.ts';
+
+export type Params = Record<string, string | number | null>;
+
+function assertTtl(operation: string, ttlMs: number): void {
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1000 || ttlMs > 3_600_000) {
+    throw new InvalidArgumentError(operation, `ttl must be an integer number of milliseconds in 1000..3600000, got ${String(ttlMs)}`);
+  }
+}
+
+function termParams(operation: string, term: Term): Params {
+  assertSupervisorKey(operation, term.supervisorKey);
+  assertHolderId(operation, term.holderId);
+  assertGeneration(operation, 'supervisor generation', term.supervisorGeneration, 1);
+  return {
+    supervisor_key: term.supervisorKey,
+    holder_id: term.holderId,
+    supervisor_generation: term.supervisorGeneration,
+  };
+}
+
+function keyParams(operation: string, bindingName: string, scopeId: string): Params {
+  assertBindingName(operation, bindingName);
+  assertScopeId(operation, scopeId);
+  return { binding_name: bindingName, scope_id: scopeId };
+}
+
+export abstract class BaseStore implements Store {
+  abstract readonly backend: Backend;
+
+  /** Runs one operation and returns the rows of its (last) result set. */
+  protected abstract call(op: OperationName, params: Params, tx?: TxHandle): Promise<Row[]>;
+  abstract transaction<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T>;
+  abstract close(): Promise<void>;
+
+  protected checkTxUse(op: OperationName, tx: TxHandle | undefined): void {
+    if (tx && OPERATIONS[op].transaction === 'own') {
+      throw new InvalidArgumentError(op, 'this operation owns its transaction and cannot run inside the caller\'s');
+    }
+  }
+
+  async acquireTerm(supervisorKey: string, holderId: string, ttlMs: number): Promise<TermResult> {
+    const op = 'pc_aps_acquire_term';
+    assertSupervisorKey(op, supervisorKey);
+    assertHolderId(op, holderId);
+    assertTtl(op, ttlMs);
+    const rows = await this.call(op, { supervisor_key: supervisorKey, holder_id: holderId, ttl_ms: ttlMs });
+    return toTermResult(single(rows, op));
+  }
+
+  async renewTerm(term: Term, ttlMs: number): Promise<TermResult> {
+    const op = 'pc_aps_renew_term';
+    const params = termParams(op, term);
+    assertTtl(op, ttlMs);
+    const rows = await this.call(op, { ...params, ttl_ms: ttlMs });
+    return toTermResult(single(rows, op));
+  }
+
+  async invalidateTerm(supervisorKey: string, expected?: { holderId: string; supervisorGeneration: number }): Promise<TermResult> {
+    const op = 'pc_aps_invalidate_term';
+    assertSupervisorKey(op, supervisorKey);
+    if (expected) {
+      assertHolderId(op, expected.holderId);
+      assertGeneration(op, 'expected generation', expected.supervisorGeneration, 0);
+    }
+    const rows = await this.call(op, {
+      supervisor_key: supervisorKey,
+      expected_holder_id: expected?.holderId ?? null,
+      expected_generation: expected?.supervisorGeneration ?? null,
+    });
+    return toTermResult(single(rows, op));
+  }
+
+  async readLease(supervisorKey: string): Promise<LeaseRead> {
+    const op = 'pc_aps_read_lease';
+    assertSupervisorKey(op, supervisorKey);
+    return toLeaseRead(single(await this.call(op, { supervisor_key: supervisorKey }), op));
+  }
+
+  async assertTerm(tx: TxHandle, term: Term): Promise<void> {
+    const op = 'pc_aps_assert_term';
+    if (!tx) throw new InvalidArgumentError(op, 'needs the caller\'s transaction handle');
+    await this.call(op, termParams(op, term), tx);
+  }
+
+  async markDirty(bindingName: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot> {
+    const op = 'pc_aps_mark_dirty';
+    return toIntent(single(await this.call(op, keyParams(op, bindingName, scopeId), tx), op));
+  }
+
+  async acceptRequest(bindingName: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot> {
+    const op = 'pc_aps_accept_request';
+    return toIntent(single(await this.call(op, keyParams(op, bindingName, scopeId), tx), op));
+  }
+
+  async readIntent(bindingName: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot | null> {
+    const op = 'pc_aps_read_intent';
+    const rows = await this.call(op, keyParams(op, bindingName, scopeId), tx);
+    return rows.length === 0 ? null : toIntent(single(rows, op));
+  }
+
+  async listOwedRequests(bindingName: string, afterSequence: number, limit: number): Promise<KeyPage> {
+    const op = 'pc_aps_list_owed_requests';
+    assertBindingName(op, bindingName);
+    assertGeneration(op, 'after sequence', afterSequence, 0);
+    assertPageLimit(op, limit);
+    const rows = await this.call(op, { binding_name: bindingName, after_sequence: afterSequence, page_limit: limit });
+    return toKeyPage(rows, afterSequence, limit);
+  }
+
+  async readBindingState(bindingName: string): Promise<BindingState> {
+    const op = 'pc_aps_read_binding_state';
+    assertBindingName(op, bindingName);
+    return toBindingState(single(await this.call(op, { binding_name: bindingName }), op));
+  }
+
+  async beginScan(term: Term, bindingName: string, policy: SchedulePolicy): Promise<ScanStart> {
+    const op = 'pc_aps_begin_scan';
+    const params = termParams(op, term);
+    assertBindingName(op, bindingName);
+    let intervalSeconds: number | null = null;
+    let cronFireAt: string | null = null;
+    if (policy.kind === 'interval') {
+      if (!Number.isSafeInteger(policy.intervalSeconds) || policy.intervalSeconds <= 0) {
+        throw new InvalidArgumentError(op, `interval seconds must be a positive integer, got ${String(policy.intervalSeconds)}`);
+      }
+      intervalSeconds = policy.intervalSeconds;
+    } else if (policy.kind === 'cron') {
+      if (!(policy.fireAt instanceof Date) || Number.isNaN(policy.fireAt.getTime())) {
+        throw new InvalidArgumentError(op, 'cron fire time must be a valid Date');
+      }
+      cronFireAt = toDbTime(policy.fireAt);
+    } else if (policy.kind !== 'off') {
+      throw new InvalidArgumentError(op, `unknown schedule policy ${JSON.stringify((policy as { kind: unknown }).kind)}`);
+    }
+    const rows = await this.call(op, {
+      ...params,
+      binding_name: bindingName,
+      policy: policy.kind,
+      interval_seconds: intervalSeconds,
+      cron_fire_at: cronFireAt,
+    });
+    return toScanStart(single(rows, op));
+  }
+
+  async admitScanPage(
+    term: Term,
+    bindingName: string,
+    scanGeneration: number,
+    afterSequence: number,
+    limit: number,
+    excludeScopeIds?: Iterable<string>,
+  ): Promise<KeyPage> {
+    const op = 'pc_aps_admit_scan_page';
+    const params = termParams(op, term);
+    assertBindingName(op, bindingName);
+    assertGeneration(op, 'scan generation', scanGeneration, 1);
+    assertGeneration(op, 'after sequence', afterSequence, 0);
+    assertPageLimit(op, limit);
+    const excluded: string[] = [];
+    for (const scopeId of excludeScopeIds ?? []) {
+      assertScopeId(op, scopeId);
+      excluded.push(scopeId);
+    }
+    const rows = await this.call(op, {
+      ...params,
+      binding_name: bindingName,
+      scan_generation: scanGeneration,
+      after_sequence: afterSequence,
+      page_limit: limit,
+      exclude_scope_ids: excluded.length > 0 ? excluded.join(',') : null,
+    });
+    return toKeyPage(rows, afterSequence, limit);
+  }
+
+  async finishScan(term: Term, bindingName: string, scanGeneration: number): Promise<ScanFinish> {
+    const op = 'pc_aps_finish_scan';
+    const params = termParams(op, term);
+    assertBindingName(op, bindingName);
+    assertGeneration(op, 'scan generation', scanGeneration, 1);
+    const rows = await this.call(op, { ...params, binding_name: bindingName, scan_generation: scanGeneration });
+    return toScanFinish(single(rows, op));
+  }
+
+  async ackInvocation(term: Term, ack: AckRequest, tx?: TxHandle): Promise<AckResult> {
+    const op = 'pc_aps_ack_invocation';
+    const params = termParams(op, term);
+    const key = keyParams(op, ack.bindingName, ack.scopeId);
+    assertGeneration(op, 'claimed request generation', ack.claimedRequestGeneration, 1);
+    const clean = ack.cleanThroughDirtyGeneration ?? null;
+    if (clean !== null) assertGeneration(op, 'clean-through dirty generation', clean, 0);
+    const rows = await this.call(op, {
+      ...params,
+      ...key,
+      claimed_request_generation: ack.claimedRequestGeneration,
+      clean_through_dirty_generation: clean,
+    }, tx);
+    return toAckResult(single(rows, op));
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The operation catalogue: one name per operation, the same on both backends.
+ * `params` is the positional parameter order of the stored procedure (p_<name>) and the set of
+ * named parameters (:<name>) of the SQLite script. `transaction` says who owns the transaction:
+ *   own     the procedure/script starts and commits its own transaction; never inside a caller's
+ *   caller  runs inside the caller's transaction; called alone, the adapter opens one around it
+ *   read    a plain read; inside a caller's transaction it reads that transaction's view
+ * test/contract/catalogue.test.ts checks the SQL files against this table.
+ */
+export type TransactionMode = 'own' | 'caller' | 'read';
+
+export interface OperationSpec {
+  params: readonly string[];
+  transaction: TransactionMode;
+  summary: string;
+}
+
+const TERM = ['supervisor_key', 'holder_id', 'supervisor_generation'] as const;
+
+export const OPERATIONS = {
+  pc_aps_acquire_term: {
+    params: ['supervisor_key', 'holder_id', 'ttl_ms'],
+    transaction: 'own',
+    summary: 'take a free or expired term (generation + 1), extend a live own term, or report standby',
+  },
+  pc_aps_renew_term: {
+    params: [...TERM, 'ttl_ms'],
+    transaction: 'own',
+    summary: 'the live holder extends its lease; generation unchanged; an expired term is lost',
+  },
+  pc_aps_invalidate_term: {
+    params: ['supervisor_key', 'expected_holder_id', 'expected_generation'],
+    transaction: 'own',
+    summary: 'end a term (shutdown, mode switch): generation + 1, holder cleared',
+  },
+  pc_aps_read_lease: {
+    params: ['supervisor_key'],
+    transaction: 'read',
+    summary: 'read the current term of a supervisor key and whether it is live',
+  },
+  pc_aps_assert_term: {
+    params: [...TERM],
+    transaction: 'caller',
+    summary: 'lock and validate the lease row inside a business or control transaction; raises term_lost',
+  },
+  pc_aps_mark_dirty: {
+    params: ['binding_name', 'scope_id'],
+    transaction: 'caller',
+    summary: 'dirty_generation + 1 for a key (registers it on first use); no leadership needed',
+  },
+  pc_aps_accept_request: {
+    params: ['binding_name', 'scope_id'],
+    transaction: 'caller',
+    summary: 'requested_generation + 1 for a key (registers it on first use); no leadership needed',
+  },
+  pc_aps_read_intent: {
+    params: ['binding_name', 'scope_id'],
+    transaction: 'read',
+    summary: 'read the generations of one key (the snapshot an invocation starts from)',
+  },
+  pc_aps_list_owed_requests: {
+    params: ['binding_name', 'after_sequence', 'page_limit'],
+    transaction: 'read',
+    summary: 'page through keys with requested > handled, by pending_sequence',
+  },
+  pc_aps_read_binding_state: {
+    params: ['binding_name'],
+    transaction: 'read',
+    summary: 'read checkpoint and scan state of a binding, with the database clock',
+  },
+  pc_aps_begin_scan: {
+    params: [...TERM, 'binding_name', 'policy', 'interval_seconds', 'cron_fire_at'],
+    transaction: 'own',
+    summary: 'fenced: resume the unfinished scan, or start one when the interval/cron is due',
+  },
+  pc_aps_admit_scan_page: {
+    params: [...TERM, 'binding_name', 'scan_generation', 'after_sequence', 'page_limit', 'exclude_scope_ids'],
+    transaction: 'own',
+    summary: 'fenced, set-based: admit one page of dirty keys of the scan (request + scan mark)',
+  },
+  pc_aps_finish_scan: {
+    params: [...TERM, 'binding_name', 'scan_generation'],
+    transaction: 'own',
+    summary: 'fenced: clear scan_in_progress of the scan generation',
+  },
+  pc_aps_ack_invocation: {
+    params: [...TERM, 'binding_name', 'scope_id', 'claimed_request_generation', 'clean_through_dirty_generation'],
+    transaction: 'caller',
+    summary: 'fenced, in the business transaction: handled := claimed generation, optionally clean := snapshot dirty',
+  },
+} as const satisfies Record<string, OperationSpec>;
+
+export type OperationName = keyof typeof OPERATIONS;
+export const OPERATION_NAMES = Object.keys(OPERATIONS) as OperationName[];

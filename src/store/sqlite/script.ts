@@ -1,0 +1,107 @@
+/**
+ * Loads sql/sqlite/<op>.sql and runs it on a better-sqlite3 handle. A script is a sequence of
+ * statements with named parameters; `BEGIN IMMEDIATE;` and `COMMIT;` lines mark the operations
+ * that own their transaction. The result of a script is the rows of its last statement that
+ * returns rows. A failing check raises through the pc_aps_signals trigger; the runner then rolls
+ * back the transaction it opened and rethrows the typed error.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import { SQLITE_SCRIPTS_DIR } from '../../paths.ts';
+import { splitSqlStatements } from '../../sql-split.ts';
+import { isStoreErrorCode, storeErrorFromCode } from '../errors.ts';
+import type { Row } from '../rows.ts';
+
+export interface SqliteScript {
+  name: string;
+  ownsTransaction: boolean;
+  statements: string[];
+}
+
+const scripts = new Map<string, SqliteScript>();
+
+export function loadSqliteScript(name: string): SqliteScript {
+  let script = scripts.get(name);
+  if (script) return script;
+  const text = fs.readFileSync(path.join(SQLITE_SCRIPTS_DIR, `${name}.sql`), 'utf8');
+  const all = splitSqlStatements(text);
+  const isBegin = (s: string) => /^BEGIN\s+IMMEDIATE$/i.test(s);
+  const isCommit = (s: string) => /^COMMIT$/i.test(s);
+  const ownsTransaction = all.some(isBegin);
+  if (ownsTransaction && (!isBegin(all[0]) || !isCommit(all[all.length - 1]))) {
+    throw new Error(`sql/sqlite/${name}.sql: BEGIN IMMEDIATE must be the first statement and COMMIT the last`);
+  }
+  const statements = all.filter((s) => !isBegin(s) && !isCommit(s));
+  script = { name, ownsTransaction, statements };
+  scripts.set(name, script);
+  return script;
+}
+
+type Prepared = BetterSqlite3.Statement[];
+const preparedByDb = new WeakMap<BetterSqlite3.Database, Map<string, Prepared>>();
+
+function prepared(db: BetterSqlite3.Database, script: SqliteScript): Prepared {
+  let byName = preparedByDb.get(db);
+  if (!byName) {
+    byName = new Map();
+    preparedByDb.set(db, byName);
+  }
+  let list = byName.get(script.name);
+  if (!list) {
+    list = script.statements.map((sql) => db.prepare(sql));
+    byName.set(script.name, list);
+  }
+  return list;
+}
+
+export function mapSqliteError(operation: string, error: unknown): unknown {
+  const e = error as { code?: string; message?: string };
+  if (e && e.code === 'SQLITE_CONSTRAINT_TRIGGER' && e.message && isStoreErrorCode(e.message)) {
+    return storeErrorFromCode(e.message, operation, error);
+  }
+  return error;
+}
+
+/** Runs the statements of a script on db (no transaction handling). */
+export function runStatements(db: BetterSqlite3.Database, script: SqliteScript, params: Record<string, unknown>): Row[] {
+  let result: Row[] = [];
+  for (const statement of prepared(db, script)) {
+    if (statement.reader) result = statement.all(params) as Row[];
+    else statement.run(params);
+  }
+  return result;
+}
+
+/**
+ * Runs a script: inside the caller's open transaction when `inCallerTransaction`, otherwise
+ * inside its own BEGIN IMMEDIATE ... COMMIT when it writes (read-only scripts run as is).
+ */
+export function runSqliteScript(
+  db: BetterSqlite3.Database,
+  name: string,
+  params: Record<string, unknown>,
+  options: { inCallerTransaction: boolean; writes: boolean },
+): Row[] {
+  const script = loadSqliteScript(name);
+  if (options.inCallerTransaction) {
+    if (!db.inTransaction) throw new Error(`${name}: the caller's handle has no open transaction (use BEGIN IMMEDIATE)`);
+    try {
+      return runStatements(db, script, params);
+    } catch (error) {
+      throw mapSqliteError(name, error);
+    }
+  }
+  if (!options.writes && !script.ownsTransaction) {
+    return runStatements(db, script, params);
+  }
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const rows = runStatements(db, script, params);
+    db.exec('COMMIT');
+    return rows;
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    throw mapSqliteError(name, error);
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * The operation catalogue of the supervisor's stored logic, as TypeScript sees it. Each method
+ * calls exactly one operation of the same name: a stored procedure procedures/oceanbase/<op>.sql
+ * on MySQL/OceanBase, a BEGIN IMMEDIATE script sql/sqlite/<op>.sql on SQLite.
+ */
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Connection, PoolConnection } from 'mysql2/promise';
+
+export type Backend = 'sqlite' | 'mysql';
+
+/** The fencing token: (supervisor_key, holder_id, supervisor_generation). */
+export interface Term {
+  supervisorKey: string;
+  holderId: string;
+  supervisorGeneration: number;
+}
+
+export interface LeaseState {
+  supervisorKey: string;
+  holderId: string | null;
+  supervisorGeneration: number;
+  expiresAt: Date | null;
+  dbNow: Date;
+}
+
+export interface TermResult extends LeaseState {
+  outcome: 'acquired' | 'renewed' | 'standby' | 'invalidated';
+}
+
+export interface LeaseRead extends LeaseState {
+  live: boolean;
+}
+
+export interface IntentSnapshot {
+  bindingName: string;
+  scopeId: string;
+  pendingSequence: number;
+  dirtyGeneration: number;
+  cleanGeneration: number;
+  requestedGeneration: number;
+  handledGeneration: number;
+  lastAutoScanGeneration: number;
+}
+
+/** One key of a discovery or admission page. */
+export interface KeyGenerations {
+  scopeId: string;
+  pendingSequence: number;
+  requestedGeneration: number;
+  handledGeneration: number;
+  dirtyGeneration: number;
+  cleanGeneration: number;
+}
+
+export interface KeyPage {
+  keys: KeyGenerations[];
+  /** Cursor for the next page: the largest pending_sequence returned (or the input cursor). */
+  nextAfterSequence: number;
+  /** True when the page was short: nothing more in range. */
+  exhausted: boolean;
+}
+
+export interface BindingState {
+  bindingName: string;
+  lastScheduleCheckpointAt: Date | null;
+  scanGeneration: number;
+  scanInProgress: boolean;
+  scanUpperPendingSequence: number | null;
+  scanStartedAt: Date | null;
+  scanFinishedAt: Date | null;
+  dbNow: Date;
+}
+
+export type SchedulePolicy =
+  | { kind: 'interval'; intervalSeconds: number }
+  | { kind: 'cron'; fireAt: Date }
+  | { kind: 'off' };
+
+export interface ScanStart {
+  bindingName: string;
+  outcome: 'started' | 'resumed' | 'not_due';
+  scanGeneration: number;
+  scanUpperPendingSequence: number | null;
+  scanInProgress: boolean;
+  lastScheduleCheckpointAt: Date | null;
+  nextDueAt: Date | null;
+  dbNow: Date;
+}
+
+export interface ScanFinish {
+  bindingName: string;
+  outcome: 'finished' | 'already_finished';
+  scanGeneration: number;
+  lastScheduleCheckpointAt: Date | null;
+  dbNow: Date;
+}
+
+export interface AckRequest {
+  bindingName: string;
+  scopeId: string;
+  /** The requested generation read when the invocation started. */
+  claimedRequestGeneration: number;
+  /** The dirty generation of the snapshot read at start, when the processor found no remaining work in it. */
+  cleanThroughDirtyGeneration?: number | null;
+}
+
+export interface AckResult {
+  bindingName: string;
+  scopeId: string;
+  outcome: 'acknowledged' | 'already_handled';
+  requestedGeneration: number;
+  handledGeneration: number;
+  dirtyGeneration: number;
+  cleanGeneration: number;
+}
+
+/** The caller's own transaction handle: a better-sqlite3 Database inside BEGIN IMMEDIATE, or a mysql2 connection inside START TRANSACTION. */
+export type TxHandle = BetterSqlite3.Database | Connection | PoolConnection;
+
+export interface Store {
+  readonly backend: Backend;
+
+  // Terms (1, 2)
+  acquireTerm(supervisorKey: string, holderId: string, ttlMs: number): Promise<TermResult>;
+  renewTerm(term: Term, ttlMs: number): Promise<TermResult>;
+  invalidateTerm(supervisorKey: string, expected?: { holderId: string; supervisorGeneration: number }): Promise<TermResult>;
+  readLease(supervisorKey: string): Promise<LeaseRead>;
+  /** Locks and validates the lease row inside the caller's transaction; throws TermLostError. */
+  assertTerm(tx: TxHandle, term: Term): Promise<void>;
+
+  // Intents (3, 7, 8)
+  markDirty(bindingName: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot>;
+  acceptRequest(bindingName: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot>;
+  readIntent(bindingName: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot | null>;
+  listOwedRequests(bindingName: string, afterSequence: number, limit: number): Promise<KeyPage>;
+
+  // Scans (4, 5, 6)
+  readBindingState(bindingName: string): Promise<BindingState>;
+  beginScan(term: Term, bindingName: string, policy: SchedulePolicy): Promise<ScanStart>;
+  admitScanPage(
+    term: Term,
+    bindingName: string,
+    scanGeneration: number,
+    afterSequence: number,
+    limit: number,
+    excludeScopeIds?: Iterable<string>,
+  ): Promise<KeyPage>;
+  finishScan(term: Term, bindingName: string, scanGeneration: number): Promise<ScanFinish>;
+
+  // Acknowledgement (9)
+  ackInvocation(term: Term, ack: AckRequest, tx?: TxHandle): Promise<AckResult>;
+
+  /** Runs fn inside one write transaction (SQLite: BEGIN IMMEDIATE; MySQL: START TRANSACTION, READ COMMITTED). */
+  transaction<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T>;
+  close(): Promise<void>;
+}
