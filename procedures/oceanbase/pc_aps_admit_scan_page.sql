@@ -5,13 +5,16 @@
 --     p_after_sequence < pending_sequence <= scan_upper_pending_sequence,
 --     last_auto_scan_generation < p_scan_generation (not yet admitted by this scan),
 --     scope_id not in p_exclude_scope_ids (keys the caller holds ready, running or in retry-wait);
---   and for each of them, in ONE statement: requested_generation + 1 where no request is
+--   and for each of them, in ONE UPDATE statement: requested_generation + 1 where no request is
 --   outstanding (requested = handled), the outstanding request reused otherwise, and the scan
 --   mark last_auto_scan_generation = p_scan_generation recorded. Re-running any page of the same
 --   scan generation (after a crash, from the first page) admits nothing twice: marked keys are
 --   skipped. Excluded keys are not marked; the next scan considers them again.
---   The admitted rows are identified by last_auto_scan_page = the binding's page counter, which
---   this call increments under the binding-state row lock.
+--   The page's range is fixed first by a snapshot read of up to p_limit candidates (an index
+--   range read on ix_pc_api_scan); the UPDATE then covers exactly that pending_sequence range and
+--   re-checks every condition on the locked rows. The admitted rows are identified by
+--   last_auto_scan_page = the binding's page counter, which this call increments under the
+--   binding-state row lock.
 -- Transaction: owns its transaction, one per page; lease row and binding-state row locked.
 -- Parameters:
 --   p_supervisor_key, p_holder_id, p_supervisor_generation   the caller's term
@@ -22,11 +25,17 @@
 --   p_limit              INT          page size, 1 .. 5000
 --   p_exclude_scope_ids  MEDIUMTEXT   comma-separated scope ids to skip, or NULL/''
 --                                     (scope ids never contain commas)
--- Result: up to p_limit rows (scope_id, pending_sequence, requested_generation,
---   handled_generation, dirty_generation, clean_generation) in pending_sequence order: the
---   keys admitted by this call with the requested generation they now owe. Fewer rows than
---   p_limit: the scan range is exhausted (call pc_aps_finish_scan); otherwise continue with
---   p_after_sequence = the largest pending_sequence returned.
+-- Result: two result sets.
+--   1. one row (next_after_sequence, exhausted): the page's cursor, i.e. the largest
+--      pending_sequence among the page's candidates (NULL when there were none: keep the
+--      cursor), and exhausted = 1 when fewer than p_limit candidates were left up to
+--      scan_upper_pending_sequence (call pc_aps_finish_scan), 0 otherwise (continue with
+--      p_after_sequence = next_after_sequence).
+--   2. the keys admitted by this call (scope_id, pending_sequence, requested_generation,
+--      handled_generation, dirty_generation, clean_generation) in pending_sequence order, with
+--      the requested generation they now owe. Usually p_limit rows; a key that stopped
+--      qualifying between selection and update is not admitted, one that started qualifying
+--      inside the page's range is.
 -- Errors (SQLSTATE '45000', MESSAGE_TEXT):
 --   term_lost         the caller's term is not the live one.
 --   scan_stale        no scan of generation p_scan_generation is in progress for the binding.
@@ -49,6 +58,8 @@ BEGIN
   DECLARE v_upper       BIGINT DEFAULT NULL;
   DECLARE v_page        BIGINT DEFAULT 0;
   DECLARE v_exclude     MEDIUMTEXT DEFAULT NULL;
+  DECLARE v_candidates  INT DEFAULT 0;
+  DECLARE v_page_last   BIGINT DEFAULT NULL;
   DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
@@ -82,28 +93,46 @@ BEGIN
      SET scan_page_counter = v_page, updated_at = v_now
    WHERE binding_name = p_binding_name;
 
-  UPDATE pc_artifact_processing_intents
-     SET requested_generation = CASE WHEN requested_generation > handled_generation
-                                     THEN requested_generation
-                                     ELSE requested_generation + 1 END,
-         last_auto_scan_generation = p_scan_generation,
-         last_auto_scan_page = v_page,
-         updated_at = v_now
-   WHERE binding_name = p_binding_name
-     AND has_ordinary_work = 1
-     AND pending_sequence > p_after_sequence
-     AND pending_sequence <= v_upper
-     AND last_auto_scan_generation < p_scan_generation
-     AND (v_exclude IS NULL OR FIND_IN_SET(scope_id, v_exclude) = 0)
-   ORDER BY pending_sequence
-   LIMIT p_limit;
+  -- The page: up to p_limit candidates after the cursor, in pending_sequence order.
+  SELECT COUNT(*), MAX(c.pending_sequence)
+    INTO v_candidates, v_page_last
+    FROM (SELECT pending_sequence
+            FROM pc_artifact_processing_intents
+           WHERE binding_name = p_binding_name
+             AND has_ordinary_work = 1
+             AND pending_sequence > p_after_sequence
+             AND pending_sequence <= v_upper
+             AND last_auto_scan_generation < p_scan_generation
+             AND (v_exclude IS NULL OR FIND_IN_SET(scope_id, v_exclude) = 0)
+           ORDER BY pending_sequence
+           LIMIT p_limit) c;
+
+  SELECT v_page_last AS next_after_sequence,
+         CASE WHEN v_candidates < p_limit THEN 1 ELSE 0 END AS exhausted;
+
+  IF v_candidates > 0 THEN
+    UPDATE pc_artifact_processing_intents
+       SET requested_generation = CASE WHEN requested_generation > handled_generation
+                                       THEN requested_generation
+                                       ELSE requested_generation + 1 END,
+           last_auto_scan_generation = p_scan_generation,
+           last_auto_scan_page = v_page,
+           updated_at = v_now
+     WHERE binding_name = p_binding_name
+       AND has_ordinary_work = 1
+       AND pending_sequence > p_after_sequence
+       AND pending_sequence <= v_page_last
+       AND last_auto_scan_generation < p_scan_generation
+       AND (v_exclude IS NULL OR FIND_IN_SET(scope_id, v_exclude) = 0);
+  END IF;
 
   SELECT scope_id, pending_sequence, requested_generation, handled_generation,
          dirty_generation, clean_generation
     FROM pc_artifact_processing_intents
    WHERE binding_name = p_binding_name
+     AND has_ordinary_work = 1
      AND pending_sequence > p_after_sequence
-     AND pending_sequence <= v_upper
+     AND pending_sequence <= COALESCE(v_page_last, p_after_sequence)
      AND last_auto_scan_generation = p_scan_generation
      AND last_auto_scan_page = v_page
    ORDER BY pending_sequence;

@@ -13,9 +13,13 @@
 --   :after_sequence      0 for the first page, then the largest pending_sequence returned
 --   :page_limit          1 .. 5000
 --   :exclude_scope_ids   comma-separated scope ids to skip, or NULL
--- Result: the admitted keys (scope_id, pending_sequence, requested_generation,
---   handled_generation, dirty_generation, clean_generation); the runner orders them by
---   pending_sequence. Fewer rows than :page_limit: the scan range is exhausted.
+-- Result: two result sets, as in the MySQL twin.
+--   1. one row (next_after_sequence, exhausted): the largest pending_sequence of the page (NULL
+--      when empty) and exhausted = 1 when fewer than :page_limit candidates were left.
+--   2. the admitted keys (scope_id, pending_sequence, requested_generation, handled_generation,
+--      dirty_generation, clean_generation); the runner orders them by pending_sequence.
+--   The write lock is held from BEGIN IMMEDIATE, so the page computed by the first SELECT is
+--   exactly the set the UPDATE admits.
 -- Errors (message):
 --   term_lost, scan_stale, invalid_argument (as in the MySQL twin).
 BEGIN IMMEDIATE;
@@ -42,6 +46,20 @@ SELECT 'scan_stale'
 UPDATE pc_artifact_processing_binding_states
    SET scan_page_counter = scan_page_counter + 1
  WHERE binding_name = :binding_name;
+SELECT MAX(pending_sequence) AS next_after_sequence,
+       CASE WHEN COUNT(*) < :page_limit THEN 1 ELSE 0 END AS exhausted
+  FROM (SELECT pending_sequence
+          FROM pc_artifact_processing_intents
+         WHERE binding_name = :binding_name
+           AND dirty_generation > clean_generation
+           AND pending_sequence > :after_sequence
+           AND pending_sequence <= (SELECT scan_upper_pending_sequence FROM pc_artifact_processing_binding_states
+                                     WHERE binding_name = :binding_name)
+           AND last_auto_scan_generation < :scan_generation
+           AND (:exclude_scope_ids IS NULL
+                OR instr(',' || :exclude_scope_ids || ',', ',' || scope_id || ',') = 0)
+         ORDER BY pending_sequence
+         LIMIT :page_limit);
 UPDATE pc_artifact_processing_intents
    SET requested_generation = CASE WHEN requested_generation > handled_generation
                                    THEN requested_generation

@@ -8,7 +8,7 @@ import {
 } from './identifiers.ts';
 import { OPERATIONS, type OperationName } from './operations.ts';
 import {
-  single, toAckResult, toBindingState, toDbTime, toIntent, toKeyPage, toLeaseRead, toScanFinish, toScanStart,
+  single, toAckResult, toAdmittedPage, toBindingState, toDbTime, toIntent, toKeyPage, toLeaseRead, toScanFinish, toScanStart,
   toTermResult, type Row,
 } from './rows.ts';
 import type {
@@ -44,8 +44,14 @@ function keyParams(operation: string, bindingName: string, scopeId: string): Par
 export abstract class BaseStore implements Store {
   abstract readonly backend: Backend;
 
-  /** Runs one operation and returns the rows of its (last) result set. */
-  protected abstract call(op: OperationName, params: Params, tx?: TxHandle): Promise<Row[]>;
+  /** Runs one operation and returns its result sets in order. */
+  protected abstract call(op: OperationName, params: Params, tx?: TxHandle): Promise<Row[][]>;
+
+  /** Runs one operation whose result is a single result set (absent for pc_aps_assert_term). */
+  private async rows(op: OperationName, params: Params, tx?: TxHandle): Promise<Row[]> {
+    const sets = await this.call(op, params, tx);
+    return sets.length === 0 ? [] : sets[sets.length - 1];
+  }
   abstract transaction<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T>;
   abstract close(): Promise<void>;
 
@@ -60,7 +66,7 @@ export abstract class BaseStore implements Store {
     assertSupervisorKey(op, supervisorKey);
     assertHolderId(op, holderId);
     assertTtl(op, ttlMs);
-    const rows = await this.call(op, { supervisor_key: supervisorKey, holder_id: holderId, ttl_ms: ttlMs });
+    const rows = await this.rows(op, { supervisor_key: supervisorKey, holder_id: holderId, ttl_ms: ttlMs });
     return toTermResult(single(rows, op));
   }
 
@@ -68,7 +74,7 @@ export abstract class BaseStore implements Store {
     const op = 'pc_aps_renew_term';
     const params = termParams(op, term);
     assertTtl(op, ttlMs);
-    const rows = await this.call(op, { ...params, ttl_ms: ttlMs });
+    const rows = await this.rows(op, { ...params, ttl_ms: ttlMs });
     return toTermResult(single(rows, op));
   }
 
@@ -79,7 +85,7 @@ export abstract class BaseStore implements Store {
       assertHolderId(op, expected.holderId);
       assertGeneration(op, 'expected generation', expected.supervisorGeneration, 0);
     }
-    const rows = await this.call(op, {
+    const rows = await this.rows(op, {
       supervisor_key: supervisorKey,
       expected_holder_id: expected?.holderId ?? null,
       expected_generation: expected?.supervisorGeneration ?? null,
@@ -90,28 +96,28 @@ export abstract class BaseStore implements Store {
   async readLease(supervisorKey: string): Promise<LeaseRead> {
     const op = 'pc_aps_read_lease';
     assertSupervisorKey(op, supervisorKey);
-    return toLeaseRead(single(await this.call(op, { supervisor_key: supervisorKey }), op));
+    return toLeaseRead(single(await this.rows(op, { supervisor_key: supervisorKey }), op));
   }
 
   async assertTerm(tx: TxHandle, term: Term): Promise<void> {
     const op = 'pc_aps_assert_term';
     if (!tx) throw new InvalidArgumentError(op, 'needs the caller\'s transaction handle');
-    await this.call(op, termParams(op, term), tx);
+    await this.rows(op, termParams(op, term), tx);
   }
 
   async markDirty(bindingName: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot> {
     const op = 'pc_aps_mark_dirty';
-    return toIntent(single(await this.call(op, keyParams(op, bindingName, scopeId), tx), op));
+    return toIntent(single(await this.rows(op, keyParams(op, bindingName, scopeId), tx), op));
   }
 
   async acceptRequest(bindingName: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot> {
     const op = 'pc_aps_accept_request';
-    return toIntent(single(await this.call(op, keyParams(op, bindingName, scopeId), tx), op));
+    return toIntent(single(await this.rows(op, keyParams(op, bindingName, scopeId), tx), op));
   }
 
   async readIntent(bindingName: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot | null> {
     const op = 'pc_aps_read_intent';
-    const rows = await this.call(op, keyParams(op, bindingName, scopeId), tx);
+    const rows = await this.rows(op, keyParams(op, bindingName, scopeId), tx);
     return rows.length === 0 ? null : toIntent(single(rows, op));
   }
 
@@ -120,14 +126,14 @@ export abstract class BaseStore implements Store {
     assertBindingName(op, bindingName);
     assertGeneration(op, 'after sequence', afterSequence, 0);
     assertPageLimit(op, limit);
-    const rows = await this.call(op, { binding_name: bindingName, after_sequence: afterSequence, page_limit: limit });
+    const rows = await this.rows(op, { binding_name: bindingName, after_sequence: afterSequence, page_limit: limit });
     return toKeyPage(rows, afterSequence, limit);
   }
 
   async readBindingState(bindingName: string): Promise<BindingState> {
     const op = 'pc_aps_read_binding_state';
     assertBindingName(op, bindingName);
-    return toBindingState(single(await this.call(op, { binding_name: bindingName }), op));
+    return toBindingState(single(await this.rows(op, { binding_name: bindingName }), op));
   }
 
   async beginScan(term: Term, bindingName: string, policy: SchedulePolicy): Promise<ScanStart> {
@@ -149,7 +155,7 @@ export abstract class BaseStore implements Store {
     } else if (policy.kind !== 'off') {
       throw new InvalidArgumentError(op, `unknown schedule policy ${JSON.stringify((policy as { kind: unknown }).kind)}`);
     }
-    const rows = await this.call(op, {
+    const rows = await this.rows(op, {
       ...params,
       binding_name: bindingName,
       policy: policy.kind,
@@ -178,7 +184,7 @@ export abstract class BaseStore implements Store {
       assertScopeId(op, scopeId);
       excluded.push(scopeId);
     }
-    const rows = await this.call(op, {
+    const sets = await this.call(op, {
       ...params,
       binding_name: bindingName,
       scan_generation: scanGeneration,
@@ -186,7 +192,8 @@ export abstract class BaseStore implements Store {
       page_limit: limit,
       exclude_scope_ids: excluded.length > 0 ? excluded.join(',') : null,
     });
-    return toKeyPage(rows, afterSequence, limit);
+    if (sets.length !== 2) throw new Error(`${op}: expected 2 result sets, got ${sets.length}`);
+    return toAdmittedPage(single(sets[0], op), sets[1], afterSequence);
   }
 
   async finishScan(term: Term, bindingName: string, scanGeneration: number): Promise<ScanFinish> {
@@ -194,7 +201,7 @@ export abstract class BaseStore implements Store {
     const params = termParams(op, term);
     assertBindingName(op, bindingName);
     assertGeneration(op, 'scan generation', scanGeneration, 1);
-    const rows = await this.call(op, { ...params, binding_name: bindingName, scan_generation: scanGeneration });
+    const rows = await this.rows(op, { ...params, binding_name: bindingName, scan_generation: scanGeneration });
     return toScanFinish(single(rows, op));
   }
 
@@ -205,7 +212,7 @@ export abstract class BaseStore implements Store {
     assertGeneration(op, 'claimed request generation', ack.claimedRequestGeneration, 1);
     const clean = ack.cleanThroughDirtyGeneration ?? null;
     if (clean !== null) assertGeneration(op, 'clean-through dirty generation', clean, 0);
-    const rows = await this.call(op, {
+    const rows = await this.rows(op, {
       ...params,
       ...key,
       claimed_request_generation: ack.claimedRequestGeneration,

@@ -92,6 +92,13 @@ export function toKeyPage(rows: Row[], afterSequence: number, limit: number): Ke
   return { keys, nextAfterSequence: last, exhausted: keys.length < limit };
 }
 
+/** An admission page: the SQL reports the cursor and whether the scan range is exhausted. */
+export function toAdmittedPage(summary: Row, rows: Row[], afterSequence: number): KeyPage {
+  const keys = rows.map(toKey).sort((a, b) => a.pendingSequence - b.pendingSequence);
+  const next = intOrNull(summary.next_after_sequence);
+  return { keys, nextAfterSequence: next ?? afterSequence, exhausted: int(summary.exhausted) === 1 };
+}
+
 export function toBindingState(row: Row): BindingState {
   return {
     bindingName: String(row.binding_name),

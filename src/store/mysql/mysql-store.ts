@@ -49,14 +49,13 @@ export function mapMysqlError(operation: string, error: unknown): unknown {
   return error;
 }
 
-function lastResultSet(result: unknown): Row[] {
+function resultSets(result: unknown): Row[][] {
   if (!Array.isArray(result)) return [];
   // CALL returns [resultSet1, ..., resultSetN, ResultSetHeader]; a plain SELECT returns rows.
   if (result.length > 0 && Array.isArray(result[0])) {
-    const sets = result.filter((item) => Array.isArray(item)) as Row[][];
-    return sets.length > 0 ? sets[sets.length - 1] : [];
+    return result.filter((item) => Array.isArray(item)) as Row[][];
   }
-  return result as Row[];
+  return [result as Row[]];
 }
 
 function isConnection(tx: TxHandle): tx is Connection | PoolConnection {
@@ -86,7 +85,7 @@ export class MysqlStore extends BaseStore {
     return sql;
   }
 
-  protected async call(op: OperationName, params: Params, tx?: TxHandle): Promise<Row[]> {
+  protected async call(op: OperationName, params: Params, tx?: TxHandle): Promise<Row[][]> {
     this.checkTxUse(op, tx);
     const values = OPERATIONS[op].params.map((name) => {
       const value = params[name];
@@ -98,7 +97,7 @@ export class MysqlStore extends BaseStore {
       if (!isConnection(tx)) throw new Error(`${op}: a MySQL store needs a mysql2 connection as transaction handle`);
       try {
         const [result] = await tx.query(sql, values);
-        return lastResultSet(result);
+        return resultSets(result);
       } catch (error) {
         throw mapMysqlError(op, error);
       }
@@ -109,7 +108,7 @@ export class MysqlStore extends BaseStore {
     }
     try {
       const [result] = await this.pool.query(sql, values);
-      return lastResultSet(result);
+      return resultSets(result);
     } catch (error) {
       throw mapMysqlError(op, error);
     }

@@ -1,8 +1,8 @@
 /**
  * Loads sql/sqlite/<op>.sql and runs it on a better-sqlite3 handle. A script is a sequence of
  * statements with named parameters; `BEGIN IMMEDIATE;` and `COMMIT;` lines mark the operations
- * that own their transaction. The result of a script is the rows of its last statement that
- * returns rows. A failing check raises through the pc_aps_signals trigger; the runner then rolls
+ * that own their transaction. The result of a script is the list of row sets of its statements
+ * that return rows, in order (most operations have exactly one). A failing check raises through the pc_aps_signals trigger; the runner then rolls
  * back the transaction it opened and rethrows the typed error.
  */
 import fs from 'node:fs';
@@ -64,13 +64,13 @@ export function mapSqliteError(operation: string, error: unknown): unknown {
 }
 
 /** Runs the statements of a script on db (no transaction handling). */
-export function runStatements(db: BetterSqlite3.Database, script: SqliteScript, params: Record<string, unknown>): Row[] {
-  let result: Row[] = [];
+export function runStatements(db: BetterSqlite3.Database, script: SqliteScript, params: Record<string, unknown>): Row[][] {
+  const sets: Row[][] = [];
   for (const statement of prepared(db, script)) {
-    if (statement.reader) result = statement.all(params) as Row[];
+    if (statement.reader) sets.push(statement.all(params) as Row[]);
     else statement.run(params);
   }
-  return result;
+  return sets;
 }
 
 /**
@@ -82,7 +82,7 @@ export function runSqliteScript(
   name: string,
   params: Record<string, unknown>,
   options: { inCallerTransaction: boolean; writes: boolean },
-): Row[] {
+): Row[][] {
   const script = loadSqliteScript(name);
   if (options.inCallerTransaction) {
     if (!db.inTransaction) throw new Error(`${name}: the caller's handle has no open transaction (use BEGIN IMMEDIATE)`);

@@ -60,7 +60,7 @@ export class SqliteStore extends BaseStore {
     return new SqliteStore(openSqliteDatabase(file, options));
   }
 
-  protected async call(op: OperationName, params: Params, tx?: TxHandle): Promise<Row[]> {
+  protected async call(op: OperationName, params: Params, tx?: TxHandle): Promise<Row[][]> {
     this.checkTxUse(op, tx);
     if (tx) {
       if (!(tx instanceof Database)) throw new Error(`${op}: a SQLite store needs a better-sqlite3 Database as transaction handle`);

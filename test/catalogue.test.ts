@@ -1,0 +1,262 @@
+// The operation catalogue (src/store/operations.ts) against the SQL files: every operation has a
+// stored procedure procedures/oceanbase/<op>.sql and a SQLite script sql/sqlite/<op>.sql with the
+// contract header, the same parameters in the same order, the declared transaction ownership,
+// is installed by a migration, and uses no construct ruled out for portability
+// (procedures/oceanbase/COMPATIBILITY.md). Text checks only, except the last test, which compares
+// the routines a migrated MariaDB schema really has with the catalogue.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { MIGRATIONS_DIR, PROCEDURES_DIR, SQLITE_SCRIPTS_DIR } from '../src/paths.ts';
+import { splitSqlStatements } from '../src/sql-split.ts';
+import { OPERATIONS, OPERATION_NAMES, type OperationName } from '../src/store/operations.ts';
+import { createBackend } from './helpers/backends.ts';
+
+const HEADER_SECTIONS = ['Purpose', 'Parameters', 'Result', 'Errors'] as const;
+
+function read(file: string): string {
+  return fs.readFileSync(file, 'utf8');
+}
+
+function procedureFile(op: string): string {
+  return path.join(PROCEDURES_DIR, `${op}.sql`);
+}
+
+function scriptFile(op: string): string {
+  return path.join(SQLITE_SCRIPTS_DIR, `${op}.sql`);
+}
+
+/** The leading comment block: every line up to the first line that is not a `--` comment. */
+function headerOf(text: string): string[] {
+  const lines = text.split('\n');
+  const header: string[] = [];
+  for (const line of lines) {
+    if (!/^\s*--/.test(line)) break;
+    header.push(line);
+  }
+  return header;
+}
+
+/** The text without `--` comments and without string literals (for token scans). */
+function codeOf(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => line.replace(/--.*$/, ''))
+    .join('\n')
+    .replace(/'(?:[^']|'')*'/g, "''");
+}
+
+/** Parameters of `CREATE PROCEDURE name(...)`: [{ mode, name }] in declaration order. */
+function procedureParameters(text: string, op: string): Array<{ mode: string; name: string; type: string }> {
+  const code = codeOf(text);
+  const head = new RegExp(`CREATE\\s+PROCEDURE\\s+\`?${op}\`?\\s*\\(`, 'i').exec(code);
+  assert.ok(head, `procedures/oceanbase/${op}.sql: no CREATE PROCEDURE ${op}(`);
+  let depth = 1;
+  let i = head.index + head[0].length;
+  const start = i;
+  for (; i < code.length && depth > 0; i += 1) {
+    if (code[i] === '(') depth += 1;
+    else if (code[i] === ')') depth -= 1;
+  }
+  const list = code.slice(start, i - 1);
+  const parts: string[] = [];
+  let current = '';
+  depth = 0;
+  for (const ch of list) {
+    if (ch === '(') depth += 1;
+    if (ch === ')') depth -= 1;
+    if (ch === ',' && depth === 0) {
+      parts.push(current);
+      current = '';
+    } else {
+      current += ch;
+    }
+  }
+  if (current.trim() !== '') parts.push(current);
+  return parts.map((p) => {
+    const m = /^\s*(?:(IN|OUT|INOUT)\s+)?`?([A-Za-z_][A-Za-z0-9_]*)`?\s+(.+?)\s*$/is.exec(p);
+    assert.ok(m, `procedures/oceanbase/${op}.sql: cannot parse parameter ${JSON.stringify(p.trim())}`);
+    return { mode: (m[1] ?? 'IN').toUpperCase(), name: m[2], type: m[3].replace(/\s+/g, ' ') };
+  });
+}
+
+/** `-- @procedure <name>` lines of migrations/oceanbase/*.up.sql, in migration and line order. */
+function installedByMigrations(): Array<{ name: string; migration: string; order: number }> {
+  const dir = path.join(MIGRATIONS_DIR, 'oceanbase');
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.up.sql')).sort();
+  const out: Array<{ name: string; migration: string; order: number }> = [];
+  for (const file of files) {
+    for (const line of read(path.join(dir, file)).split('\n')) {
+      const m = /^--\s*@procedure\s+(\S+)\s*$/.exec(line.trim());
+      if (m) out.push({ name: m[1], migration: file, order: out.length });
+    }
+  }
+  return out;
+}
+
+// Constructs ruled out by procedures/oceanbase/COMPATIBILITY.md: shared locks (OceanBase rejects
+// FOR SHARE), SKIP LOCKED, JSON_TABLE, and clock functions that depend on the session time zone
+// (all times come from UTC_TIMESTAMP).
+const FORBIDDEN: Array<[string, RegExp]> = [
+  ['FOR SHARE', /\bFOR\s+SHARE\b/i],
+  ['LOCK IN SHARE MODE', /\bLOCK\s+IN\s+SHARE\s+MODE\b/i],
+  ['SKIP LOCKED', /\bSKIP\s+LOCKED\b/i],
+  ['NOWAIT', /\bNOWAIT\b/i],
+  ['JSON_TABLE', /\bJSON_TABLE\b/i],
+  ['NOW(', /\bNOW\s*\(/i],
+  ['SYSDATE(', /\bSYSDATE\s*\(/i],
+  ['CURRENT_TIMESTAMP', /\bCURRENT_TIMESTAMP\b/i],
+  ['LOCALTIMESTAMP', /\bLOCALTIME(?:STAMP)?\b/i],
+  ['CURDATE(', /\bCUR(?:DATE|TIME)\s*\(/i],
+  ['UNIX_TIMESTAMP(', /\bUNIX_TIMESTAMP\s*\(/i],
+];
+
+describe('operation catalogue: src/store/operations.ts agrees with the SQL files', () => {
+  test('the catalogue is not empty and every name is pc_aps_<snake_case>', () => {
+    assert.ok(OPERATION_NAMES.length >= 14, `only ${OPERATION_NAMES.length} operations`);
+    for (const op of OPERATION_NAMES) {
+      assert.match(op, /^pc_aps_[a-z]+(?:_[a-z]+)*$/);
+      assert.ok(['own', 'caller', 'read'].includes(OPERATIONS[op].transaction), `${op}: transaction mode`);
+      assert.equal(new Set(OPERATIONS[op].params).size, OPERATIONS[op].params.length, `${op}: duplicate parameter names`);
+    }
+  });
+
+  for (const op of OPERATION_NAMES) {
+    describe(op, () => {
+      const spec = OPERATIONS[op as OperationName];
+
+      test('procedures/oceanbase and sql/sqlite both have the file', () => {
+        assert.ok(fs.existsSync(procedureFile(op)), `missing procedures/oceanbase/${op}.sql`);
+        assert.ok(fs.existsSync(scriptFile(op)), `missing sql/sqlite/${op}.sql`);
+      });
+
+      for (const [kind, file] of [['procedure', procedureFile(op)], ['SQLite script', scriptFile(op)]] as const) {
+        test(`${kind} starts with a header comment: Purpose, Parameters, Result, Errors`, () => {
+          const text = read(file);
+          assert.match(text.split('\n')[0], /^--/, `${file}: the first line is not a comment`);
+          const header = headerOf(text).join('\n');
+          for (const section of HEADER_SECTIONS) {
+            assert.match(header, new RegExp(`^--\\s*${section}\\b`, 'm'), `${file}: the header has no "${section}" line`);
+          }
+          assert.match(header, new RegExp(`\\b${op}\\b`), `${file}: the header does not name the operation`);
+        });
+      }
+
+      test('the procedure file holds exactly one CREATE PROCEDURE of that name', () => {
+        const code = codeOf(read(procedureFile(op)));
+        const creates = [...code.matchAll(/\bCREATE\s+(?:DEFINER\s*=\s*\S+\s+)?PROCEDURE\s+`?([A-Za-z0-9_]+)`?/gi)].map((m) => m[1]);
+        assert.deepEqual(creates, [op]);
+        assert.doesNotMatch(code, /\bCREATE\s+(?:DEFINER\s*=\s*\S+\s+)?(?:FUNCTION|TRIGGER|TABLE|VIEW|EVENT)\b/i, 'only the procedure is created');
+        assert.doesNotMatch(code, /^\s*DELIMITER\b/im, 'no client DELIMITER directives (the migration runner executes the file whole)');
+      });
+
+      test('procedure parameters are IN p_<name>, in the catalogue order', () => {
+        const params = procedureParameters(read(procedureFile(op)), op);
+        const declared = params.map((p) => p.name);
+        const catalogue = spec.params.map((p) => `p_${p}`);
+        assert.deepEqual(declared, catalogue,
+          `procedures/oceanbase/${op}.sql declares (${declared.join(', ')}), the catalogue says (${catalogue.join(', ')})`);
+        for (const p of params) assert.equal(p.mode, 'IN', `${op}.${p.name} must be an IN parameter (the adapter binds values positionally)`);
+      });
+
+      test('every :name used by the SQLite script is a catalogue parameter', () => {
+        const code = codeOf(read(scriptFile(op)));
+        const used = new Set([...code.matchAll(/(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]));
+        const unknown = [...used].filter((name) => !(spec.params as readonly string[]).includes(name));
+        assert.deepEqual(unknown, [], `sql/sqlite/${op}.sql uses parameters the adapter never binds`);
+        assert.ok(used.size > 0 || (spec.params as readonly string[]).length === 0, `sql/sqlite/${op}.sql uses none of its parameters`);
+        assert.doesNotMatch(code, /\?|[@$][A-Za-z_]/, 'only :name parameters (no ?, ?NNN, @name or $name)');
+      });
+
+      test(`transaction ownership '${spec.transaction}' in the SQLite script`, () => {
+        const statements = splitSqlStatements(read(scriptFile(op)));
+        assert.ok(statements.length > 0);
+        const control = (s: string) => /^(BEGIN|COMMIT|ROLLBACK|END|SAVEPOINT|RELEASE)\b/i.test(s);
+        if (spec.transaction === 'own') {
+          assert.match(statements[0], /^BEGIN\s+IMMEDIATE$/i, `sql/sqlite/${op}.sql must start with BEGIN IMMEDIATE`);
+          assert.match(statements[statements.length - 1], /^COMMIT$/i, `sql/sqlite/${op}.sql must end with COMMIT`);
+          assert.deepEqual(statements.slice(1, -1).filter(control), [], 'no other transaction control in between');
+        } else {
+          assert.deepEqual(statements.filter(control), [], `sql/sqlite/${op}.sql runs in the caller's transaction and must not control it`);
+        }
+        if (spec.transaction === 'read') {
+          assert.deepEqual(statements.filter((s) => !/^(SELECT|WITH)\b/i.test(s)), [], `sql/sqlite/${op}.sql is a read and must only SELECT`);
+        }
+      });
+
+      test(`transaction ownership '${spec.transaction}' in the procedure`, () => {
+        const code = codeOf(read(procedureFile(op)));
+        const starts = (code.match(/\bSTART\s+TRANSACTION\b|\bBEGIN\s+WORK\b/gi) ?? []).length;
+        const commits = (code.match(/\bCOMMIT\b/gi) ?? []).length;
+        if (spec.transaction === 'own') {
+          assert.equal(starts, 1, `${op} owns its transaction: exactly one START TRANSACTION`);
+          assert.ok(commits >= 1, `${op} owns its transaction: COMMIT`);
+          assert.match(code, /DECLARE\s+EXIT\s+HANDLER\s+FOR\s+SQLEXCEPTION\s+BEGIN\s+ROLLBACK\s*;\s*RESIGNAL\s*;\s*END/i,
+            `${op} owns its transaction and must roll it back on any error (EXIT HANDLER ... ROLLBACK; RESIGNAL)`);
+        } else {
+          assert.equal(starts, 0, `${op} runs in the caller's transaction: no START TRANSACTION`);
+          assert.equal(commits, 0, `${op} runs in the caller's transaction: no COMMIT`);
+          assert.doesNotMatch(code, /\bROLLBACK\b/i, `${op} runs in the caller's transaction: no ROLLBACK`);
+        }
+        if (spec.transaction === 'read') {
+          assert.doesNotMatch(code, /\b(INSERT|UPDATE|DELETE|REPLACE)\b|\bFOR\s+UPDATE\b/i, `${op} is a read: no writes or locks`);
+        }
+      });
+
+      test('the procedure uses no construct ruled out for portability', () => {
+        const code = codeOf(read(procedureFile(op)));
+        const found = FORBIDDEN.filter(([, re]) => re.test(code)).map(([name]) => name);
+        assert.deepEqual(found, [], `procedures/oceanbase/${op}.sql`);
+      });
+    });
+  }
+
+  test('procedures/oceanbase and sql/sqlite hold no other files (COMPATIBILITY.md allowed)', () => {
+    const expected = new Set(OPERATION_NAMES.map((op) => `${op}.sql`));
+    const extraProcedures = fs.readdirSync(PROCEDURES_DIR).filter((f) => !expected.has(f) && f !== 'COMPATIBILITY.md');
+    const extraScripts = fs.readdirSync(SQLITE_SCRIPTS_DIR).filter((f) => !expected.has(f));
+    assert.deepEqual(extraProcedures, [], 'procedures/oceanbase');
+    assert.deepEqual(extraScripts, [], 'sql/sqlite');
+  });
+
+  test('every procedure is installed by one "-- @procedure" line, after the procedures it calls', () => {
+    const installed = installedByMigrations();
+    const names = installed.map((i) => i.name);
+    assert.deepEqual([...names].sort(), [...OPERATION_NAMES].sort(), 'the @procedure lines name exactly the catalogue, each once');
+    const position = new Map(installed.map((i) => [i.name, i.order]));
+    for (const op of OPERATION_NAMES) {
+      const calls = [...codeOf(read(procedureFile(op))).matchAll(/\bCALL\s+`?([A-Za-z0-9_]+)`?/gi)].map((m) => m[1]);
+      for (const callee of calls) {
+        assert.ok(position.has(callee), `${op} calls ${callee}, which no migration installs`);
+        assert.ok(position.get(callee)! < position.get(op)!, `${op} calls ${callee}, which is installed after it`);
+      }
+    }
+  });
+
+  test('a migrated MariaDB schema has exactly the catalogue procedures with the catalogue parameters', async () => {
+    const fx = await createBackend('mysql');
+    try {
+      const routines = await fx.query(
+        `SELECT ROUTINE_NAME AS name, ROUTINE_TYPE AS type FROM information_schema.ROUTINES
+          WHERE ROUTINE_SCHEMA = DATABASE() ORDER BY ROUTINE_NAME`,
+      );
+      assert.deepEqual(routines.map((r) => [r.name, r.type]), [...OPERATION_NAMES].sort().map((op) => [op, 'PROCEDURE']));
+      const params = await fx.query(
+        `SELECT SPECIFIC_NAME AS routine, PARAMETER_NAME AS name, PARAMETER_MODE AS mode FROM information_schema.PARAMETERS
+          WHERE SPECIFIC_SCHEMA = DATABASE() ORDER BY SPECIFIC_NAME, ORDINAL_POSITION`,
+      );
+      const mismatches: string[] = [];
+      for (const op of OPERATION_NAMES) {
+        const installed = params.filter((p) => p.routine === op).map((p) => `${String(p.mode)} ${String(p.name)}`);
+        const catalogue = OPERATIONS[op].params.map((p) => `IN p_${p}`);
+        if (installed.join(', ') !== catalogue.join(', ')) {
+          mismatches.push(`installed ${op}(${installed.join(', ')}) but the catalogue says (${catalogue.join(', ')})`);
+        }
+      }
+      assert.deepEqual(mismatches, []);
+    } finally {
+      await fx.cleanup();
+    }
+  });
+});
