@@ -40,10 +40,9 @@ BEGIN
   END IF;
 
   START TRANSACTION;
-  SET v_now = UTC_TIMESTAMP(3);
   -- Make sure the row exists, then lock it; the no-op update keeps an existing row unchanged.
   INSERT INTO pc_artifact_processing_leases (supervisor_key, supervisor_generation, updated_at)
-  VALUES (p_supervisor_key, 0, v_now)
+  VALUES (p_supervisor_key, 0, UTC_TIMESTAMP(3))
   ON DUPLICATE KEY UPDATE supervisor_key = supervisor_key;
 
   SELECT holder_id, supervisor_generation, expires_at
@@ -51,6 +50,9 @@ BEGIN
     FROM pc_artifact_processing_leases
    WHERE supervisor_key = p_supervisor_key
      FOR UPDATE;
+  -- Read the clock only once the row lock is held: a takeover that waited for the lock judges
+  -- expiry and computes the new expiry from the time it actually decides.
+  SET v_now = UTC_TIMESTAMP(3);
 
   IF v_holder IS NOT NULL AND v_holder = p_holder_id
      AND (v_expires IS NULL OR v_expires > v_now) THEN

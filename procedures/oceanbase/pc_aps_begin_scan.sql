@@ -63,13 +63,9 @@ BEGIN
 
   START TRANSACTION;
   CALL pc_aps_assert_term(p_supervisor_key, p_holder_id, p_supervisor_generation);
-  SET v_now = UTC_TIMESTAMP(3);
-  IF p_policy = 'cron' AND p_cron_fire_at > v_now THEN
-    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'cron_fire_in_future';
-  END IF;
 
   INSERT INTO pc_artifact_processing_binding_states (binding_name, updated_at)
-  VALUES (p_binding_name, v_now)
+  VALUES (p_binding_name, UTC_TIMESTAMP(3))
   ON DUPLICATE KEY UPDATE binding_name = binding_name;
 
   SELECT last_schedule_checkpoint_at, scan_generation, scan_in_progress, scan_upper_pending_sequence
@@ -77,6 +73,11 @@ BEGIN
     FROM pc_artifact_processing_binding_states
    WHERE binding_name = p_binding_name
      FOR UPDATE;
+  -- The clock is read once both row locks are held.
+  SET v_now = UTC_TIMESTAMP(3);
+  IF p_policy = 'cron' AND p_cron_fire_at > v_now THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'cron_fire_in_future';
+  END IF;
 
   IF v_in_progress = 1 THEN
     SET v_outcome = 'resumed';
