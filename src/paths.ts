@@ -6,3 +6,4 @@ export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.
 export const SQLITE_SCRIPTS_DIR = path.join(PACKAGE_ROOT, 'sql', 'sqlite');
 export const PROCEDURES_DIR = path.join(PACKAGE_ROOT, 'procedures', 'oceanbase');
 export const MIGRATIONS_DIR = path.join(PACKAGE_ROOT, 'migrations');
+export const SRC_DIR = path.join(PACKAGE_ROOT, 'src');

@@ -8,13 +8,21 @@ import { parseArgs } from 'node:util';
 import { ConfigError, DATABASE_URL_VARIABLE, parseDatabaseUrl, redactDatabaseUrl } from '../config/database-url.ts';
 import { openMigrationDriver } from '../migrations/drivers.ts';
 import { MigrationDriftError, Migrator, formatStatus } from '../migrations/migrator.ts';
+import { createLogger } from '../logging.ts';
+import { openStore } from '../store/open.ts';
+import { buildRuntimeConfig, runUntilSignal } from './run.ts';
+import { seedDemo } from './demo.ts';
 
 const USAGE = `usage:
   apsup migrate up       apply pending migrations (and install stored procedures on MySQL/OceanBase)
   apsup migrate down     revert the last applied migration
   apsup migrate status   list migrations and procedure checksums [--json]; exit 3 on drift
   apsup migrate sql      print exactly what 'migrate up' would run, for review
-  apsup start            migrate the database and print its schema status
+  apsup run [--role all|api|background] [--families <module>]
+                         run the supervisors until SIGINT/SIGTERM
+  apsup trigger <family> <scope>      accept an explicit request (requested generation + 1)
+  apsup mark-dirty <family> <scope>   mark ordinary work (dirty generation + 1)
+  apsup start            migrate, seed a small demo workload and run the reference families
 
 database: ${DATABASE_URL_VARIABLE}=sqlite:<path> | mysql://user:pass@host:port/db | oceanbase://...
           (default sqlite:./var/powercontext.sqlite)`;
@@ -63,28 +71,67 @@ async function migrate(action: string | undefined, json: boolean): Promise<numbe
 async function start(): Promise<number> {
   const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
   console.log(`database: ${redactDatabaseUrl(target)}`);
-  return withMigrator(async (m) => {
+  await withMigrator(async (m) => {
     const applied = await m.up();
     if (applied.length > 0) console.log(`applied: ${applied.join(', ')}`);
     console.log(formatStatus(await m.status()));
-    console.log('schema ready; the scheduling runtime is not part of this build yet (see README, "Status").');
-    return 0;
   });
+  const logger = createLogger();
+  let demo: NodeJS.Timeout | null = null;
+  const code = await runUntilSignal({ logger }, async (runtime) => {
+    demo = await seedDemo(runtime, logger);
+    console.error('apsup: running the reference families on the embedded database; Ctrl-C stops cleanly');
+  });
+  if (demo) clearInterval(demo);
+  return code;
+}
+
+async function intent(kind: 'trigger' | 'mark-dirty', family: string | undefined, scope: string | undefined, familiesModule?: string): Promise<number> {
+  if (!family || !scope) {
+    console.error(USAGE);
+    return 2;
+  }
+  const { config } = await buildRuntimeConfig({ familiesModule, role: undefined });
+  const f = config.families.find((x) => x.registration.family === family);
+  if (!f) {
+    console.error(`apsup: unknown family ${JSON.stringify(family)} (registered: ${config.families.map((x) => x.registration.family).join(', ')})`);
+    return 2;
+  }
+  const store = openStore(config.database);
+  try {
+    const result = kind === 'trigger'
+      ? await store.acceptRequest(f.registration.bindingName, scope)
+      : await store.markDirty(f.registration.bindingName, scope);
+    console.log(JSON.stringify({ status: 'accepted', family, ...result }));
+    return 0;
+  } finally {
+    await store.close();
+  }
 }
 
 export async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    options: {
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+      role: { type: 'string' },
+      families: { type: 'string' },
+    },
     strict: true,
   });
   if (values.help) {
     console.log(USAGE);
     return 0;
   }
-  const [command, action] = positionals;
+  const [command, action, extra] = positionals;
   switch (command) {
+    case 'run':
+      return runUntilSignal({ familiesModule: values.families, role: values.role });
+    case 'trigger':
+    case 'mark-dirty':
+      return intent(command, action, extra, values.families);
     case 'migrate':
       return migrate(action, values.json ?? false);
     case 'start':

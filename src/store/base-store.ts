@@ -52,6 +52,7 @@ export abstract class BaseStore implements Store {
     const sets = await this.call(op, params, tx);
     return sets.length === 0 ? [] : sets[sets.length - 1];
   }
+  abstract domainQuery(sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
   abstract transaction<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T>;
   abstract close(): Promise<void>;
 

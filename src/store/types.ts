@@ -150,6 +150,12 @@ export interface Store {
   // Acknowledgement (9)
   ackInvocation(term: Term, ack: AckRequest, tx?: TxHandle): Promise<AckResult>;
 
+  /**
+   * One parameterized statement outside any transaction, for a processor's or provider's reads of
+   * its own domain tables. Never used for the supervisor's own tables' writes.
+   */
+  domainQuery(sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+
   /** Runs fn inside one write transaction (SQLite: BEGIN IMMEDIATE; MySQL: START TRANSACTION, READ COMMITTED). */
   transaction<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T>;
   close(): Promise<void>;

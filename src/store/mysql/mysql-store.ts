@@ -114,6 +114,11 @@ export class MysqlStore extends BaseStore {
     }
   }
 
+  async domainQuery(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+    const [rows] = await this.pool.query(sql, params);
+    return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
+  }
+
   async transaction<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {
     const conn = await this.pool.getConnection();
     try {

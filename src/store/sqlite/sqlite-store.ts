@@ -70,6 +70,15 @@ export class SqliteStore extends BaseStore {
     return this.mutex.run(() => runSqliteScript(this.db, op, params, { inCallerTransaction: false, writes }));
   }
 
+  async domainQuery(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+    return this.mutex.run(() => {
+      const stmt = this.db.prepare(sql);
+      if (stmt.reader) return stmt.all(...params) as Record<string, unknown>[];
+      stmt.run(...params);
+      return [];
+    });
+  }
+
   async transaction<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {
     return this.mutex.run(async () => {
       if (this.activeTx) throw new Error('nested transactions are not supported');

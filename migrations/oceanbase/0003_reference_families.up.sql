@@ -1,0 +1,49 @@
+-- Migration 0003 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): domain tables of the reference
+-- families shipped with the package (src/families/): used by `npm start` and by the tests, never
+-- by the supervisor itself. Same tables as migrations/sqlite/0002_reference_families.up.sql.
+CREATE TABLE ref_topic_sources (
+  scope_id   VARCHAR(191) NOT NULL,
+  seq        BIGINT       NOT NULL,
+  words      INT          NOT NULL,
+  poison     TINYINT      NOT NULL DEFAULT 0,
+  created_at DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (scope_id, seq)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+CREATE TABLE ref_topic_cursors (
+  scope_id    VARCHAR(191) NOT NULL PRIMARY KEY,
+  through_seq BIGINT       NOT NULL DEFAULT 0
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+CREATE TABLE ref_topic_digests (
+  scope_id    VARCHAR(191) NOT NULL,
+  through_seq BIGINT       NOT NULL,
+  from_seq    BIGINT       NOT NULL,
+  words       INT          NOT NULL,
+  created_at  DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (scope_id, through_seq)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+CREATE TABLE ref_experience_items (
+  scope_id VARCHAR(191) NOT NULL PRIMARY KEY,
+  version  BIGINT       NOT NULL DEFAULT 0
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+CREATE TABLE ref_experience_state (
+  scope_id          VARCHAR(191) NOT NULL PRIMARY KEY,
+  processed_version BIGINT       NOT NULL DEFAULT 0,
+  refreshed_at      DATETIME(3)  NULL
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+CREATE TABLE ref_profile_signals (
+  scope_id VARCHAR(191) NOT NULL,
+  seq      BIGINT       NOT NULL,
+  PRIMARY KEY (scope_id, seq)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+CREATE TABLE ref_profile_cursors (
+  scope_id    VARCHAR(191) NOT NULL PRIMARY KEY,
+  through_seq BIGINT       NOT NULL DEFAULT 0
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+CREATE TABLE ref_profile_candidates (
+  scope_id    VARCHAR(191) NOT NULL,
+  fire_at     VARCHAR(23)  NOT NULL,
+  through_seq BIGINT       NOT NULL,
+  status      VARCHAR(32)  NOT NULL DEFAULT 'pending_review',
+  created_at  DATETIME(3)  NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (scope_id, fire_at)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;

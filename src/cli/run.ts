@@ -1,0 +1,58 @@
+/**
+ * `apsup run`: validates configuration against the families module, migrates nothing, and runs
+ * the supervisors until SIGINT/SIGTERM, then shuts down cleanly (discovery and dispatch stop,
+ * workers are terminated within the grace period, the term is invalidated).
+ */
+import { ConfigError } from '../config/database-url.ts';
+import { FAMILIES_MODULE_VARIABLE, parseRuntimeConfig, type RuntimeConfig } from '../config/runtime-config.ts';
+import { createLogger, type Logger } from '../logging.ts';
+import { loadFamilies } from '../registry/load.ts';
+import { RegistrationError } from '../registry/registration.ts';
+import { Runtime } from '../runtime/runtime.ts';
+
+export interface RunOptions {
+  familiesModule?: string;
+  role?: string;
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+}
+
+export async function buildRuntimeConfig(options: RunOptions): Promise<{ config: RuntimeConfig; module: string }> {
+  const env = { ...(options.env ?? process.env) };
+  if (options.role) env.POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_ROLE = options.role;
+  const { module, registrations } = await loadFamilies(options.familiesModule ?? env[FAMILIES_MODULE_VARIABLE]);
+  return { config: parseRuntimeConfig(env, registrations), module };
+}
+
+export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: Runtime) => Promise<void> | void): Promise<number> {
+  const logger = options.logger ?? createLogger();
+  let runtime: Runtime;
+  try {
+    const { config, module } = await buildRuntimeConfig(options);
+    runtime = new Runtime(config, logger);
+    logger.info({ familiesModule: module }, 'families module loaded');
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof RegistrationError) {
+      logger.fatal({ err: error.message }, 'invalid configuration; not starting');
+      console.error(`apsup: ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
+  await runtime.start();
+  await onStarted?.(runtime);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      logger.info({ signal }, 'signal received');
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      resolve();
+    };
+    const onInt = () => stop('SIGINT');
+    const onTerm = () => stop('SIGTERM');
+    process.on('SIGINT', onInt);
+    process.on('SIGTERM', onTerm);
+  });
+  await runtime.stop();
+  return 0;
+}

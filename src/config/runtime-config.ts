@@ -1,0 +1,251 @@
+/**
+ * Runtime configuration from POWERCONTEXT_SERVER_RUNTIME_* (RFC sections 10 and 11), validated
+ * with zod at start-up against the family registry. Every error names the variable (A15).
+ */
+import { CronExpressionParser } from 'cron-parser';
+import { z } from 'zod';
+import type { FamilyRegistration, SchedulePolicyDecl } from '../registry/registration.ts';
+import { ConfigError, DATABASE_URL_VARIABLE, parseDatabaseUrl, type DatabaseTarget } from './database-url.ts';
+
+export const ENV_PREFIX = 'POWERCONTEXT_SERVER_RUNTIME_';
+export const MODE_VARIABLE = `${ENV_PREFIX}ARTIFACT_PROCESSING_SUPERVISOR_MODE`;
+export const ROLE_VARIABLE = `${ENV_PREFIX}ARTIFACT_PROCESSING_ROLE`;
+export const FAMILIES_MODULE_VARIABLE = `${ENV_PREFIX}FAMILIES_MODULE`;
+
+export type Mode = 'global' | 'dedicated';
+export type Role = 'all' | 'api' | 'background';
+
+/** Built-in family prefixes of the RFC (section 10); settings for them need a registered processor. */
+export const BUILTIN_PREFIXES = ['MEMORY', 'TOPIC_MEMORY', 'EXPERIENCE', 'PROFILE', 'SKILL', 'HANDOFF'];
+const FAMILY_FIELDS = ['SCHEDULE_SECONDS', 'CRON', 'TIMEZONE', 'SCHEDULE_ENABLED', 'MAX_WORKERS', 'WORKER_TIMEOUT_SECONDS'] as const;
+type FamilyField = (typeof FAMILY_FIELDS)[number];
+
+/** Section 11: each alias maps to exactly one new field. */
+export const ALIASES: Array<{ alias: string; prefix: string; field: FamilyField }> = [
+  { alias: 'SCHEDULE_SECONDS', prefix: 'MEMORY', field: 'SCHEDULE_SECONDS' },
+  { alias: 'PROFILE_MAX_CONCURRENCY', prefix: 'PROFILE', field: 'MAX_WORKERS' },
+  { alias: 'ARTIFACT_PROCESSING_MAX_WORKERS', prefix: 'TOPIC_MEMORY', field: 'MAX_WORKERS' },
+  { alias: 'ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS', prefix: 'TOPIC_MEMORY', field: 'WORKER_TIMEOUT_SECONDS' },
+];
+
+/** Runtime tuning; the retry settings exist so tests can shorten the backoff (RFC 7 keeps ~30 s .. ~30 min). */
+const TUNING = {
+  LEASE_TTL_SECONDS: { default: 15, min: 1 },
+  RENEW_SECONDS: { default: 5, min: 0.05 },
+  POLL_SECONDS: { default: 5, min: 0.05 },
+  RETRY_BASE_SECONDS: { default: 30, min: 0.01 },
+  RETRY_MAX_SECONDS: { default: 1800, min: 0.01 },
+  CONFLICT_RETRY_SECONDS: { default: 2, min: 0.01 },
+  READY_QUEUE_SIZE: { default: 64, min: 1 },
+  SCAN_PAGE_SIZE: { default: 500, min: 1 },
+  TERMINATE_GRACE_SECONDS: { default: 5, min: 0.05 },
+  DISCOVERY_TIMEOUT_SECONDS: { default: 10, min: 0.05 },
+} as const;
+type TuningKey = keyof typeof TUNING;
+
+export interface FamilyConfig {
+  registration: FamilyRegistration;
+  schedule: SchedulePolicyDecl;
+  maxWorkers: number;
+  workerTimeoutMs: number;
+  /** Variables read for this family, with the alias that supplied a value where one did. */
+  sources: Record<string, string>;
+}
+
+export interface RuntimeConfig {
+  mode: Mode;
+  role: Role;
+  database: DatabaseTarget;
+  leaseTtlMs: number;
+  renewEveryMs: number;
+  pollEveryMs: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  conflictRetryMs: number;
+  readyQueueSize: number;
+  scanPageSize: number;
+  terminateGraceMs: number;
+  discoveryTimeoutMs: number;
+  families: FamilyConfig[];
+  aliasesUsed: Array<{ alias: string; target: string }>;
+}
+
+const positiveNumber = z.coerce.number({ message: 'must be a number' }).finite('must be finite').positive('must be positive');
+const positiveInt = positiveNumber.int('must be an integer');
+const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' }).transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+type Env = Record<string, string | undefined>;
+
+function read(env: Env, name: string): string | undefined {
+  const v = env[`${ENV_PREFIX}${name}`];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function parseWith<T>(schema: z.ZodType<T>, value: string, variable: string): T {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new ConfigError(`${variable} ${result.error.issues[0]?.message ?? 'is invalid'} (got ${JSON.stringify(value)})`);
+  return result.data;
+}
+
+export function isValidTimezone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function validateCron(expression: string, timezone: string, variable: string): void {
+  const fields = expression.trim().split(/\s+/);
+  if (fields.length !== 5 && fields.length !== 6) throw new ConfigError(`${variable} must have 5 (or 6, with seconds) fields, got ${JSON.stringify(expression)}`);
+  try {
+    CronExpressionParser.parse(expression, { tz: timezone, currentDate: new Date() }).next();
+  } catch (error) {
+    throw new ConfigError(`${variable} is not a valid cron expression (${(error as Error).message})`);
+  }
+}
+
+export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]): RuntimeConfig {
+  const mode = parseWith(z.enum(['global', 'dedicated'], { message: 'must be global or dedicated' }), read(env, 'ARTIFACT_PROCESSING_SUPERVISOR_MODE') ?? 'global', MODE_VARIABLE);
+  const role = parseWith(z.enum(['all', 'api', 'background'], { message: 'must be all, api or background' }), read(env, 'ARTIFACT_PROCESSING_ROLE') ?? 'all', ROLE_VARIABLE);
+  const database = parseDatabaseUrl(env[DATABASE_URL_VARIABLE]);
+  if (database.backend === 'sqlite' && role !== 'all') {
+    throw new ConfigError(`${ROLE_VARIABLE}=${role} is not supported on SQLite: the embedded backend runs one host process with role all`);
+  }
+
+  const tuning = {} as Record<TuningKey, number>;
+  for (const key of Object.keys(TUNING) as TuningKey[]) {
+    const spec = TUNING[key];
+    const variable = `${ENV_PREFIX}ARTIFACT_PROCESSING_${key}`;
+    const raw = read(env, `ARTIFACT_PROCESSING_${key}`);
+    const value = raw === undefined ? spec.default : parseWith(positiveNumber, raw, variable);
+    if (value < spec.min) throw new ConfigError(`${variable} must be at least ${spec.min}`);
+    tuning[key] = value;
+  }
+  if (tuning.RENEW_SECONDS >= tuning.LEASE_TTL_SECONDS) {
+    throw new ConfigError(`${ENV_PREFIX}ARTIFACT_PROCESSING_RENEW_SECONDS must be shorter than ${ENV_PREFIX}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS`);
+  }
+  if (tuning.RETRY_MAX_SECONDS < tuning.RETRY_BASE_SECONDS) {
+    throw new ConfigError(`${ENV_PREFIX}ARTIFACT_PROCESSING_RETRY_MAX_SECONDS must not be below ${ENV_PREFIX}ARTIFACT_PROCESSING_RETRY_BASE_SECONDS`);
+  }
+
+  // Resolve aliases: alias -> one new field; both set with different values fails.
+  const values = new Map<string, { value: string; source: string }>();
+  const aliasesUsed: Array<{ alias: string; target: string }> = [];
+  for (const prefix of new Set([...BUILTIN_PREFIXES, ...registrations.map((r) => r.configPrefix)])) {
+    for (const field of FAMILY_FIELDS) {
+      const v = read(env, `${prefix}_${field}`);
+      if (v !== undefined) values.set(`${prefix}_${field}`, { value: v, source: `${ENV_PREFIX}${prefix}_${field}` });
+    }
+  }
+  for (const { alias, prefix, field } of ALIASES) {
+    const v = read(env, alias);
+    if (v === undefined) continue;
+    const target = `${prefix}_${field}`;
+    const existing = values.get(target);
+    if (existing && existing.value !== v) {
+      throw new ConfigError(`${ENV_PREFIX}${alias} (compatibility alias of ${ENV_PREFIX}${target}) is ${JSON.stringify(v)} but ${ENV_PREFIX}${target} is ${JSON.stringify(existing.value)}: set only one, or the same value`);
+    }
+    if (!existing) values.set(target, { value: v, source: `${ENV_PREFIX}${alias}` });
+    aliasesUsed.push({ alias: `${ENV_PREFIX}${alias}`, target: `${ENV_PREFIX}${target}` });
+  }
+
+  // A setting for a family without a registered processor is an error, not ignored; this
+  // includes an alias whose target family is not registered.
+  const registeredPrefixes = new Set(registrations.map((r) => r.configPrefix));
+  for (const { alias, prefix } of ALIASES) {
+    if (read(env, alias) !== undefined && !registeredPrefixes.has(prefix)) {
+      throw new ConfigError(`${ENV_PREFIX}${alias} configures family prefix ${prefix}, but no processor is registered for it`);
+    }
+  }
+  // Unknown family-shaped variables with an unregistered prefix are rejected too.
+  for (const name of Object.keys(env)) {
+    if (!name.startsWith(ENV_PREFIX) || env[name] === undefined || env[name]!.trim() === '') continue;
+    const rest = name.slice(ENV_PREFIX.length);
+    const field = FAMILY_FIELDS.find((f) => rest.endsWith(`_${f}`));
+    if (!field) continue;
+    const prefix = rest.slice(0, rest.length - field.length - 1);
+    if (prefix === 'ARTIFACT_PROCESSING' || ALIASES.some((a) => a.alias === rest)) continue;
+    if (!registeredPrefixes.has(prefix)) {
+      throw new ConfigError(`${name} configures family prefix ${prefix}, but no processor is registered for it`);
+    }
+  }
+
+  const families = registrations.map((registration): FamilyConfig => {
+    const p = registration.configPrefix;
+    const get = (field: FamilyField) => values.get(`${p}_${field}`);
+    const sources: Record<string, string> = {};
+    const note = (field: FamilyField) => { const v = get(field); if (v) sources[field] = v.source; return v; };
+    const seconds = note('SCHEDULE_SECONDS');
+    const cron = note('CRON');
+    const tz = note('TIMEZONE');
+    const enabled = note('SCHEDULE_ENABLED');
+    const maxWorkersRaw = note('MAX_WORKERS');
+    const timeoutRaw = note('WORKER_TIMEOUT_SECONDS');
+
+    if (seconds && cron) throw new ConfigError(`${seconds.source} and ${cron.source} are both set: a family has either an interval or a cron schedule, not both`);
+    if (tz && !cron && registration.schedule.kind !== 'cron') throw new ConfigError(`${tz.source} is set but family ${registration.family} has no cron schedule`);
+    let schedule: SchedulePolicyDecl = registration.schedule;
+    if (seconds) schedule = { kind: 'interval', seconds: parseWith(positiveInt, seconds.value, seconds.source) };
+    if (cron) {
+      const timezone = tz?.value ?? (registration.schedule.kind === 'cron' ? registration.schedule.timezone : undefined);
+      if (!timezone) throw new ConfigError(`${cron.source} needs ${ENV_PREFIX}${p}_TIMEZONE (an IANA time zone such as Asia/Shanghai)`);
+      schedule = { kind: 'cron', expression: cron.value, timezone };
+    } else if (tz && registration.schedule.kind === 'cron') {
+      schedule = { ...registration.schedule, timezone: tz.value };
+    }
+    if (schedule.kind === 'cron') {
+      const tzVar = tz?.source ?? `${ENV_PREFIX}${p}_TIMEZONE`;
+      if (!isValidTimezone(schedule.timezone)) throw new ConfigError(`${tzVar} must be a valid IANA time zone, got ${JSON.stringify(schedule.timezone)}`);
+      validateCron(schedule.expression, schedule.timezone, cron?.source ?? `${ENV_PREFIX}${p}_CRON`);
+    }
+    if (enabled) {
+      const on = parseWith(bool, enabled.value.toLowerCase(), enabled.source);
+      if (!on) schedule = { kind: 'off' };
+      else if (schedule.kind === 'off') {
+        throw new ConfigError(`${enabled.source}=true but family ${registration.family} has no interval or cron schedule (set ${ENV_PREFIX}${p}_SCHEDULE_SECONDS or ${ENV_PREFIX}${p}_CRON)`);
+      }
+    }
+    const maxWorkers = maxWorkersRaw ? parseWith(positiveInt, maxWorkersRaw.value, maxWorkersRaw.source) : registration.defaults?.maxWorkers ?? 2;
+    const timeoutSeconds = timeoutRaw ? parseWith(positiveNumber, timeoutRaw.value, timeoutRaw.source) : registration.defaults?.workerTimeoutSeconds ?? 600;
+    return { registration, schedule, maxWorkers, workerTimeoutMs: Math.round(timeoutSeconds * 1000), sources };
+  });
+
+  return {
+    mode,
+    role,
+    database,
+    leaseTtlMs: Math.round(tuning.LEASE_TTL_SECONDS * 1000),
+    renewEveryMs: Math.round(tuning.RENEW_SECONDS * 1000),
+    pollEveryMs: Math.round(tuning.POLL_SECONDS * 1000),
+    retryBaseMs: Math.round(tuning.RETRY_BASE_SECONDS * 1000),
+    retryMaxMs: Math.round(tuning.RETRY_MAX_SECONDS * 1000),
+    conflictRetryMs: Math.round(tuning.CONFLICT_RETRY_SECONDS * 1000),
+    readyQueueSize: Math.round(tuning.READY_QUEUE_SIZE),
+    scanPageSize: Math.min(5000, Math.round(tuning.SCAN_PAGE_SIZE)),
+    terminateGraceMs: Math.round(tuning.TERMINATE_GRACE_SECONDS * 1000),
+    discoveryTimeoutMs: Math.round(tuning.DISCOVERY_TIMEOUT_SECONDS * 1000),
+    families,
+    aliasesUsed,
+  };
+}
+
+/** The effective configuration as it may be logged (no credentials, no connection string). */
+export function describeConfig(config: RuntimeConfig): Record<string, unknown> {
+  return {
+    mode: config.mode,
+    role: config.role,
+    backend: config.database.backend,
+    leaseTtlMs: config.leaseTtlMs,
+    renewEveryMs: config.renewEveryMs,
+    families: config.families.map((f) => ({
+      family: f.registration.family,
+      binding: f.registration.bindingName,
+      schedule: f.schedule,
+      maxWorkers: f.maxWorkers,
+      workerTimeoutMs: f.workerTimeoutMs,
+    })),
+    aliasesUsed: config.aliasesUsed,
+  };
+}

@@ -1,0 +1,25 @@
+/**
+ * Reference family in the manner of Profile: a cron schedule with a time zone (02:00
+ * Asia/Shanghai); an invocation turns new signals into one candidate awaiting review, at most
+ * once per cron fire. Candidates are never published by the supervisor.
+ */
+import { fileURLToPath } from 'node:url';
+import type { FamilyRegistration } from '../registry/registration.ts';
+import type { Store, TxHandle } from '../store/types.ts';
+import { appendJournal } from './domain.ts';
+
+export const PROFILE_BINDING = 'profile.candidates';
+
+export const profile: FamilyRegistration = {
+  bindingName: PROFILE_BINDING,
+  family: 'profile',
+  configPrefix: 'PROFILE',
+  schedule: { kind: 'cron', expression: '0 2 * * *', timezone: 'Asia/Shanghai' },
+  processor: { module: fileURLToPath(new URL('./profile.processor.ts', import.meta.url)) },
+  defaults: { maxWorkers: 4, workerTimeoutSeconds: 600 },
+};
+
+/** Domain API: records a profile signal and marks the key dirty in one transaction. */
+export function addProfileSignal(store: Store, scopeId: string, tx?: TxHandle): Promise<number> {
+  return appendJournal(store, 'ref_profile_signals', PROFILE_BINDING, scopeId, {}, tx);
+}

@@ -1,0 +1,446 @@
+/**
+ * The scheduling partition of one family inside a supervisor: its own bounded ready queue, scan
+ * cursor, owed-request discovery cursor, backoff index and worker budget (RFC 2, 4, 5, 7).
+ * Per key, ready / running / retry-wait are mutually exclusive. Every decision that must survive a
+ * crash is taken by a stored operation; this class only keeps what may be lost.
+ */
+import { CronExpressionParser } from 'cron-parser';
+import type { FamilyConfig } from '../config/runtime-config.ts';
+import type { Logger } from '../logging.ts';
+import { TermLostError } from '../store/errors.ts';
+import type { SchedulePolicy, Store, Term } from '../store/types.ts';
+import { BackoffIndex } from './backoff.ts';
+import type { WorkerOutcome, WorkerPool } from './worker-pool.ts';
+
+export interface PartitionSettings {
+  readyQueueSize: number;
+  scanPageSize: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  conflictRetryMs: number;
+  discoveryTimeoutMs: number;
+}
+
+export interface PartitionHooks {
+  wake(): void;
+  termLost(term: Term): void;
+  currentTerm(): Term | null;
+}
+
+type ReadySource = 'request' | 'scan' | 'retry' | 'successor';
+
+export interface FamilyStats {
+  family: string;
+  bindingName: string;
+  schedule: string;
+  budget: number;
+  running: number;
+  ready: number;
+  retryWait: number;
+  scanInProgress: boolean;
+  nextDueAt: string | null;
+  health: 'ok' | 'degraded';
+  lastError: string | null;
+  invocations: number;
+  failures: Record<string, number>;
+  timeouts: number;
+}
+
+export class FamilyPartition {
+  readonly family: string;
+  readonly bindingName: string;
+  readonly budget: number;
+  private readonly ready: string[] = [];
+  private readonly readySources = new Map<string, ReadySource>();
+  readonly running = new Map<string, { generation: number; term: Term; workerId: string; startedAt: number }>();
+  private readonly retryWait = new Set<string>();
+  readonly backoff: BackoffIndex;
+  private scan: { generation: number; cursor: number } | null = null;
+  /** Local time (ms) when the schedule is next due; null: unknown, ask the database. */
+  private nextDueAt: number | null = null;
+  /** True when the schedule should be asked (start, due timer fired, dirty notification). */
+  private checkSchedule = true;
+  private owedNeeded = true;
+  private owedCursor = 0;
+  private providerBlockedUntil = 0;
+  private workerSeq = 0;
+  health: 'ok' | 'degraded' = 'ok';
+  lastError: string | null = null;
+  invocations = 0;
+  timeouts = 0;
+  readonly failures: Record<string, number> = {};
+  private lastDiscoveryMs = 0;
+
+  constructor(
+    readonly config: FamilyConfig,
+    private readonly store: Store,
+    private readonly pool: WorkerPool,
+    private readonly settings: PartitionSettings,
+    private readonly hooks: PartitionHooks,
+    private readonly logger: Logger,
+  ) {
+    this.family = config.registration.family;
+    this.bindingName = config.registration.bindingName;
+    this.budget = config.maxWorkers;
+    this.backoff = new BackoffIndex({ baseMs: settings.retryBaseMs, maxMs: settings.retryMaxMs, conflictMs: settings.conflictRetryMs, jitter: 0.1 });
+  }
+
+  // ---- notifications -------------------------------------------------------------------------
+
+  /** An explicit request was accepted (in this process or, on MySQL, possibly elsewhere). */
+  notifyRequest(): void {
+    this.owedNeeded = true;
+    this.owedCursor = 0;
+  }
+
+  /** Ordinary work was marked dirty: a never-checked interval family may now be due. */
+  notifyDirty(): void {
+    if (this.nextDueAt === null) this.checkSchedule = true;
+  }
+
+  /** Periodic backend poll (MySQL/OceanBase only): cross-process requests and first checks. */
+  poll(): void {
+    this.notifyRequest();
+    if (this.nextDueAt === null) this.checkSchedule = true;
+  }
+
+  /** A new term: forget everything but running workers; recover from the database. */
+  resetForNewTerm(): void {
+    this.ready.length = 0;
+    this.readySources.clear();
+    this.retryWait.clear();
+    this.backoff.clear();
+    this.scan = null;
+    this.nextDueAt = null;
+    this.checkSchedule = true;
+    this.owedNeeded = true;
+    this.owedCursor = 0;
+  }
+
+  // ---- queries -------------------------------------------------------------------------------
+
+  private busy(scopeId: string): boolean {
+    return this.readySources.has(scopeId) || this.running.has(scopeId) || this.retryWait.has(scopeId);
+  }
+
+  private room(): number {
+    return this.settings.readyQueueSize - this.ready.length;
+  }
+
+  private hasBudget(): boolean {
+    return this.running.size < this.budget;
+  }
+
+  private scheduleEnabled(): boolean {
+    return this.config.schedule.kind !== 'off';
+  }
+
+  private scheduleDue(now: number): boolean {
+    if (this.scan) return true;
+    if (this.checkSchedule) return true;
+    return this.scheduleEnabled() && this.nextDueAt !== null && now >= this.nextDueAt;
+  }
+
+  /** Whether examining this family now could do anything (RFC 2: family first). */
+  wantsExamination(now: number): boolean {
+    const retriesDue = this.retryWait.size > 0 && (this.backoff.nextDeadline() ?? Infinity) <= now;
+    const hasIncoming = retriesDue || this.owedNeeded || this.scheduleDue(now);
+    if (this.ready.length > 0 && this.hasBudget()) return true;
+    return hasIncoming && this.hasBudget() && this.room() > 0;
+  }
+
+  /** The earliest local time at which this family needs another look (timers, not polling). */
+  nextWakeAt(): number | null {
+    const candidates: number[] = [];
+    const retry = this.backoff.nextDeadline();
+    if (retry !== null && this.retryWait.size > 0) candidates.push(retry);
+    if (this.scheduleEnabled() && this.nextDueAt !== null && !this.scan) candidates.push(this.nextDueAt);
+    if (this.providerBlockedUntil > Date.now()) candidates.push(this.providerBlockedUntil);
+    return candidates.length === 0 ? null : Math.min(...candidates);
+  }
+
+  // ---- examination ---------------------------------------------------------------------------
+
+  async examine(term: Term): Promise<void> {
+    const now = Date.now();
+    this.promoteDueRetries(now);
+    if (this.owedNeeded && this.room() > 0) await this.discoverOwed();
+    if (this.scheduleDue(now) && this.room() > 0 && this.hasBudget()) await this.advanceScan(term);
+    this.dispatchReady();
+  }
+
+  private pushReady(scopeId: string, source: ReadySource): boolean {
+    if (this.busy(scopeId) || this.room() <= 0) return false;
+    this.ready.push(scopeId);
+    this.readySources.set(scopeId, source);
+    return true;
+  }
+
+  private promoteDueRetries(now: number): void {
+    for (const key of this.backoff.due(now)) {
+      if (!this.retryWait.has(key) || this.room() <= 0) continue;
+      this.retryWait.delete(key);
+      this.pushReady(key, 'retry');
+    }
+  }
+
+  private async discoverOwed(): Promise<void> {
+    const started = performance.now();
+    const limit = Math.min(this.settings.scanPageSize, Math.max(1, this.room() * 4));
+    const page = await this.store.listOwedRequests(this.bindingName, this.owedCursor, limit);
+    let consumedAll = true;
+    for (const key of page.keys) {
+      if (this.busy(key.scopeId)) { this.owedCursor = key.pendingSequence; continue; }
+      if (this.room() <= 0) { consumedAll = false; break; }
+      this.pushReady(key.scopeId, 'request');
+      this.owedCursor = key.pendingSequence;
+    }
+    if (page.exhausted && consumedAll) {
+      this.owedNeeded = false;
+      this.owedCursor = 0;
+    }
+    this.lastDiscoveryMs = performance.now() - started;
+  }
+
+  private async policyNow(): Promise<SchedulePolicy> {
+    const schedule = this.config.schedule;
+    if (schedule.kind === 'interval') return { kind: 'interval', intervalSeconds: schedule.seconds };
+    if (schedule.kind === 'off') return { kind: 'off' };
+    const { dbNow } = await this.store.readBindingState(this.bindingName);
+    const fire = CronExpressionParser.parse(schedule.expression, { currentDate: new Date(dbNow.getTime() + 1), tz: schedule.timezone }).prev().toDate();
+    return { kind: 'cron', fireAt: fire };
+  }
+
+  private nextCronFire(dbNow: Date): Date | null {
+    const schedule = this.config.schedule;
+    if (schedule.kind !== 'cron') return null;
+    return CronExpressionParser.parse(schedule.expression, { currentDate: dbNow, tz: schedule.timezone }).next().toDate();
+  }
+
+  private async runProvider(): Promise<boolean> {
+    const provider = this.config.registration.pendingWork;
+    if (!provider?.remarkDirty) return true;
+    if (Date.now() < this.providerBlockedUntil) return false;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new Error('discovery deadline passed')), this.settings.discoveryTimeoutMs);
+    try {
+      const work = provider.remarkDirty({
+        bindingName: this.bindingName,
+        family: this.family,
+        signal: controller.signal,
+        limit: 10_000,
+        markDirty: async (scopeId) => { await this.store.markDirty(this.bindingName, scopeId); },
+        query: (sql, params) => this.store.domainQuery(sql, params),
+      });
+      const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }));
+      await Promise.race([work, aborted]);
+      if (this.health === 'degraded' && this.lastError?.startsWith('provider')) { this.health = 'ok'; this.lastError = null; }
+      return true;
+    } catch (error) {
+      this.health = 'degraded';
+      this.lastError = `provider: ${(error as Error).message}`;
+      this.providerBlockedUntil = Date.now() + this.settings.retryBaseMs;
+      this.logger.error({ binding: this.bindingName, family: this.family, stage: 'discovery', errorType: (error as Error).name, err: (error as Error).message }, 'pending-work provider failed; discovery of this family is delayed');
+      return false;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async advanceScan(term: Term): Promise<void> {
+    if (!this.scan) {
+      if (!this.scheduleEnabled() && !this.checkSchedule) return;
+      this.checkSchedule = false;
+      if (this.scheduleEnabled() && !(await this.runProvider())) return;
+      const policy = await this.policyNow();
+      const start = await this.store.beginScan(term, this.bindingName, policy);
+      const offset = Date.now() - start.dbNow.getTime();
+      if (start.outcome === 'not_due') {
+        this.setNextDue(start.nextDueAt, start.dbNow, offset);
+        return;
+      }
+      this.scan = { generation: start.scanGeneration, cursor: 0 };
+      this.setNextDue(start.nextDueAt, start.dbNow, offset);
+      this.logger.info({ binding: this.bindingName, family: this.family, scanGeneration: start.scanGeneration, outcome: start.outcome, upperPendingSequence: start.scanUpperPendingSequence }, 'automatic scan begun');
+    }
+    while (this.scan && this.room() > 0) {
+      const limit = Math.min(this.settings.scanPageSize, this.room());
+      const exclude = [...this.readySources.keys(), ...this.running.keys(), ...this.retryWait];
+      const page = await this.store.admitScanPage(term, this.bindingName, this.scan.generation, this.scan.cursor, limit, exclude);
+      for (const key of page.keys) this.pushReady(key.scopeId, 'scan');
+      if (page.keys.length > 0) this.logger.debug({ binding: this.bindingName, family: this.family, admitted: page.keys.length }, 'scan page admitted');
+      this.scan.cursor = page.nextAfterSequence;
+      if (page.exhausted) {
+        const finish = await this.store.finishScan(term, this.bindingName, this.scan.generation);
+        this.logger.info({ binding: this.bindingName, family: this.family, scanGeneration: finish.scanGeneration }, 'automatic scan finished');
+        this.scan = null;
+        // A scan that ends late makes the family due again at once (the database decides).
+        if (this.config.schedule.kind === 'interval' && this.nextDueAt !== null && Date.now() >= this.nextDueAt) this.checkSchedule = true;
+      }
+    }
+  }
+
+  private setNextDue(nextDue: Date | null, dbNow: Date, offset: number): void {
+    if (this.config.schedule.kind === 'cron') {
+      const fire = this.nextCronFire(dbNow);
+      this.nextDueAt = fire ? fire.getTime() + offset : null;
+    } else if (this.config.schedule.kind === 'interval') {
+      this.nextDueAt = nextDue ? nextDue.getTime() + offset : null;
+    } else {
+      this.nextDueAt = null;
+    }
+  }
+
+  // ---- dispatch ------------------------------------------------------------------------------
+
+  private dispatchReady(): void {
+    while (this.hasBudget() && this.ready.length > 0) {
+      const scopeId = this.ready.shift()!;
+      const source = this.readySources.get(scopeId)!;
+      this.readySources.delete(scopeId);
+      const term = this.hooks.currentTerm();
+      if (!term) {
+        this.ready.unshift(scopeId);
+        this.readySources.set(scopeId, source);
+        return;
+      }
+      const workerId = `${this.family}-${++this.workerSeq}`;
+      this.running.set(scopeId, { generation: 0, term, workerId, startedAt: Date.now() });
+      void this.invoke(scopeId, term, workerId, source);
+    }
+  }
+
+  private async invoke(scopeId: string, term: Term, workerId: string, source: ReadySource): Promise<void> {
+    let outcome: WorkerOutcome | null = null;
+    let generation = 0;
+    try {
+      const intent = await this.store.readIntent(this.bindingName, scopeId);
+      if (!intent || intent.requestedGeneration <= intent.handledGeneration) {
+        this.backoff.succeed(scopeId);
+        return; // nothing owed any more (merged into an earlier invocation)
+      }
+      generation = intent.requestedGeneration;
+      this.running.get(scopeId)!.generation = generation;
+      this.invocations += 1;
+      outcome = await this.pool.run(scopeId, {
+        bindingName: this.bindingName,
+        artifactFamily: this.family,
+        claimedRequestGeneration: generation,
+        supervisorKey: term.supervisorKey,
+        holderId: term.holderId,
+        supervisorGeneration: term.supervisorGeneration,
+        workerId,
+      });
+      await this.settle(scopeId, term, generation, outcome, source);
+    } catch (error) {
+      if (error instanceof TermLostError) this.hooks.termLost(term);
+      else this.recordFailure(scopeId, term, generation, 'dispatch_error', error as Error, source);
+    } finally {
+      this.running.delete(scopeId);
+      this.hooks.wake();
+    }
+  }
+
+  private async settle(scopeId: string, term: Term, generation: number, outcome: WorkerOutcome, source: ReadySource): Promise<void> {
+    const current = this.hooks.currentTerm();
+    const sameTerm = current && current.supervisorGeneration === term.supervisorGeneration && current.holderId === term.holderId;
+    if (outcome.status === 'term_lost') {
+      this.hooks.termLost(term);
+      return;
+    }
+    if (!sameTerm) return; // the new term recovers this key from the database
+    switch (outcome.status) {
+      case 'ok':
+      case 'already_handled': {
+        // Never report done without the persisted acknowledgement (RFC 5).
+        const after = await this.store.readIntent(this.bindingName, scopeId);
+        if (!after || after.handledGeneration < generation) {
+          this.recordFailure(scopeId, term, generation, 'not_acknowledged', new Error('worker returned without a persisted acknowledgement'), source);
+          return;
+        }
+        this.backoff.succeed(scopeId);
+        this.logger.info({
+          binding: this.bindingName, family: this.family, scope: scopeId, trigger: source, requestGeneration: generation,
+          outcome: outcome.status, durationMs: Math.round(outcome.durationMs), workerId: this.running.get(scopeId)?.workerId,
+          ordinaryWorkLeft: after.dirtyGeneration > after.cleanGeneration,
+        }, 'scope invocation acknowledged');
+        if (after.requestedGeneration > after.handledGeneration) {
+          // At most one successor; it merges every request accepted meanwhile.
+          if (!this.pushReady(scopeId, 'successor')) this.notifyRequest();
+        }
+        return;
+      }
+      case 'conflict': {
+        const entry = this.backoff.conflict(scopeId, 'conflict', Date.now());
+        this.retryWait.add(scopeId);
+        this.logger.info({ binding: this.bindingName, family: this.family, scope: scopeId, requestGeneration: generation, delayMs: entry.nextRetryAt - Date.now() }, 'progress conflict; re-dispatch after a short delay');
+        return;
+      }
+      case 'timeout':
+        this.timeouts += 1;
+        this.recordFailure(scopeId, term, generation, 'timeout', new Error(outcome.error?.message ?? 'timeout'), source, outcome);
+        return;
+      default:
+        this.recordFailure(scopeId, term, generation, outcome.status, Object.assign(new Error(outcome.error?.message ?? outcome.status), { name: outcome.error?.name ?? 'Error' }), source, outcome);
+    }
+  }
+
+  private recordFailure(scopeId: string, term: Term, generation: number, reason: string, error: Error, source: ReadySource, outcome?: WorkerOutcome): void {
+    const entry = this.backoff.fail(scopeId, reason, Date.now());
+    this.retryWait.add(scopeId);
+    this.failures[reason] = (this.failures[reason] ?? 0) + 1;
+    this.logger.warn({
+      binding: this.bindingName,
+      family: this.family,
+      scope: scopeId,
+      trigger: source,
+      requestGeneration: generation,
+      workerId: this.running.get(scopeId)?.workerId,
+      supervisorKey: term.supervisorKey,
+      holderId: term.holderId,
+      supervisorGeneration: term.supervisorGeneration,
+      stage: outcome ? 'invocation' : 'dispatch',
+      errorCode: reason,
+      errorType: error.name,
+      err: error.message,
+      attempt: entry.consecutiveFailures,
+      retryInMs: entry.nextRetryAt - Date.now(),
+    }, 'scope invocation failed');
+  }
+
+  /** Terminates the workers of the lost term (they stay counted until their exit is confirmed). */
+  async terminateRunning(): Promise<void> {
+    await this.pool.terminateBusy();
+  }
+
+  /** Shutdown: no new dispatch; running workers are terminated within the grace period. */
+  async close(): Promise<void> {
+    this.ready.length = 0;
+    this.readySources.clear();
+    await this.pool.close();
+  }
+
+  stats(): FamilyStats {
+    const s = this.config.schedule;
+    return {
+      family: this.family,
+      bindingName: this.bindingName,
+      schedule: s.kind === 'interval' ? `interval ${s.seconds}s` : s.kind === 'cron' ? `cron ${s.expression} ${s.timezone}` : 'off',
+      budget: this.budget,
+      running: this.running.size,
+      ready: this.ready.length,
+      retryWait: this.retryWait.size,
+      scanInProgress: this.scan !== null,
+      nextDueAt: this.nextDueAt === null ? null : new Date(this.nextDueAt).toISOString(),
+      health: this.health,
+      lastError: this.lastError,
+      invocations: this.invocations,
+      failures: { ...this.failures },
+      timeouts: this.timeouts,
+    };
+  }
+
+  get discoveryLatencyMs(): number {
+    return this.lastDiscoveryMs;
+  }
+}

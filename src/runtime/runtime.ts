@@ -1,0 +1,185 @@
+/**
+ * The host process: builds the supervisors the mode asks for (global: one supervisor and lease
+ * 'global' with a partition per family; dedicated: one supervisor and lease 'artifact:<family>'
+ * per family, in this same process), or none for the api role, which only accepts intents.
+ */
+import crypto from 'node:crypto';
+import os from 'node:os';
+import { describeConfig, type RuntimeConfig } from '../config/runtime-config.ts';
+import { redactDatabaseUrl, type DatabaseTarget } from '../config/database-url.ts';
+import type { Logger } from '../logging.ts';
+import { openStore } from '../store/open.ts';
+import type { IntentSnapshot, LeaseRead, Store, TxHandle } from '../store/types.ts';
+import { FamilyPartition, type FamilyStats } from './family-partition.ts';
+import { Supervisor } from './supervisor.ts';
+import { WorkerPool } from './worker-pool.ts';
+import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { watchSqliteCommits } from './sqlite-wakeup.ts';
+
+export function newHolderId(): string {
+  const host = os.hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 60) || 'host';
+  return `${host}:${process.pid}:${crypto.randomBytes(6).toString('hex')}`;
+}
+
+export function databaseUrlOf(target: DatabaseTarget): string {
+  if (target.backend === 'sqlite') return `sqlite:${target.file}`;
+  const auth = target.password ? `${encodeURIComponent(target.user)}:${encodeURIComponent(target.password)}` : encodeURIComponent(target.user);
+  return `mysql://${auth}@${target.host}:${target.port}/${target.database}`;
+}
+
+export interface RuntimeStatus {
+  mode: string;
+  role: string;
+  holderId: string;
+  supervisors: Array<{ supervisorKey: string; state: string; supervisorGeneration: number | null; renewalFailures: number; termChanges: number }>;
+  families: FamilyStats[];
+}
+
+export class Runtime {
+  readonly store: Store;
+  readonly holderId: string;
+  readonly supervisors: Supervisor[] = [];
+  private readonly byFamily = new Map<string, { partition?: FamilyPartition; supervisor?: Supervisor; bindingName: string }>();
+  private stopping: Promise<void> | null = null;
+  private unwatch: (() => void) | null = null;
+
+  constructor(readonly config: RuntimeConfig, private readonly logger: Logger, options: { holderId?: string; store?: Store; workerEnv?: NodeJS.ProcessEnv } = {}) {
+    this.store = options.store ?? openStore(config.database);
+    this.holderId = options.holderId ?? newHolderId();
+    for (const f of config.families) this.byFamily.set(f.registration.family, { bindingName: f.registration.bindingName });
+    if (config.role === 'api') return;
+
+    const makeSupervisor = (key: string) => new Supervisor(this.store, {
+      supervisorKey: key,
+      holderId: this.holderId,
+      ttlMs: config.leaseTtlMs,
+      renewEveryMs: config.renewEveryMs,
+      pollEveryMs: config.pollEveryMs,
+      logger,
+    });
+    const global = config.mode === 'global' ? makeSupervisor('global') : null;
+    if (global) this.supervisors.push(global);
+    for (const familyConfig of config.families) {
+      const supervisor = global ?? makeSupervisor(`artifact:${familyConfig.registration.family}`);
+      if (!global) this.supervisors.push(supervisor);
+      const pool = new WorkerPool({
+        family: familyConfig.registration.family,
+        processorModule: familyConfig.registration.processor.module,
+        processorExport: familyConfig.registration.processor.exportName,
+        databaseUrl: databaseUrlOf(config.database),
+        timeoutMs: familyConfig.workerTimeoutMs,
+        graceMs: config.terminateGraceMs,
+        maxIdle: familyConfig.maxWorkers,
+        logger,
+        env: options.workerEnv,
+      });
+      const partition = new FamilyPartition(familyConfig, this.store, pool, {
+        readyQueueSize: config.readyQueueSize,
+        scanPageSize: config.scanPageSize,
+        retryBaseMs: config.retryBaseMs,
+        retryMaxMs: config.retryMaxMs,
+        conflictRetryMs: config.conflictRetryMs,
+        discoveryTimeoutMs: config.discoveryTimeoutMs,
+      }, {
+        wake: () => supervisor.wake(),
+        termLost: (term) => supervisor.termLost(term),
+        currentTerm: () => supervisor.term,
+      }, logger);
+      supervisor.partitions.push(partition);
+      this.byFamily.set(familyConfig.registration.family, { partition, supervisor, bindingName: familyConfig.registration.bindingName });
+    }
+  }
+
+  async start(): Promise<void> {
+    this.logger.info({
+      ...describeConfig(this.config),
+      database: redactDatabaseUrl(this.config.database),
+      holderId: this.holderId,
+      supervisors: this.supervisors.map((s) => s.supervisorKey),
+    }, 'artifact processing supervisor starting');
+    for (const alias of this.config.aliasesUsed) this.logger.info(alias, 'compatibility alias used');
+    await Promise.all(this.supervisors.map((s) => s.start()));
+    if (this.store instanceof SqliteStore && this.config.database.backend === 'sqlite' && this.supervisors.length > 0) {
+      this.unwatch = watchSqliteCommits(this.store.db, this.config.database.file, () => {
+        for (const s of this.supervisors) {
+          for (const p of s.partitions) {
+            p.notifyRequest();
+            p.notifyDirty();
+          }
+          s.wake();
+        }
+      });
+    }
+    for (const s of this.supervisors) {
+      const term = s.term;
+      this.logger.info({ supervisorKey: s.supervisorKey, state: s.keeper.state, supervisorGeneration: term?.supervisorGeneration ?? null, holderId: this.holderId }, 'supervisor started');
+    }
+  }
+
+  private binding(family: string): { partition?: FamilyPartition; supervisor?: Supervisor; bindingName: string } {
+    const entry = this.byFamily.get(family);
+    if (!entry) throw new Error(`unknown family ${JSON.stringify(family)}`);
+    return entry;
+  }
+
+  /** Accepts an explicit request (inside the caller's transaction when tx is given) and wakes the family. */
+  async trigger(family: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot> {
+    const entry = this.binding(family);
+    const intent = await this.store.acceptRequest(entry.bindingName, scopeId, tx);
+    if (!tx) this.notifyRequest(family);
+    return intent;
+  }
+
+  /** Marks ordinary work (inside the caller's transaction when tx is given). */
+  async markDirty(family: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot> {
+    const entry = this.binding(family);
+    const intent = await this.store.markDirty(entry.bindingName, scopeId, tx);
+    if (!tx) this.notifyDirty(family);
+    return intent;
+  }
+
+  /** In-process notifications (after the caller's transaction committed). */
+  notifyRequest(family: string): void {
+    const entry = this.binding(family);
+    entry.partition?.notifyRequest();
+    entry.supervisor?.wake();
+  }
+
+  notifyDirty(family: string): void {
+    const entry = this.binding(family);
+    entry.partition?.notifyDirty();
+    entry.supervisor?.wake();
+  }
+
+  async leases(): Promise<LeaseRead[]> {
+    const keys = this.config.mode === 'global' ? ['global'] : this.config.families.map((f) => `artifact:${f.registration.family}`);
+    return Promise.all(keys.map((k) => this.store.readLease(k)));
+  }
+
+  status(): RuntimeStatus {
+    return {
+      mode: this.config.mode,
+      role: this.config.role,
+      holderId: this.holderId,
+      supervisors: this.supervisors.map((s) => ({
+        supervisorKey: s.supervisorKey,
+        state: s.keeper.state,
+        supervisorGeneration: s.term?.supervisorGeneration ?? null,
+        renewalFailures: s.keeper.renewalFailures,
+        termChanges: s.keeper.termChanges,
+      })),
+      families: this.supervisors.flatMap((s) => s.partitions.map((p) => p.stats())),
+    };
+  }
+
+  async stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.logger.info({ holderId: this.holderId }, 'shutting down: discovery and dispatch stopped');
+      this.unwatch?.();
+      await Promise.all(this.supervisors.map((s) => s.stop()));
+      await this.store.close();
+      this.logger.info({ holderId: this.holderId }, 'shut down');
+    })();
+    return this.stopping;
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * One logical supervisor: one lease key, one term keeper, one loop, one scheduling partition per
+ * family it owns (global: every family; dedicated: one). The loop wakes on notifications, worker
+ * exits and deadlines (and, on MySQL/OceanBase only, a discovery poll); it examines families in
+ * rotation, skipping at once those that cannot proceed, so one family never delays another.
+ */
+import type { Logger } from '../logging.ts';
+import { TermLostError } from '../store/errors.ts';
+import type { Store, Term } from '../store/types.ts';
+import type { FamilyPartition } from './family-partition.ts';
+import { TermKeeper } from './term-keeper.ts';
+
+export interface SupervisorOptions {
+  supervisorKey: string;
+  holderId: string;
+  ttlMs: number;
+  renewEveryMs: number;
+  pollEveryMs: number;
+  logger: Logger;
+}
+
+export class Supervisor {
+  readonly supervisorKey: string;
+  readonly keeper: TermKeeper;
+  partitions: FamilyPartition[] = [];
+  private scheduled = false;
+  private ticking: Promise<void> | null = null;
+  private again = false;
+  private timer: NodeJS.Timeout | null = null;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private rotation = 0;
+  private stopped = false;
+  ticks = 0;
+
+  constructor(private readonly store: Store, private readonly options: SupervisorOptions) {
+    this.supervisorKey = options.supervisorKey;
+    this.keeper = new TermKeeper(store, {
+      supervisorKey: options.supervisorKey,
+      holderId: options.holderId,
+      ttlMs: options.ttlMs,
+      renewEveryMs: options.renewEveryMs,
+      logger: options.logger,
+    });
+    this.keeper.on('acquired', (term) => {
+      options.logger.info({ supervisorKey: term.supervisorKey, holderId: term.holderId, supervisorGeneration: term.supervisorGeneration }, 'term acquired; recovering from persisted state');
+      for (const p of this.partitions) p.resetForNewTerm();
+      this.wake();
+    });
+    this.keeper.on('lost', (term, reason) => {
+      options.logger.warn({ supervisorKey: term.supervisorKey, holderId: term.holderId, supervisorGeneration: term.supervisorGeneration, reason }, 'term lost; dispatch stopped');
+      void this.terminateWorkers();
+    });
+    this.keeper.on('standby', (holderId) => {
+      options.logger.info({ supervisorKey: options.supervisorKey, leader: holderId }, 'standby: another candidate holds the term');
+    });
+  }
+
+  get term(): Term | null {
+    return this.keeper.term;
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.keeper.start();
+    if (this.store.backend !== 'sqlite') {
+      this.pollTimer = setInterval(() => {
+        if (!this.keeper.term) return;
+        for (const p of this.partitions) p.poll();
+        this.wake();
+      }, this.options.pollEveryMs);
+      this.pollTimer.unref?.();
+    }
+    this.wake();
+  }
+
+  /** Asks for an examination round soon; several wakes merge into one round. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.ticking = this.tick().finally(() => {
+        this.ticking = null;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+    });
+  }
+
+  private async tick(): Promise<void> {
+    const term = this.keeper.term;
+    if (!term || this.stopped) return;
+    this.ticks += 1;
+    const n = this.partitions.length;
+    const start = this.rotation++ % Math.max(1, n);
+    for (let i = 0; i < n; i += 1) {
+      if (this.stopped || this.keeper.term !== term) return;
+      const partition = this.partitions[(start + i) % n];
+      if (!partition.wantsExamination(Date.now())) continue;
+      try {
+        await partition.examine(term);
+      } catch (error) {
+        if (error instanceof TermLostError) {
+          this.termLost(term);
+          return;
+        }
+        partition.health = 'degraded';
+        partition.lastError = (error as Error).message;
+        this.options.logger.error({ supervisorKey: term.supervisorKey, binding: partition.bindingName, family: partition.family, stage: 'examine', errorType: (error as Error).name, err: (error as Error).message }, 'family examination failed; other families continue');
+      }
+    }
+    this.armTimer();
+  }
+
+  private armTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    const next = this.partitions.map((p) => p.nextWakeAt()).filter((t): t is number => t !== null);
+    if (next.length === 0) return;
+    const delay = Math.max(0, Math.min(...next) - Date.now()) + 5;
+    this.timer = setTimeout(() => this.wake(), Math.min(delay, 2 ** 31 - 1));
+    this.timer.unref?.();
+  }
+
+  termLost(term: Term): void {
+    this.keeper.reportLost(term);
+  }
+
+  private async terminateWorkers(): Promise<void> {
+    // Best effort: the database fencing already rejects every commit of the old term.
+    await Promise.all(this.partitions.map((p) => p.terminateRunning().catch(() => undefined)));
+  }
+
+  /** Shutdown: stop discovery and dispatch, finite cleanup of workers, invalidate the term. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    await this.ticking?.catch(() => undefined);
+    await Promise.all(this.partitions.map((p) => p.close()));
+    await this.keeper.stop(true);
+  }
+}

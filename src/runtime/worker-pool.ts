@@ -1,0 +1,180 @@
+/**
+ * Worker host (parent side) for one family: managed child processes, each running one scope
+ * invocation at a time, reused for later invocations of the same family. A timeout covers the
+ * whole invocation from dispatch: SIGTERM, a bounded wait, then SIGKILL; the invocation settles
+ * (and the caller releases the budget) only once the exit is confirmed.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { SRC_DIR } from '../paths.ts';
+import type { ExecutionContext } from '../sdk/processor.ts';
+import type { ChildMessage, InvocationStatus, ResultMessage } from '../worker/protocol.ts';
+import type { Logger } from '../logging.ts';
+
+const WORKER_MAIN = path.join(SRC_DIR, 'worker', 'worker-main.ts');
+const TSX_LOADER = import.meta.resolve('tsx');
+
+export type WorkerOutcome =
+  | { status: InvocationStatus; durationMs: number; error?: ResultMessage['error']; pid: number }
+  | { status: 'timeout' | 'crashed'; durationMs: number; error?: { name: string; message: string }; pid: number; exitCode: number | null; signal: string | null };
+
+export interface WorkerPoolOptions {
+  family: string;
+  processorModule: string;
+  processorExport?: string;
+  databaseUrl: string;
+  timeoutMs: number;
+  graceMs: number;
+  maxIdle: number;
+  logger: Logger;
+  env?: NodeJS.ProcessEnv;
+}
+
+interface WorkerProcess {
+  child: ChildProcess;
+  ready: Promise<void>;
+  exited: Promise<void>;
+  alive: boolean;
+}
+
+let invocationCounter = 0;
+
+export class WorkerPool {
+  private readonly idle: WorkerProcess[] = [];
+  private readonly all = new Set<WorkerProcess>();
+  terminating = 0;
+  spawned = 0;
+  private closed = false;
+
+  constructor(private readonly options: WorkerPoolOptions) {}
+
+  private spawn(): WorkerProcess {
+    const child = fork(WORKER_MAIN, [], {
+      execArgv: ['--import', TSX_LOADER],
+      env: { ...process.env, ...this.options.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: this.options.databaseUrl },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'json',
+    });
+    this.spawned += 1;
+    const worker: WorkerProcess = { child, alive: true, ready: Promise.resolve(), exited: Promise.resolve() };
+    worker.exited = new Promise<void>((resolve) => {
+      child.once('exit', () => {
+        worker.alive = false;
+        this.all.delete(worker);
+        const i = this.idle.indexOf(worker);
+        if (i >= 0) this.idle.splice(i, 1);
+        resolve();
+      });
+    });
+    worker.ready = new Promise<void>((resolve, reject) => {
+      const onMessage = (m: ChildMessage) => {
+        if (m.type === 'ready') {
+          child.off('message', onMessage);
+          resolve();
+        }
+      };
+      child.on('message', onMessage);
+      child.once('exit', (code) => reject(new Error(`worker exited during start-up (code ${code})`)));
+    });
+    worker.ready.catch(() => undefined);
+    this.all.add(worker);
+    return worker;
+  }
+
+  /** Runs one invocation; resolves after the result, or after a confirmed exit on timeout/crash. */
+  async run(scopeId: string, context: ExecutionContext): Promise<WorkerOutcome> {
+    if (this.closed) throw new Error('worker pool is closed');
+    const worker = this.idle.pop() ?? this.spawn();
+    const started = performance.now();
+    const invocationId = ++invocationCounter;
+    const pid = worker.child.pid ?? -1;
+    return new Promise<WorkerOutcome>((resolve) => {
+      let settled = false;
+      let timedOut = false;
+      const finish = (outcome: WorkerOutcome, reusable: boolean) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        worker.child.off('message', onMessage);
+        worker.child.off('exit', onExit);
+        if (reusable && worker.alive && !this.closed && this.idle.length < this.options.maxIdle) this.idle.push(worker);
+        else if (reusable && worker.alive) this.retire(worker);
+        resolve(outcome);
+      };
+      const onMessage = (m: ChildMessage) => {
+        if (m.type === 'result' && m.invocationId === invocationId) {
+          finish({ status: m.status, durationMs: m.durationMs, error: m.error, pid }, true);
+        }
+      };
+      const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+        const durationMs = performance.now() - started;
+        if (timedOut) {
+          finish({ status: 'timeout', durationMs, pid, exitCode: code, signal, error: { name: 'TimeoutError', message: `invocation exceeded ${this.options.timeoutMs} ms` } }, false);
+        } else {
+          finish({ status: 'crashed', durationMs, pid, exitCode: code, signal, error: { name: 'WorkerCrash', message: `worker exited (code ${code}, signal ${signal})` } }, false);
+        }
+      };
+      const timer = setTimeout(() => {
+        timedOut = true;
+        void this.terminate(worker);
+      }, this.options.timeoutMs);
+      worker.child.on('message', onMessage);
+      worker.child.on('exit', onExit);
+      if (!worker.alive) {
+        onExit(worker.child.exitCode, worker.child.signalCode);
+        return;
+      }
+      worker.ready.then(() => {
+        if (settled || !worker.alive) return;
+        worker.child.send({
+          type: 'invoke',
+          invocationId,
+          scopeId,
+          processorModule: this.options.processorModule,
+          processorExport: this.options.processorExport,
+          context,
+        });
+      }, () => undefined);
+    });
+  }
+
+  /** Graceful termination, a bounded wait, then a forced kill; resolves when the exit is confirmed. */
+  async terminate(worker: WorkerProcess): Promise<void> {
+    if (!worker.alive) return;
+    this.terminating += 1;
+    try {
+      worker.child.kill('SIGTERM');
+      const graceful = await Promise.race([
+        worker.exited.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), this.options.graceMs).unref()),
+      ]);
+      if (!graceful && worker.alive) {
+        worker.child.kill('SIGKILL');
+        await worker.exited;
+      }
+    } finally {
+      this.terminating -= 1;
+    }
+  }
+
+  private retire(worker: WorkerProcess): void {
+    if (worker.child.connected) worker.child.send({ type: 'shutdown' });
+    else worker.child.kill('SIGTERM');
+  }
+
+  /** Terminates the processes that are running an invocation (idle ones stay). */
+  async terminateBusy(): Promise<void> {
+    const busy = [...this.all].filter((w) => !this.idle.includes(w));
+    await Promise.all(busy.map((w) => this.terminate(w)));
+  }
+
+  /** Terminates every worker (running ones included) within the grace period; resolves when all exited. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.all].map((w) => this.terminate(w)));
+  }
+
+  get processCount(): number {
+    return this.all.size;
+  }
+}

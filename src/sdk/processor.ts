@@ -1,0 +1,79 @@
+/**
+ * Processor SDK: what a family's processor implements and what it receives. A processor runs in a
+ * managed worker child process, reads its own work from its own storage, and commits business
+ * results in short fenced transactions through `ctx.commit`, which asserts the term first and can
+ * acknowledge the invocation (and confirm the dirty snapshot as clean) in the same transaction.
+ * Returning normally without a persisted acknowledgement is a protocol failure.
+ */
+import type { Logger } from '../logging.ts';
+import type { Backend, IntentSnapshot, Store, TxHandle } from '../store/types.ts';
+
+/** The execution context of RFC section 1. */
+export interface ExecutionContext {
+  bindingName: string;
+  artifactFamily: string;
+  claimedRequestGeneration: number;
+  supervisorKey: string;
+  holderId: string;
+  supervisorGeneration: number;
+  workerId: string;
+}
+
+/** The trusted background principal the processor wrapper restores for automatic processing. */
+export interface BackgroundPrincipal {
+  kind: 'background';
+  id: string;
+  family: string;
+}
+
+export interface CommitOptions<T = unknown> {
+  /** Acknowledge the invocation (handled := claimedRequestGeneration) in this transaction. */
+  acknowledge?: boolean;
+  /**
+   * Also confirm the dirty generation of the start snapshot as clean (no work left in it); a
+   * function decides from the transaction's result (e.g. whether the window reached the end).
+   */
+  confirmClean?: boolean | ((result: T) => boolean);
+}
+
+export interface ProcessorContext extends ExecutionContext {
+  backend: Backend;
+  /** Intent generations read when the invocation started. */
+  snapshot: IntentSnapshot;
+  store: Store;
+  logger: Logger;
+  principal: BackgroundPrincipal;
+  /** Aborted when the worker is being terminated (timeout, shutdown, lost term). */
+  signal: AbortSignal;
+  /** Runs fn in one fenced transaction (term asserted first); see CommitOptions. */
+  commit<T>(fn: (tx: TxHandle) => Promise<T> | T, options?: CommitOptions<T>): Promise<T>;
+  /** Acknowledges without business writes (a NOOP or a candidate awaiting review). */
+  acknowledge(options?: { confirmClean?: boolean }): Promise<void>;
+  /** Runs one statement with bound parameters on a transaction handle of either backend. */
+  query(tx: TxHandle, sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+}
+
+export interface Processor {
+  processScope(scopeId: string, ctx: ProcessorContext): Promise<void>;
+}
+
+/** Throw to report a progress or head CAS conflict: re-dispatched after a short fixed delay, not counted as a failure. */
+export class ConflictError extends Error {
+  constructor(message = 'progress conflict') {
+    super(message);
+    this.name = 'ConflictError';
+  }
+}
+
+/** Throw when the trusted principal may not process this scope: a failure of this scope only. */
+export class AuthorizationError extends Error {
+  constructor(message = 'not authorized') {
+    super(message);
+    this.name = 'AuthorizationError';
+  }
+}
+
+export function defineProcessor(processor: Processor): Processor {
+  if (!processor || typeof processor.processScope !== 'function') throw new Error('a processor must have processScope(scopeId, ctx)');
+  return processor;
+}

@@ -1,0 +1,135 @@
+/**
+ * Worker child process: rebuilds its own database connection from
+ * POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL, loads processors by module path, and runs one scope
+ * invocation at a time on the supervisor's request. Nothing of the parent's memory is used.
+ */
+import { pathToFileURL } from 'node:url';
+import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
+import { createLogger } from '../logging.ts';
+import { AuthorizationError, ConflictError, type Processor, type ProcessorContext } from '../sdk/processor.ts';
+import { StoreError, TermLostError } from '../store/errors.ts';
+import { openStore } from '../store/open.ts';
+import { txQuery } from '../store/tx-query.ts';
+import type { Store } from '../store/types.ts';
+import type { ChildMessage, InvokeMessage, ParentMessage, ResultMessage } from './protocol.ts';
+
+const logger = createLogger({ name: 'apsup-worker' });
+let store: Store | null = null;
+const processors = new Map<string, Processor>();
+let current: AbortController | null = null;
+
+function send(message: ChildMessage): void {
+  process.send?.(message);
+}
+
+async function loadProcessor(modulePath: string, exportName?: string): Promise<Processor> {
+  const key = `${modulePath}#${exportName ?? ''}`;
+  let processor = processors.get(key);
+  if (!processor) {
+    const mod = await import(pathToFileURL(modulePath).href) as Record<string, unknown>;
+    const candidate = (exportName ? mod[exportName] : mod.default ?? mod.processor) as Processor | undefined;
+    if (!candidate || typeof candidate.processScope !== 'function') {
+      throw new Error(`processor module does not export ${exportName ?? 'default'} with processScope()`);
+    }
+    processor = candidate;
+    processors.set(key, processor);
+  }
+  return processor;
+}
+
+async function invoke(message: InvokeMessage): Promise<ResultMessage> {
+  const started = performance.now();
+  const { context, scopeId } = message;
+  const done = (status: ResultMessage['status'], error?: unknown): ResultMessage => ({
+    type: 'result',
+    invocationId: message.invocationId,
+    status,
+    durationMs: performance.now() - started,
+    ...(error ? { error: { name: (error as Error).name ?? 'Error', message: (error as Error).message ?? String(error), code: (error as StoreError).code } } : {}),
+  });
+  const db = store!;
+  const term = { supervisorKey: context.supervisorKey, holderId: context.holderId, supervisorGeneration: context.supervisorGeneration };
+  let acknowledged = false;
+  current = new AbortController();
+  try {
+    const snapshot = await db.readIntent(context.bindingName, scopeId);
+    if (!snapshot) throw new Error('intent row not found for the scheduling key');
+    if (snapshot.handledGeneration >= context.claimedRequestGeneration) {
+      // Already acknowledged (e.g. commit succeeded but the notification was lost): never consume new input for it.
+      return done('already_handled');
+    }
+    const processor = await loadProcessor(message.processorModule, message.processorExport);
+    const ackOptions = (confirmClean?: boolean) => ({
+      bindingName: context.bindingName,
+      scopeId,
+      claimedRequestGeneration: context.claimedRequestGeneration,
+      cleanThroughDirtyGeneration: confirmClean ? snapshot.dirtyGeneration : null,
+    });
+    const ctx: ProcessorContext = {
+      ...context,
+      backend: db.backend,
+      snapshot,
+      store: db,
+      logger: logger.child({ binding: context.bindingName, family: context.artifactFamily, workerId: context.workerId }),
+      principal: { kind: 'background', id: `apsup-background:${context.artifactFamily}`, family: context.artifactFamily },
+      signal: current.signal,
+      async commit(fn, options = {}) {
+        return db.transaction(async (tx) => {
+          await db.assertTerm(tx, term);
+          const result = await fn(tx);
+          if (options.acknowledge) {
+            const clean = typeof options.confirmClean === 'function' ? options.confirmClean(result) : options.confirmClean;
+            await db.ackInvocation(term, ackOptions(clean), tx);
+          }
+          return result;
+        }).then((result) => {
+          if (options.acknowledge) acknowledged = true;
+          return result;
+        });
+      },
+      async acknowledge(options = {}) {
+        await db.transaction(async (tx) => db.ackInvocation(term, ackOptions(options.confirmClean), tx));
+        acknowledged = true;
+      },
+      query: txQuery,
+    };
+    await processor.processScope(scopeId, ctx);
+    return done(acknowledged ? 'ok' : 'not_acknowledged');
+  } catch (error) {
+    if (error instanceof TermLostError) return done('term_lost', error);
+    if (error instanceof ConflictError) return done('conflict', error);
+    if (error instanceof AuthorizationError) return done('failed', error);
+    return done('failed', error);
+  } finally {
+    current = null;
+  }
+}
+
+async function main(): Promise<void> {
+  store = openStore(parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]));
+  let queue = Promise.resolve();
+  process.on('message', (message: ParentMessage) => {
+    if (message.type === 'shutdown') {
+      queue = queue.then(async () => {
+        await store?.close();
+        process.exit(0);
+      });
+      return;
+    }
+    if (message.type === 'invoke') {
+      queue = queue.then(async () => send(await invoke(message)));
+    }
+  });
+  process.on('SIGTERM', () => {
+    // Graceful termination: tell the running processor, give it a moment, then leave.
+    current?.abort();
+    setTimeout(() => process.exit(143), 200).unref();
+  });
+  process.on('disconnect', () => process.exit(0));
+  send({ type: 'ready', pid: process.pid });
+}
+
+main().catch((error: unknown) => {
+  logger.error({ err: (error as Error).message }, 'worker failed to start');
+  process.exit(1);
+});
