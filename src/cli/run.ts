@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../logging.ts';
 import { loadFamilies } from '../registry/load.ts';
 import { RegistrationError } from '../registry/registration.ts';
 import { Runtime } from '../runtime/runtime.ts';
+import { HostLockError, acquireSqliteHostLock } from '../runtime/sqlite-host-lock.ts';
 
 export interface RunOptions {
   familiesModule?: string;
@@ -27,18 +28,25 @@ export async function buildRuntimeConfig(options: RunOptions): Promise<{ config:
 export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: Runtime) => Promise<void> | void): Promise<number> {
   const logger = options.logger ?? createLogger();
   let runtime: Runtime;
+  let releaseLock: () => void = () => undefined;
   try {
     const { config, module } = await buildRuntimeConfig(options);
+    if (config.database.backend === 'sqlite' && config.role !== 'api') releaseLock = acquireSqliteHostLock(config.database.file);
     runtime = new Runtime(config, logger);
     logger.info({ familiesModule: module }, 'families module loaded');
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof RegistrationError) {
+    releaseLock();
+    if (error instanceof ConfigError || error instanceof RegistrationError || error instanceof HostLockError) {
       logger.fatal({ err: error.message }, 'invalid configuration; not starting');
       console.error(`apsup: ${error.message}`);
       return 2;
     }
     throw error;
   }
+  runtime.onFatal = (reason) => {
+    logger.fatal({ reason }, 'runtime cannot continue; shutting down');
+    process.kill(process.pid, 'SIGTERM');
+  };
   await runtime.start();
   await onStarted?.(runtime);
   await new Promise<void>((resolve) => {
@@ -54,5 +62,6 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     process.on('SIGTERM', onTerm);
   });
   await runtime.stop();
+  releaseLock();
   return 0;
 }

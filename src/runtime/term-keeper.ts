@@ -114,9 +114,19 @@ export class TermKeeper extends EventEmitter {
     if (term) this.emit('lost', term, reason);
   }
 
-  /** Called when a fenced write reported term_lost: stop trusting the term at once. */
+  /**
+   * Called when a fenced write reported term_lost: stop trusting the term at once. On
+   * MySQL/OceanBase the keeper competes again (as a candidate). On SQLite a lost term means
+   * another host took it: the keeper stops for good instead of taking it back, so two hosts never
+   * alternate on one database file.
+   */
   reportLost(term: Term): void {
     if (this.term && this.term.supervisorGeneration === term.supervisorGeneration && this.term.holderId === term.holderId) {
+      if (this.store.backend === 'sqlite') {
+        this.stopped = true;
+        this.lose('superseded');
+        return;
+      }
       this.lose('term_lost');
       this.schedule(0);
     }
