@@ -16,7 +16,8 @@
 --                                           dirty generation of the snapshot read at start
 -- Result: one row (binding_name, scope_id, outcome, requested_generation, handled_generation,
 --   dirty_generation, clean_generation): outcome 'acknowledged', or 'already_handled' when
---   handled_generation was already >= the claimed generation (nothing changed).
+--   handled_generation was already >= the claimed generation (handled unchanged; a clean
+--   confirmation is still applied, since it only states that the snapshot has no work left).
 -- Errors (SQLSTATE '45000', MESSAGE_TEXT):
 --   term_lost           the worker's term is not the live one.
 --   intent_not_found    the key has no intent row.

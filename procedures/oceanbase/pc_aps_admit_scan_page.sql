@@ -1,6 +1,6 @@
 -- Operation: pc_aps_admit_scan_page   (SQLite twin: sql/sqlite/pc_aps_admit_scan_page.sql; TypeScript: Store.admitScanPage)
 -- Purpose: fenced, set-based admission of one page of the scan in progress. Selects, in
---   pending_sequence order, up to p_limit keys of the binding with
+--   pending_sequence order, up to p_page_limit keys of the binding with
 --     dirty_generation > clean_generation (ordinary work),
 --     p_after_sequence < pending_sequence <= scan_upper_pending_sequence,
 --     last_auto_scan_generation < p_scan_generation (not yet admitted by this scan),
@@ -10,7 +10,7 @@
 --   mark last_auto_scan_generation = p_scan_generation recorded. Re-running any page of the same
 --   scan generation (after a crash, from the first page) admits nothing twice: marked keys are
 --   skipped. Excluded keys are not marked; the next scan considers them again.
---   The page's range is fixed first by a snapshot read of up to p_limit candidates (an index
+--   The page's range is fixed first by a snapshot read of up to p_page_limit candidates (an index
 --   range read on ix_pc_api_scan); the UPDATE then covers exactly that pending_sequence range and
 --   re-checks every condition on the locked rows. The admitted rows are identified by
 --   last_auto_scan_page = the binding's page counter, which this call increments under the
@@ -22,18 +22,18 @@
 --   p_scan_generation    BIGINT       the generation returned by pc_aps_begin_scan
 --   p_after_sequence     BIGINT       cursor: 0 for the first page, then the largest
 --                                     pending_sequence of the previous page
---   p_limit              INT          page size, 1 .. 5000
+--   p_page_limit              INT          page size, 1 .. 5000
 --   p_exclude_scope_ids  MEDIUMTEXT   comma-separated scope ids to skip, or NULL/''
 --                                     (scope ids never contain commas)
 -- Result: two result sets.
 --   1. one row (next_after_sequence, exhausted): the page's cursor, i.e. the largest
 --      pending_sequence among the page's candidates (NULL when there were none: keep the
---      cursor), and exhausted = 1 when fewer than p_limit candidates were left up to
+--      cursor), and exhausted = 1 when fewer than p_page_limit candidates were left up to
 --      scan_upper_pending_sequence (call pc_aps_finish_scan), 0 otherwise (continue with
 --      p_after_sequence = next_after_sequence).
 --   2. the keys admitted by this call (scope_id, pending_sequence, requested_generation,
 --      handled_generation, dirty_generation, clean_generation) in pending_sequence order, with
---      the requested generation they now owe. Usually p_limit rows; a key that stopped
+--      the requested generation they now owe. Usually p_page_limit rows; a key that stopped
 --      qualifying between selection and update is not admitted, one that started qualifying
 --      inside the page's range is.
 -- Errors (SQLSTATE '45000', MESSAGE_TEXT):
@@ -47,7 +47,7 @@ CREATE PROCEDURE pc_aps_admit_scan_page(
   IN p_binding_name          VARCHAR(128),
   IN p_scan_generation       BIGINT,
   IN p_after_sequence        BIGINT,
-  IN p_limit                 INT,
+  IN p_page_limit                 INT,
   IN p_exclude_scope_ids     MEDIUMTEXT
 )
 BEGIN
@@ -67,7 +67,7 @@ BEGIN
     RESIGNAL;
   END;
 
-  IF p_limit IS NULL OR p_limit < 1 OR p_limit > 5000 OR p_after_sequence IS NULL OR p_after_sequence < 0
+  IF p_page_limit IS NULL OR p_page_limit < 1 OR p_page_limit > 5000 OR p_after_sequence IS NULL OR p_after_sequence < 0
      OR p_scan_generation IS NULL OR p_scan_generation < 1 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
   END IF;
@@ -93,7 +93,7 @@ BEGIN
      SET scan_page_counter = v_page, updated_at = v_now
    WHERE binding_name = p_binding_name;
 
-  -- The page: up to p_limit candidates after the cursor, in pending_sequence order.
+  -- The page: up to p_page_limit candidates after the cursor, in pending_sequence order.
   SELECT COUNT(*), MAX(c.pending_sequence)
     INTO v_candidates, v_page_last
     FROM (SELECT pending_sequence
@@ -105,10 +105,10 @@ BEGIN
              AND last_auto_scan_generation < p_scan_generation
              AND (v_exclude IS NULL OR FIND_IN_SET(scope_id, v_exclude) = 0)
            ORDER BY pending_sequence
-           LIMIT p_limit) c;
+           LIMIT p_page_limit) c;
 
   SELECT v_page_last AS next_after_sequence,
-         CASE WHEN v_candidates < p_limit THEN 1 ELSE 0 END AS exhausted;
+         CASE WHEN v_candidates < p_page_limit THEN 1 ELSE 0 END AS exhausted;
 
   IF v_candidates > 0 THEN
     UPDATE pc_artifact_processing_intents

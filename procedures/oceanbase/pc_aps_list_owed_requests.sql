@@ -7,19 +7,19 @@
 -- Parameters:
 --   p_binding_name   VARCHAR(128)
 --   p_after_sequence BIGINT   return keys with pending_sequence > this (0 for the first page)
---   p_limit          INT      page size, 1 .. 5000
--- Result: up to p_limit rows (scope_id, pending_sequence, requested_generation,
+--   p_page_limit          INT      page size, 1 .. 5000
+-- Result: up to p_page_limit rows (scope_id, pending_sequence, requested_generation,
 --   handled_generation, dirty_generation, clean_generation) ordered by pending_sequence.
---   Fewer rows than p_limit: no more owed keys after the last one returned.
+--   Fewer rows than p_page_limit: no more owed keys after the last one returned.
 -- Errors (SQLSTATE '45000', MESSAGE_TEXT):
 --   invalid_argument  limit out of range or negative cursor.
 CREATE PROCEDURE pc_aps_list_owed_requests(
   IN p_binding_name   VARCHAR(128),
   IN p_after_sequence BIGINT,
-  IN p_limit          INT
+  IN p_page_limit          INT
 )
 BEGIN
-  IF p_limit IS NULL OR p_limit < 1 OR p_limit > 5000 OR p_after_sequence IS NULL OR p_after_sequence < 0 THEN
+  IF p_page_limit IS NULL OR p_page_limit < 1 OR p_page_limit > 5000 OR p_after_sequence IS NULL OR p_after_sequence < 0 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
   END IF;
   SELECT scope_id, pending_sequence, requested_generation, handled_generation,
@@ -29,5 +29,5 @@ BEGIN
      AND has_owed_request = 1
      AND pending_sequence > p_after_sequence
    ORDER BY pending_sequence
-   LIMIT p_limit;
+   LIMIT p_page_limit;
 END

@@ -15,11 +15,15 @@
 INSERT INTO pc_aps_signals (code)
 SELECT 'invalid_argument'
  WHERE :binding_name IS NULL OR :binding_name = '' OR :scope_id IS NULL OR :scope_id = '';
-INSERT INTO pc_artifact_processing_intents (binding_name, scope_id, requested_generation)
-VALUES (:binding_name, :scope_id, 1)
-ON CONFLICT (binding_name, scope_id) DO UPDATE
+-- Update first: an existing key must not consume an AUTOINCREMENT value.
+UPDATE pc_artifact_processing_intents
    SET requested_generation = requested_generation + 1,
-       updated_at = strftime('%Y-%m-%d %H:%M:%f', 'now');
+       updated_at = strftime('%Y-%m-%d %H:%M:%f', 'now')
+ WHERE binding_name = :binding_name AND scope_id = :scope_id;
+-- First registration only when the update found no row (changes() of the previous statement).
+INSERT INTO pc_artifact_processing_intents (binding_name, scope_id, requested_generation)
+SELECT :binding_name, :scope_id, 1
+ WHERE changes() = 0;
 SELECT binding_name, scope_id, pending_sequence, dirty_generation, clean_generation,
        requested_generation, handled_generation, last_auto_scan_generation
   FROM pc_artifact_processing_intents

@@ -10,7 +10,8 @@
 --   :binding_name, :scope_id
 --   :claimed_request_generation       >= 1
 --   :clean_through_dirty_generation   NULL (leave clean alone) or the snapshot's dirty generation
--- Result: one row (binding_name, scope_id, outcome 'acknowledged' | 'already_handled',
+-- Result: one row (binding_name, scope_id, outcome 'acknowledged' | 'already_handled' (handled
+--   unchanged; a clean confirmation is still applied),
 --   requested_generation, handled_generation, dirty_generation, clean_generation)
 -- Errors (message):
 --   term_lost, intent_not_found, ack_beyond_request, clean_beyond_dirty, invalid_argument.

@@ -66,7 +66,15 @@ export async function createEphemeralDatabase(
   const database = `${prefix}_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
   await admin.query(`CREATE DATABASE ${database} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
   const target: DatabaseTarget = { ...base, database };
-  if (migrate) await migrateTarget(target);
+  if (migrate) {
+    try {
+      await migrateTarget(target);
+    } catch (error) {
+      await admin.query(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);
+      await admin.end().catch(() => undefined);
+      throw error;
+    }
+  }
   const auth = base.password ? `${encodeURIComponent(base.user)}:${encodeURIComponent(base.password)}` : encodeURIComponent(base.user);
   return {
     backend,

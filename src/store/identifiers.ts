@@ -8,9 +8,10 @@ import { InvalidArgumentError } from './errors.ts';
 const FAMILY = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 const BINDING = /^[a-z][a-z0-9_.:-]{0,127}$/;
 const HOLDER = /^[A-Za-z0-9_.:@-]{1,128}$/;
-// Scope ids are opaque to the supervisor: any text of 1..191 characters without commas and
-// without control characters.
-const SCOPE_FORBIDDEN = /[,\u0000-\u001f\u007f]/;
+// Scope ids are opaque to the supervisor: any text of 1..191 characters without commas, without
+// control characters, and without leading or trailing whitespace (MySQL/MariaDB/OceanBase
+// *_bin collations are PAD SPACE: 'a' and 'a ' would be the same key there but not on SQLite).
+const SCOPE_FORBIDDEN = /[,\u0000-\u001f\u007f]|^\s|\s$/;
 
 export function isFamilyName(value: string): boolean {
   return FAMILY.test(value) && value.length <= 120;
@@ -30,7 +31,7 @@ export function assertBindingName(operation: string, name: string): void {
 
 export function assertScopeId(operation: string, scopeId: string): void {
   if (typeof scopeId !== 'string' || scopeId.length < 1 || [...scopeId].length > 191 || SCOPE_FORBIDDEN.test(scopeId)) {
-    throw new InvalidArgumentError(operation, 'scope id must be 1..191 characters without commas or control characters');
+    throw new InvalidArgumentError(operation, 'scope id must be 1..191 characters without commas, control characters or leading/trailing whitespace');
   }
 }
 

@@ -5,7 +5,7 @@
  *   own     the procedure/script starts and commits its own transaction; never inside a caller's
  *   caller  runs inside the caller's transaction; called alone, the adapter opens one around it
  *   read    a plain read; inside a caller's transaction it reads that transaction's view
- * test/contract/catalogue.test.ts checks the SQL files against this table.
+ * test/catalogue.test.ts checks the SQL files against this table.
  */
 export type TransactionMode = 'own' | 'caller' | 'read';
 

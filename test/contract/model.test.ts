@@ -748,15 +748,15 @@ for (const backend of BACKENDS) {
     }
   });
 
-  describe(`[${backend}] model: scope ids are opaque, byte-for-byte keys`, () => {
-    // identifiers.ts: a scope id is any text of 1..191 characters without commas or control
-    // characters; migrations/*/0001: identifiers compare byte for byte. Keys that differ only in
-    // case or in trailing spaces are therefore different keys with their own generations.
-    test('case and trailing spaces make different keys', async () => {
+  describe(`[${backend}] model: scope ids are opaque, case-sensitive keys`, () => {
+    // identifiers.ts: a scope id is 1..191 characters without commas, control characters or
+    // leading/trailing whitespace (MySQL *_bin collations are PAD SPACE, so 'k1' and 'k1 ' would
+    // collide there but not on SQLite: such ids are refused on both backends before SQL).
+    test('case makes different keys; leading or trailing whitespace is refused on both backends', async () => {
       const fx = await createBackend(backend);
       try {
         const { store } = fx;
-        const variants = ['k1', 'K1', 'k1 ', 'k1  '];
+        const variants = ['k1', 'K1', 'k 1', 'K 1'];
         const seqs = new Set<number>();
         for (const scopeId of variants) {
           const snap = await store.markDirty('topic-memory', scopeId);
@@ -769,6 +769,12 @@ for (const backend of BACKENDS) {
           const read = await store.readIntent('topic-memory', scopeId);
           assert.equal(read?.scopeId, scopeId);
         }
+        for (const bad of ['k1 ', ' k1', 'k1\t']) {
+          await assert.rejects(store.markDirty('topic-memory', bad), (e: unknown) => (e as { code?: string }).code === 'invalid_argument');
+          await assert.rejects(store.acceptRequest('topic-memory', bad), (e: unknown) => (e as { code?: string }).code === 'invalid_argument');
+        }
+        const k1 = await store.readIntent('topic-memory', 'k1');
+        assert.equal(k1?.dirtyGeneration, 1, 'refused ids changed nothing');
       } finally {
         await fx.cleanup();
       }
