@@ -113,10 +113,10 @@ const FORBIDDEN: Array<[string, RegExp]> = [
 ];
 
 describe('operation catalogue: src/store/operations.ts agrees with the SQL files', () => {
-  test('the catalogue is not empty and every name is pc_aps_<snake_case>', () => {
+  test('the catalogue is not empty and every name is pc_aps_ or pc_task_<snake_case>', () => {
     assert.ok(OPERATION_NAMES.length >= 14, `only ${OPERATION_NAMES.length} operations`);
     for (const op of OPERATION_NAMES) {
-      assert.match(op, /^pc_aps_[a-z]+(?:_[a-z]+)*$/);
+      assert.match(op, /^pc_(?:aps|task)_[a-z]+(?:_[a-z]+)*$/);
       assert.ok(['own', 'caller', 'read'].includes(OPERATIONS[op].transaction), `${op}: transaction mode`);
       assert.equal(new Set(OPERATIONS[op].params).size, OPERATIONS[op].params.length, `${op}: duplicate parameter names`);
     }

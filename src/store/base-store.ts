@@ -47,6 +47,11 @@ export abstract class BaseStore implements Store {
   /** Runs one operation and returns its result sets in order. */
   protected abstract call(op: OperationName, params: Params, tx?: TxHandle): Promise<Row[][]>;
 
+  /** Runs any catalogue operation by name (used by the durable task adapter). */
+  callOperation(op: OperationName, params: Params, tx?: TxHandle): Promise<Row[][]> {
+    return this.call(op, params, tx);
+  }
+
   /** Runs one operation whose result is a single result set (absent for pc_aps_assert_term). */
   private async rows(op: OperationName, params: Params, tx?: TxHandle): Promise<Row[]> {
     const sets = await this.call(op, params, tx);

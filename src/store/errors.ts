@@ -12,6 +12,9 @@ export const STORE_ERROR_CODES = [
   'ack_beyond_request',
   'clean_beyond_dirty',
   'cron_fire_in_future',
+  'attempt_lost',
+  'task_not_found',
+  'task_active',
 ] as const;
 
 export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number];
@@ -43,6 +46,14 @@ export class ScanStaleError extends StoreError {
   }
 }
 
+/** A durable task write by an attempt that is no longer the task's current, live attempt. */
+export class AttemptLostError extends StoreError {
+  constructor(operation: string, options?: { cause?: unknown }) {
+    super('attempt_lost', operation, `${operation}: attempt lost (the task is not running under this attempt, or its lease expired)`, options);
+    this.name = 'AttemptLostError';
+  }
+}
+
 export class InvalidArgumentError extends StoreError {
   constructor(operation: string, detail: string, options?: { cause?: unknown }) {
     super('invalid_argument', operation, `${operation}: invalid argument: ${detail}`, options);
@@ -62,6 +73,8 @@ export function storeErrorFromCode(code: StoreErrorCode, operation: string, caus
       return new TermLostError(operation, { cause });
     case 'scan_stale':
       return new ScanStaleError(operation, { cause });
+    case 'attempt_lost':
+      return new AttemptLostError(operation, { cause });
     case 'invalid_argument':
       return new InvalidArgumentError(operation, 'rejected by the database', { cause });
     default:

@@ -88,6 +88,93 @@ export const OPERATIONS = {
     transaction: 'caller',
     summary: 'fenced, in the business transaction: handled := claimed generation, optionally clean := snapshot dirty',
   },
+
+  // ---- durable tasks (src/tasks/task-store.ts) ----
+  pc_task_assert_attempt: {
+    params: ['task_id', 'attempt_token'],
+    transaction: 'caller',
+    summary: 'lock and validate a task attempt (running, same token, unexpired lease); raises attempt_lost',
+  },
+  pc_task_submit: {
+    params: ['task_type', 'handler_version', 'payload', 'dedupe_key', 'timeout_ms', 'resumed_from_task_id'],
+    transaction: 'caller',
+    summary: 'persist a pending task; an active task with the same dedupe key is returned instead',
+  },
+  pc_task_claim: {
+    params: ['worker_id', 'lease_ms', 'capacity'],
+    transaction: 'own',
+    summary: 'claim the oldest pending task with a fresh attempt token, unless capacity tasks run',
+  },
+  pc_task_heartbeat: {
+    params: ['task_id', 'attempt_token', 'lease_ms'],
+    transaction: 'own',
+    summary: 'extend the lease of the current attempt; returns cancel_requested',
+  },
+  pc_task_progress: {
+    params: ['task_id', 'attempt_token', 'current', 'total', 'message', 'min_step'],
+    transaction: 'own',
+    summary: 'fenced progress, throttled by numeric increments, a new message always persisted',
+  },
+  pc_task_complete: {
+    params: ['task_id', 'attempt_token', 'result'],
+    transaction: 'caller',
+    summary: 'fenced terminal success; owner, lease and dedupe key released',
+  },
+  pc_task_fail: {
+    params: ['task_id', 'attempt_token', 'error_code', 'error_message'],
+    transaction: 'caller',
+    summary: 'fenced terminal failure (the failure hook runs in the same transaction)',
+  },
+  pc_task_finish_cancelled: {
+    params: ['task_id', 'attempt_token'],
+    transaction: 'caller',
+    summary: 'fenced end of a running task whose cancel was requested',
+  },
+  pc_task_cancel: {
+    params: ['task_id'],
+    transaction: 'own',
+    summary: 'cancel a pending task at once, record the intent for a running one',
+  },
+  pc_task_expire_lost: {
+    params: ['task_id', 'expected_token', 'requeue'],
+    transaction: 'caller',
+    summary: 'reconciler: fail (or requeue) a running task whose lease expired under the expected token',
+  },
+  pc_task_list_lost: {
+    params: ['page_limit'],
+    transaction: 'read',
+    summary: 'running tasks whose lease expired',
+  },
+  pc_task_list: {
+    params: ['before_task_id', 'page_limit', 'state'],
+    transaction: 'read',
+    summary: 'task summaries, newest first, keyset pagination',
+  },
+  pc_task_read: {
+    params: ['task_id'],
+    transaction: 'read',
+    summary: 'one task in full',
+  },
+  pc_task_delete: {
+    params: ['task_id'],
+    transaction: 'own',
+    summary: 'delete a terminal task',
+  },
+  pc_task_prune: {
+    params: ['finished_before', 'page_limit'],
+    transaction: 'own',
+    summary: 'delete terminal tasks finished before a time',
+  },
+  pc_task_publish_readiness: {
+    params: ['worker_id', 'ttl_ms'],
+    transaction: 'own',
+    summary: 'publish a task worker readiness fact with a short TTL',
+  },
+  pc_task_read_readiness: {
+    params: [],
+    transaction: 'read',
+    summary: 'number of live task workers',
+  },
 } as const satisfies Record<string, OperationSpec>;
 
 export type OperationName = keyof typeof OPERATIONS;

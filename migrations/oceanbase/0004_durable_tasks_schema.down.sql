@@ -1,0 +1,4 @@
+-- Down of 0004: drops the durable task tables (destroys every task).
+DROP TABLE IF EXISTS pc_durable_task_workers;
+DROP TABLE IF EXISTS pc_durable_task_control;
+DROP TABLE IF EXISTS pc_durable_tasks;

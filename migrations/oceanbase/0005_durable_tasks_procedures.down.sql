@@ -1,0 +1,18 @@
+-- Down of 0005: drops the durable task procedures (data is untouched).
+-- @drop-procedure pc_task_read_readiness
+-- @drop-procedure pc_task_publish_readiness
+-- @drop-procedure pc_task_prune
+-- @drop-procedure pc_task_delete
+-- @drop-procedure pc_task_read
+-- @drop-procedure pc_task_list
+-- @drop-procedure pc_task_list_lost
+-- @drop-procedure pc_task_expire_lost
+-- @drop-procedure pc_task_cancel
+-- @drop-procedure pc_task_finish_cancelled
+-- @drop-procedure pc_task_fail
+-- @drop-procedure pc_task_complete
+-- @drop-procedure pc_task_progress
+-- @drop-procedure pc_task_heartbeat
+-- @drop-procedure pc_task_claim
+-- @drop-procedure pc_task_submit
+-- @drop-procedure pc_task_assert_attempt

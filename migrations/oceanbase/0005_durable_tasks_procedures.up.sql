@@ -1,0 +1,20 @@
+-- Migration 0005 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): installs the durable task
+-- operations (procedures/oceanbase/pc_task_*.sql), recording their checksums like 0002.
+-- pc_task_assert_attempt first: the others call it.
+-- @procedure pc_task_assert_attempt
+-- @procedure pc_task_submit
+-- @procedure pc_task_claim
+-- @procedure pc_task_heartbeat
+-- @procedure pc_task_progress
+-- @procedure pc_task_complete
+-- @procedure pc_task_fail
+-- @procedure pc_task_finish_cancelled
+-- @procedure pc_task_cancel
+-- @procedure pc_task_expire_lost
+-- @procedure pc_task_list_lost
+-- @procedure pc_task_list
+-- @procedure pc_task_read
+-- @procedure pc_task_delete
+-- @procedure pc_task_prune
+-- @procedure pc_task_publish_readiness
+-- @procedure pc_task_read_readiness

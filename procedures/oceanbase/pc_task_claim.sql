@@ -1,0 +1,65 @@
+-- Operation: pc_task_claim   (SQLite twin: sql/sqlite/pc_task_claim.sql; TypeScript: TaskStore.claim)
+-- Purpose: atomically claim the oldest pending task for a worker, with a fresh attempt token
+--   (UUID), attempt_count + 1 and a lease from the database clock, unless the number of running
+--   tasks already reaches p_capacity (default 4 in the runtime). Only 'pending' tasks are taken:
+--   a duplicate wake-up or a second worker can never take a running task. Claims are serialized
+--   by the 'claims' row of pc_durable_task_control, so the count and the claim are one decision.
+-- Transaction: owns its transaction.
+-- Parameters:
+--   p_worker_id  VARCHAR(128)  the claiming worker (attempt owner)
+--   p_lease_ms   INT           lease length, 1000 .. 3600000
+--   p_capacity   INT           maximum running tasks, >= 1
+-- Result: zero rows (nothing pending, or at capacity) or one row: the claimed task
+--   (task_id, task_type, handler_version, payload, timeout_ms, attempt_count, attempt_token,
+--   attempt_owner, lease_expires_at, resumed_from_task_id, db_now)
+-- Errors (SQLSTATE '45000', MESSAGE_TEXT):
+--   invalid_argument  empty worker, lease or capacity out of range.
+CREATE PROCEDURE pc_task_claim(
+  IN p_worker_id VARCHAR(128),
+  IN p_lease_ms  INT,
+  IN p_capacity  INT
+)
+BEGIN
+  DECLARE v_found   INT DEFAULT 1;
+  DECLARE v_running INT DEFAULT 0;
+  DECLARE v_task_id BIGINT DEFAULT NULL;
+  DECLARE v_token   CHAR(36) DEFAULT NULL;
+  DECLARE v_now     DATETIME(3);
+  DECLARE v_control VARCHAR(32);
+  DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
+  DECLARE EXIT HANDLER FOR SQLEXCEPTION
+  BEGIN
+    ROLLBACK;
+    RESIGNAL;
+  END;
+
+  IF p_worker_id IS NULL OR p_worker_id = '' OR p_lease_ms IS NULL OR p_lease_ms < 1000 OR p_lease_ms > 3600000
+     OR p_capacity IS NULL OR p_capacity < 1 THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
+  END IF;
+
+  START TRANSACTION;
+  SELECT name INTO v_control FROM pc_durable_task_control WHERE name = 'claims' FOR UPDATE;
+  SET v_now = UTC_TIMESTAMP(3);
+  SELECT COUNT(*) INTO v_running FROM pc_durable_tasks WHERE state = 'running';
+  IF v_running < p_capacity THEN
+    SET v_found = 1;
+    SELECT task_id INTO v_task_id FROM pc_durable_tasks
+     WHERE state = 'pending' ORDER BY task_id LIMIT 1 FOR UPDATE;
+    IF v_found = 1 AND v_task_id IS NOT NULL THEN
+      SET v_token = UUID();
+      UPDATE pc_durable_tasks
+         SET state = 'running', attempt_count = attempt_count + 1, attempt_token = v_token,
+             attempt_owner = p_worker_id, heartbeat_at = v_now,
+             lease_expires_at = DATE_ADD(v_now, INTERVAL p_lease_ms * 1000 MICROSECOND),
+             started_at = COALESCE(started_at, v_now), updated_at = v_now
+       WHERE task_id = v_task_id AND state = 'pending';
+    END IF;
+  END IF;
+  COMMIT;
+
+  SELECT task_id, task_type, handler_version, payload, timeout_ms, attempt_count, attempt_token,
+         attempt_owner, lease_expires_at, resumed_from_task_id, v_now AS db_now
+    FROM pc_durable_tasks
+   WHERE task_id = v_task_id AND attempt_token = v_token;
+END
