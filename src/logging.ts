@@ -4,11 +4,13 @@
  */
 import pino, { type Logger } from 'pino';
 
-export const REDACT_PATHS = [
-  'password', '*.password', 'databaseUrl', '*.databaseUrl', 'connectionString', '*.connectionString',
-  'url', '*.url', 'prompt', '*.prompt', 'content', '*.content', 'output', '*.output', 'source', '*.source',
-  'token', '*.token', 'secret', '*.secret', 'env', '*.env',
+/** Field names whose values are never logged, at the top level and up to two levels deep. */
+export const REDACTED_FIELDS = [
+  'password', 'databaseUrl', 'connectionString', 'url', 'prompt', 'content', 'output', 'source',
+  'token', 'secret', 'apiKey', 'authorization', 'credentials', 'env',
 ];
+
+export const REDACT_PATHS = REDACTED_FIELDS.flatMap((f) => [f, `*.${f}`, `*.*.${f}`]);
 
 export function createLogger(options: { level?: string; name?: string; destination?: pino.DestinationStream } = {}): Logger {
   return pino(

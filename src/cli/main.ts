@@ -12,6 +12,7 @@ import { createLogger } from '../logging.ts';
 import { openStore } from '../store/open.ts';
 import { buildRuntimeConfig, runUntilSignal } from './run.ts';
 import { seedDemo } from './demo.ts';
+import { TASKS_USAGE, tasksCommand } from './tasks.ts';
 
 const USAGE = `usage:
   apsup migrate up       apply pending migrations (and install stored procedures on MySQL/OceanBase)
@@ -23,6 +24,7 @@ const USAGE = `usage:
   apsup trigger <family> <scope>      accept an explicit request (requested generation + 1)
   apsup mark-dirty <family> <scope>   mark ordinary work (dirty generation + 1)
   apsup start            migrate, seed a small demo workload and run the reference families
+${TASKS_USAGE.split('\n').slice(1).join('\n')}
 
 database: ${DATABASE_URL_VARIABLE}=sqlite:<path> | mysql://user:pass@host:port/db | oceanbase://...
           (default sqlite:./var/powercontext.sqlite)`;
@@ -118,6 +120,14 @@ export async function main(argv: string[]): Promise<number> {
       help: { type: 'boolean', short: 'h', default: false },
       role: { type: 'string' },
       families: { type: 'string' },
+      payload: { type: 'string' },
+      'dedupe-key': { type: 'string' },
+      'timeout-seconds': { type: 'string' },
+      'handler-version': { type: 'string' },
+      state: { type: 'string' },
+      before: { type: 'string' },
+      limit: { type: 'string' },
+      'older-than-days': { type: 'string' },
     },
     strict: true,
   });
@@ -129,6 +139,19 @@ export async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'run':
       return runUntilSignal({ familiesModule: values.families, role: values.role });
+    case 'tasks':
+      return tasksCommand({
+        positionals: positionals.slice(1),
+        payload: values.payload,
+        dedupeKey: values['dedupe-key'],
+        timeoutSeconds: values['timeout-seconds'],
+        handlerVersion: values['handler-version'],
+        state: values.state,
+        before: values.before,
+        limit: values.limit,
+        olderThanDays: values['older-than-days'],
+        json: values.json,
+      });
     case 'trigger':
     case 'mark-dirty':
       return intent(command, action, extra, values.families);

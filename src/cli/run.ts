@@ -20,7 +20,10 @@ export interface RunOptions {
 
 export async function buildRuntimeConfig(options: RunOptions): Promise<{ config: RuntimeConfig; module: string }> {
   const env = { ...(options.env ?? process.env) };
-  if (options.role) env.POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_ROLE = options.role;
+  if (options.role !== undefined) {
+    if (!['all', 'api', 'background'].includes(options.role)) throw new ConfigError(`--role must be all, api or background, got ${JSON.stringify(options.role)}`);
+    env.POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_ROLE = options.role;
+  }
   const { module, registrations } = await loadFamilies(options.familiesModule ?? env[FAMILIES_MODULE_VARIABLE]);
   return { config: parseRuntimeConfig(env, registrations), module };
 }
@@ -49,6 +52,9 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
   };
   await runtime.start();
   await onStarted?.(runtime);
+  // Every runtime timer is unref'd (an idle SQLite runtime has none at all): this keeps the host
+  // process alive until a signal asks it to stop.
+  const keepAlive = setInterval(() => undefined, 1 << 30);
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info({ signal }, 'signal received');
@@ -61,6 +67,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     process.on('SIGINT', onInt);
     process.on('SIGTERM', onTerm);
   });
+  clearInterval(keepAlive);
   await runtime.stop();
   releaseLock();
   return 0;

@@ -29,19 +29,22 @@ export const ALIASES: Array<{ alias: string; prefix: string; field: FamilyField 
 ];
 
 /** Runtime tuning; the retry settings exist so tests can shorten the backoff (RFC 7 keeps ~30 s .. ~30 min). */
-const TUNING = {
+const TUNING: Record<string, { default: number; min: number; max?: number; integer?: boolean }> = {
   LEASE_TTL_SECONDS: { default: 15, min: 1 },
   RENEW_SECONDS: { default: 5, min: 0.05 },
   POLL_SECONDS: { default: 5, min: 0.05 },
   RETRY_BASE_SECONDS: { default: 30, min: 0.01 },
   RETRY_MAX_SECONDS: { default: 1800, min: 0.01 },
   CONFLICT_RETRY_SECONDS: { default: 2, min: 0.01 },
-  READY_QUEUE_SIZE: { default: 64, min: 1 },
-  SCAN_PAGE_SIZE: { default: 500, min: 1 },
+  READY_QUEUE_SIZE: { default: 64, min: 1, integer: true },
+  // The admission/discovery page operations accept 1..5000 keys per page.
+  SCAN_PAGE_SIZE: { default: 500, min: 1, max: 5000, integer: true },
   TERMINATE_GRACE_SECONDS: { default: 5, min: 0.05 },
   DISCOVERY_TIMEOUT_SECONDS: { default: 10, min: 0.05 },
-} as const;
-type TuningKey = keyof typeof TUNING;
+};
+type TuningKey =
+  | 'LEASE_TTL_SECONDS' | 'RENEW_SECONDS' | 'POLL_SECONDS' | 'RETRY_BASE_SECONDS' | 'RETRY_MAX_SECONDS'
+  | 'CONFLICT_RETRY_SECONDS' | 'READY_QUEUE_SIZE' | 'SCAN_PAGE_SIZE' | 'TERMINATE_GRACE_SECONDS' | 'DISCOVERY_TIMEOUT_SECONDS';
 
 export interface FamilyConfig {
   registration: FamilyRegistration;
@@ -87,6 +90,14 @@ function parseWith<T>(schema: z.ZodType<T>, value: string, variable: string): T 
   return result.data;
 }
 
+/** Alias and new variable agree when they are the same text or, for numbers, the same value ("4" and "4.0"). */
+function sameSetting(a: string, b: string): boolean {
+  if (a === b) return true;
+  const x = Number(a);
+  const y = Number(b);
+  return a !== '' && b !== '' && Number.isFinite(x) && Number.isFinite(y) && x === y;
+}
+
 export function isValidTimezone(tz: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
@@ -119,8 +130,9 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     const spec = TUNING[key];
     const variable = `${ENV_PREFIX}ARTIFACT_PROCESSING_${key}`;
     const raw = read(env, `ARTIFACT_PROCESSING_${key}`);
-    const value = raw === undefined ? spec.default : parseWith(positiveNumber, raw, variable);
-    if (value < spec.min) throw new ConfigError(`${variable} must be at least ${spec.min}`);
+    const value = raw === undefined ? spec.default : parseWith(spec.integer ? positiveInt : positiveNumber, raw, variable);
+    if (value < spec.min) throw new ConfigError(`${variable} must be at least ${spec.min} (got ${JSON.stringify(raw)})`);
+    if (spec.max !== undefined && value > spec.max) throw new ConfigError(`${variable} must be at most ${spec.max} (got ${JSON.stringify(raw)})`);
     tuning[key] = value;
   }
   if (tuning.RENEW_SECONDS >= tuning.LEASE_TTL_SECONDS) {
@@ -144,7 +156,7 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     if (v === undefined) continue;
     const target = `${prefix}_${field}`;
     const existing = values.get(target);
-    if (existing && existing.value !== v) {
+    if (existing && !sameSetting(existing.value, v)) {
       throw new ConfigError(`${ENV_PREFIX}${alias} (compatibility alias of ${ENV_PREFIX}${target}) is ${JSON.stringify(v)} but ${ENV_PREFIX}${target} is ${JSON.stringify(existing.value)}: set only one, or the same value`);
     }
     if (!existing) values.set(target, { value: v, source: `${ENV_PREFIX}${alias}` });
@@ -166,7 +178,11 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     const field = FAMILY_FIELDS.find((f) => rest.endsWith(`_${f}`));
     if (!field) continue;
     const prefix = rest.slice(0, rest.length - field.length - 1);
-    if (prefix === 'ARTIFACT_PROCESSING' || ALIASES.some((a) => a.alias === rest)) continue;
+    if (ALIASES.some((a) => a.alias === rest)) continue;
+    if (prefix === 'ARTIFACT_PROCESSING') {
+      // Only the two compatibility aliases live here; there is no deployment-wide schedule.
+      throw new ConfigError(`${name} is not a setting: schedules are configured per family (${ENV_PREFIX}<PREFIX>_${field})`);
+    }
     if (!registeredPrefixes.has(prefix)) {
       throw new ConfigError(`${name} configures family prefix ${prefix}, but no processor is registered for it`);
     }
@@ -185,6 +201,7 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     const timeoutRaw = note('WORKER_TIMEOUT_SECONDS');
 
     if (seconds && cron) throw new ConfigError(`${seconds.source} and ${cron.source} are both set: a family has either an interval or a cron schedule, not both`);
+    if (seconds && tz) throw new ConfigError(`${tz.source} is set together with ${seconds.source}: a time zone applies only to a cron schedule (${ENV_PREFIX}${p}_CRON)`);
     if (tz && !cron && registration.schedule.kind !== 'cron') throw new ConfigError(`${tz.source} is set but family ${registration.family} has no cron schedule`);
     let schedule: SchedulePolicyDecl = registration.schedule;
     if (seconds) schedule = { kind: 'interval', seconds: parseWith(positiveInt, seconds.value, seconds.source) };
@@ -196,9 +213,10 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
       schedule = { ...registration.schedule, timezone: tz.value };
     }
     if (schedule.kind === 'cron') {
-      const tzVar = tz?.source ?? `${ENV_PREFIX}${p}_TIMEZONE`;
+      // Name the variable that supplied the value, or the registration default it overrides.
+      const tzVar = tz?.source ?? `the registered time zone of family ${registration.family} (${ENV_PREFIX}${p}_TIMEZONE)`;
       if (!isValidTimezone(schedule.timezone)) throw new ConfigError(`${tzVar} must be a valid IANA time zone, got ${JSON.stringify(schedule.timezone)}`);
-      validateCron(schedule.expression, schedule.timezone, cron?.source ?? `${ENV_PREFIX}${p}_CRON`);
+      validateCron(schedule.expression, schedule.timezone, cron?.source ?? `the registered cron of family ${registration.family} (${ENV_PREFIX}${p}_CRON)`);
     }
     if (enabled) {
       const on = parseWith(bool, enabled.value.toLowerCase(), enabled.source);
@@ -208,7 +226,7 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
       }
     }
     const maxWorkers = maxWorkersRaw ? parseWith(positiveInt, maxWorkersRaw.value, maxWorkersRaw.source) : registration.defaults?.maxWorkers ?? 2;
-    const timeoutSeconds = timeoutRaw ? parseWith(positiveNumber, timeoutRaw.value, timeoutRaw.source) : registration.defaults?.workerTimeoutSeconds ?? 600;
+    const timeoutSeconds = timeoutRaw ? parseWith(positiveInt, timeoutRaw.value, timeoutRaw.source) : registration.defaults?.workerTimeoutSeconds ?? 600;
     return { registration, schedule, maxWorkers, workerTimeoutMs: Math.round(timeoutSeconds * 1000), sources };
   });
 
@@ -222,8 +240,8 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     retryBaseMs: Math.round(tuning.RETRY_BASE_SECONDS * 1000),
     retryMaxMs: Math.round(tuning.RETRY_MAX_SECONDS * 1000),
     conflictRetryMs: Math.round(tuning.CONFLICT_RETRY_SECONDS * 1000),
-    readyQueueSize: Math.round(tuning.READY_QUEUE_SIZE),
-    scanPageSize: Math.min(5000, Math.round(tuning.SCAN_PAGE_SIZE)),
+    readyQueueSize: tuning.READY_QUEUE_SIZE,
+    scanPageSize: tuning.SCAN_PAGE_SIZE,
     terminateGraceMs: Math.round(tuning.TERMINATE_GRACE_SECONDS * 1000),
     discoveryTimeoutMs: Math.round(tuning.DISCOVERY_TIMEOUT_SECONDS * 1000),
     families,

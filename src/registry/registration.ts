@@ -2,7 +2,9 @@
  * Family registrations: what a deployment declares in code (a families module whose default
  * export is a list of these). One binding per family. Validated at start-up (A15).
  */
+import fs from 'node:fs';
 import path from 'node:path';
+import { isValidTimezone, validateCron } from '../config/runtime-config.ts';
 import { isFamilyName } from '../store/identifiers.ts';
 
 export type SchedulePolicyDecl =
@@ -56,6 +58,15 @@ export class RegistrationError extends Error {
 
 const BINDING = /^[a-z][a-z0-9_.:-]{0,127}$/;
 const PREFIX = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$/;
+/** Prefixes that name runtime-wide settings and compatibility aliases, never a family. */
+const RESERVED_PREFIXES = new Set(['ARTIFACT_PROCESSING']);
+
+/** tsx resolves a `.js` specifier to its `.ts` source; accept either form of an existing file. */
+function moduleExists(file: string): boolean {
+  if (fs.existsSync(file)) return fs.statSync(file).isFile();
+  const ts = file.replace(/\.(m|c)?js$/, (_m, k: string | undefined) => `.${k ?? ''}ts`);
+  return ts !== file && fs.existsSync(ts) && fs.statSync(ts).isFile();
+}
 
 /** Validates a list of registrations and resolves processor module paths against baseDir. */
 export function validateRegistrations(list: unknown, baseDir: string): FamilyRegistration[] {
@@ -73,25 +84,53 @@ export function validateRegistrations(list: unknown, baseDir: string): FamilyReg
     if (typeof r.family !== 'string' || !isFamilyName(r.family)) throw new RegistrationError(`${where}: family must be canonical kebab-case (e.g. topic-memory)`);
     if (typeof r.configPrefix !== 'string' || !PREFIX.test(r.configPrefix)) throw new RegistrationError(`${where}: configPrefix must be UPPER_SNAKE_CASE (e.g. TOPIC_MEMORY)`);
     const expectedPrefix = r.family.toUpperCase().replace(/-/g, '_');
-    if (r.configPrefix !== expectedPrefix) throw new RegistrationError(`${where}: configPrefix must be ${expectedPrefix} for family ${r.family}`);
-    if (bindings.has(r.bindingName)) throw new RegistrationError(`duplicate binding name ${r.bindingName}`);
-    if (families.has(r.family)) throw new RegistrationError(`duplicate family ${r.family} (one binding per family)`);
-    if (prefixes.has(r.configPrefix)) throw new RegistrationError(`duplicate config prefix ${r.configPrefix}`);
+    if (r.configPrefix !== expectedPrefix) throw new RegistrationError(`${where}: configPrefix ${r.configPrefix} does not match family ${r.family}; it must be ${expectedPrefix}`);
+    if (RESERVED_PREFIXES.has(r.configPrefix)) throw new RegistrationError(`${where}: configPrefix ${r.configPrefix} is reserved for runtime-wide settings`);
+    if (bindings.has(r.bindingName)) throw new RegistrationError(`${where}: duplicate binding name ${r.bindingName}`);
+    if (families.has(r.family)) throw new RegistrationError(`${where}: duplicate family ${r.family} (config prefix ${r.configPrefix}); one binding per family`);
+    if (prefixes.has(r.configPrefix)) throw new RegistrationError(`${where}: duplicate config prefix ${r.configPrefix}`);
     bindings.add(r.bindingName);
     families.add(r.family);
     prefixes.add(r.configPrefix);
     if (!r.processor || typeof r.processor.module !== 'string' || r.processor.module.length === 0) {
       throw new RegistrationError(`${where}: processor.module must name the processor module by path`);
     }
+    if (r.processor.exportName !== undefined && (typeof r.processor.exportName !== 'string' || r.processor.exportName.length === 0)) {
+      throw new RegistrationError(`${where}: processor.exportName must be a non-empty string when given`);
+    }
+    if (r.pendingWork !== undefined && (r.pendingWork === null || typeof r.pendingWork !== 'object'
+      || (r.pendingWork.remarkDirty !== undefined && typeof r.pendingWork.remarkDirty !== 'function'))) {
+      throw new RegistrationError(`${where}: pendingWork.remarkDirty must be a function when given`);
+    }
+    if (r.defaults !== undefined) {
+      const d = r.defaults;
+      if (d === null || typeof d !== 'object') throw new RegistrationError(`${where}: defaults must be an object`);
+      if (d.maxWorkers !== undefined && !(Number.isInteger(d.maxWorkers) && d.maxWorkers > 0)) {
+        throw new RegistrationError(`${where}: defaults.maxWorkers must be a positive integer`);
+      }
+      if (d.workerTimeoutSeconds !== undefined && !(typeof d.workerTimeoutSeconds === 'number' && Number.isFinite(d.workerTimeoutSeconds) && d.workerTimeoutSeconds > 0)) {
+        throw new RegistrationError(`${where}: defaults.workerTimeoutSeconds must be a positive finite number`);
+      }
+    }
     const schedule = r.schedule ?? { kind: 'off' };
-    if (!['off', 'interval', 'cron'].includes(schedule.kind)) throw new RegistrationError(`${where}: schedule.kind must be off, interval or cron`);
+    if (typeof schedule !== 'object' || !['off', 'interval', 'cron'].includes(schedule.kind)) throw new RegistrationError(`${where}: schedule.kind must be off, interval or cron`);
     if (schedule.kind === 'interval' && !(Number.isInteger(schedule.seconds) && schedule.seconds > 0)) {
       throw new RegistrationError(`${where}: interval schedule needs a positive integer number of seconds`);
     }
     if (schedule.kind === 'cron' && (typeof schedule.expression !== 'string' || typeof schedule.timezone !== 'string')) {
       throw new RegistrationError(`${where}: cron schedule needs expression and timezone`);
     }
+    if (schedule.kind === 'cron') {
+      if (!isValidTimezone(schedule.timezone)) throw new RegistrationError(`${where}: cron schedule timezone ${JSON.stringify(schedule.timezone)} is not a valid IANA time zone`);
+      try {
+        validateCron(schedule.expression, schedule.timezone, `${where}: cron schedule expression`);
+      } catch (error) {
+        throw new RegistrationError((error as Error).message);
+      }
+    }
     const module = path.isAbsolute(r.processor.module) ? r.processor.module : path.resolve(baseDir, r.processor.module);
+    // A registration without its processor is a missing capability: refuse it at start-up (RFC 1, 10).
+    if (!moduleExists(module)) throw new RegistrationError(`${where}: processor module ${module} does not exist`);
     return { ...r, schedule, processor: { ...r.processor, module } };
   });
 }

@@ -56,15 +56,32 @@ export class BackoffIndex {
     return this.entries.get(key);
   }
 
-  /** Keys whose retry time has come, earliest first. */
-  due(now: number): string[] {
-    return [...this.entries].filter(([, e]) => e.nextRetryAt <= now).sort((a, b) => a[1].nextRetryAt - b[1].nextRetryAt).map(([k]) => k);
+  /**
+   * Keys whose retry time has come, earliest first. `waiting` restricts the answer to keys that
+   * still wait for their retry (an entry stays until success, also while its retry runs).
+   */
+  due(now: number, waiting?: (key: string) => boolean): string[] {
+    return [...this.entries]
+      .filter(([k, e]) => e.nextRetryAt <= now && (!waiting || waiting(k)))
+      .sort((a, b) => a[1].nextRetryAt - b[1].nextRetryAt)
+      .map(([k]) => k);
   }
 
-  nextDeadline(): number | null {
+  /**
+   * The earliest retry time, or null. Pass `waiting` to ignore keys whose retry was already
+   * dispatched: their past deadline would otherwise look due forever and wake a loop at once.
+   */
+  nextDeadline(waiting?: (key: string) => boolean): number | null {
     let min: number | null = null;
-    for (const e of this.entries.values()) if (min === null || e.nextRetryAt < min) min = e.nextRetryAt;
+    for (const [k, e] of this.entries) {
+      if (waiting && !waiting(k)) continue;
+      if (min === null || e.nextRetryAt < min) min = e.nextRetryAt;
+    }
     return min;
+  }
+
+  get size(): number {
+    return this.entries.size;
   }
 
   clear(): void {

@@ -1,0 +1,50 @@
+/**
+ * Task handler SDK. A handler module (loaded lazily, only when a task of its type runs) exports
+ * `run(payload, ctx)` and optionally `failureHook(tx, task, ctx)`, which converges the domain rows
+ * that still belong to the task inside the terminal transaction (failure, lost attempt, timeout).
+ */
+import type { Logger } from '../logging.ts';
+import type { Store, TxHandle } from '../store/types.ts';
+
+export interface TaskIdentity {
+  taskId: number;
+  taskType: string;
+  handlerVersion: number;
+  attemptToken: string;
+  attemptCount: number;
+  payload: unknown;
+}
+
+export interface TaskContext extends TaskIdentity {
+  backend: Store['backend'];
+  store: Store;
+  logger: Logger;
+  /** Aborted when the task must stop (timeout, shutdown, lost attempt). */
+  signal: AbortSignal;
+  /** Extends the lease; a control point: throws TaskCancelledError when a cancel was requested. */
+  heartbeat(): Promise<void>;
+  /** Progress (numbers throttled, a new message always persisted); also a control point. */
+  progress(current: number | null, total?: number | null, message?: string | null): Promise<void>;
+  /** One transaction fenced by this attempt (token + unexpired lease checked first, row locked). */
+  commit<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T>;
+  /** One parameterized statement on a transaction handle of either backend. */
+  query(tx: TxHandle, sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+}
+
+export interface TaskHandlerModule {
+  run(payload: unknown, ctx: TaskContext): Promise<unknown>;
+  failureHook?(tx: TxHandle, task: TaskIdentity, helpers: { query: TaskContext['query']; backend: Store['backend'] }): Promise<void>;
+}
+
+/** Thrown at a control point after a cancel was requested; the handler's finally blocks clean up. */
+export class TaskCancelledError extends Error {
+  constructor() {
+    super('task cancelled');
+    this.name = 'TaskCancelledError';
+  }
+}
+
+export function defineTaskHandler(module: TaskHandlerModule): TaskHandlerModule {
+  if (!module || typeof module.run !== 'function') throw new Error('a task handler must export run(payload, ctx)');
+  return module;
+}

@@ -1,0 +1,43 @@
+/**
+ * Reference handler "index-file" (version 1): indexes a knowledge file in chunks. The file row's
+ * intermediate state ('indexing') is bound to the task and attempt; every write is fenced by the
+ * attempt; the failure hook turns a file still owned by the failed task into 'error'.
+ * Payload: { fileId, chunks?, chunkDelayMs?, failAtChunk? }  (failAtChunk: test hook)
+ */
+import { defineTaskHandler, type TaskContext } from '../handler.ts';
+import type { TxHandle } from '../../store/types.ts';
+
+interface Payload { fileId: string; chunks?: number; chunkDelayMs?: number; failAtChunk?: number }
+
+async function ensureFile(ctx: TaskContext, tx: TxHandle, fileId: string): Promise<void> {
+  const rows = await ctx.query(tx, 'SELECT file_id FROM ref_files WHERE file_id = ?', [fileId]);
+  if (rows.length === 0) await ctx.query(tx, "INSERT INTO ref_files (file_id, state) VALUES (?, 'uploaded')", [fileId]);
+}
+
+export default defineTaskHandler({
+  async run(raw, ctx) {
+    const payload = raw as Payload;
+    const total = payload.chunks ?? 5;
+    await ctx.commit(async (tx) => {
+      await ensureFile(ctx, tx, payload.fileId);
+      await ctx.query(tx, "UPDATE ref_files SET state = 'indexing', chunks = 0, task_id = ?, attempt_token = ?, error = NULL WHERE file_id = ?", [ctx.taskId, ctx.attemptToken, payload.fileId]);
+    });
+    for (let chunk = 1; chunk <= total; chunk += 1) {
+      if (payload.failAtChunk === chunk) throw new Error(`chunk ${chunk} of ${payload.fileId} could not be parsed`);
+      if (payload.chunkDelayMs) await new Promise((r) => setTimeout(r, payload.chunkDelayMs));
+      await ctx.commit(async (tx) => {
+        await ctx.query(tx, 'UPDATE ref_files SET chunks = ? WHERE file_id = ? AND task_id = ? AND attempt_token = ?', [chunk, payload.fileId, ctx.taskId, ctx.attemptToken]);
+      });
+      await ctx.progress(chunk, total, chunk === total ? 'all chunks indexed' : null);
+    }
+    await ctx.commit(async (tx) => {
+      await ctx.query(tx, "UPDATE ref_files SET state = 'indexed' WHERE file_id = ? AND task_id = ? AND attempt_token = ?", [payload.fileId, ctx.taskId, ctx.attemptToken]);
+    });
+    return { fileId: payload.fileId, chunks: total };
+  },
+  async failureHook(tx, task, { query }) {
+    const payload = task.payload as Payload;
+    // Only rows that still belong to this task converge; a newer task's file is left alone.
+    await query(tx, "UPDATE ref_files SET state = 'error', error = 'indexing task failed' WHERE file_id = ? AND task_id = ? AND state = 'indexing'", [payload.fileId, task.taskId]);
+  },
+});

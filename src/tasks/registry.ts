@@ -1,0 +1,88 @@
+/**
+ * Static task handler registry, keyed by task type. Each type names its handler modules per
+ * version (loaded lazily by path), validates payloads with zod before the task row is written,
+ * and declares its recovery semantics. Version 0 is the explicit legacy version: it must be listed
+ * to be accepted, and uses its documented failure hook. Any version not listed fails closed.
+ */
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { z } from 'zod';
+import type { TaskHandlerModule } from './handler.ts';
+
+export interface TaskTypeDefinition {
+  taskType: string;
+  /** The version new submissions get. */
+  currentVersion: number;
+  /** Handler module path per version (absolute, or relative to the registry module). */
+  versions: Record<number, string>;
+  payload: z.ZodType<unknown>;
+  /** Only when every side effect is idempotent and fenced: a lost attempt is requeued, not failed. */
+  idempotentSideEffects?: boolean;
+  /** A failed task may be resumed explicitly (a new task continuing from domain progress). */
+  resumable?: boolean;
+  /** Dedupe key derived from the payload, if the type deduplicates. */
+  dedupeKey?(payload: unknown): string | null;
+}
+
+export class UnknownHandlerError extends Error {
+  constructor(readonly code: 'unknown_task_type' | 'unknown_handler_version', message: string) {
+    super(message);
+    this.name = 'UnknownHandlerError';
+  }
+}
+
+export class TaskRegistry {
+  private readonly types = new Map<string, TaskTypeDefinition>();
+  private readonly loaded = new Map<string, Promise<TaskHandlerModule>>();
+
+  constructor(definitions: TaskTypeDefinition[], private readonly baseDir: string) {
+    for (const d of definitions) {
+      if (this.types.has(d.taskType)) throw new Error(`duplicate task type ${d.taskType}`);
+      if (!(d.currentVersion in d.versions)) throw new Error(`task type ${d.taskType}: current version ${d.currentVersion} has no handler module`);
+      this.types.set(d.taskType, d);
+    }
+  }
+
+  definition(taskType: string): TaskTypeDefinition {
+    const d = this.types.get(taskType);
+    if (!d) throw new UnknownHandlerError('unknown_task_type', `no handler is registered for task type ${JSON.stringify(taskType)}`);
+    return d;
+  }
+
+  types_(): string[] {
+    return [...this.types.keys()];
+  }
+
+  /** Resolves the handler module path of (type, version); unknown versions fail closed. */
+  modulePath(taskType: string, version: number): string {
+    const d = this.definition(taskType);
+    const rel = d.versions[version];
+    if (rel === undefined) {
+      throw new UnknownHandlerError('unknown_handler_version', `task type ${taskType} has no handler version ${version} (known: ${Object.keys(d.versions).join(', ')}); failing closed`);
+    }
+    return path.isAbsolute(rel) ? rel : path.resolve(this.baseDir, rel);
+  }
+
+  /** Lazily imports a handler module (only when a task of that type and version runs). */
+  load(taskType: string, version: number): Promise<TaskHandlerModule> {
+    const file = this.modulePath(taskType, version);
+    let promise = this.loaded.get(file);
+    if (!promise) {
+      promise = import(pathToFileURL(file).href).then((mod: Record<string, unknown>) => {
+        const handler = (mod.default ?? mod) as TaskHandlerModule;
+        if (typeof handler.run !== 'function') throw new Error(`handler module ${file} does not export run()`);
+        return handler;
+      });
+      this.loaded.set(file, promise);
+    }
+    return promise;
+  }
+
+  isLoaded(taskType: string, version: number): boolean {
+    try {
+      return this.loaded.has(this.modulePath(taskType, version));
+    } catch {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * The task API used by callers (CLI, domain code): submit validates the payload with the
+ * handler's zod schema and the timeout against the worker maximum before the row is written;
+ * resume creates a new task for a failed resumable one, reusing its dedupe key.
+ */
+import { InvalidArgumentError } from '../store/errors.ts';
+import type { TxHandle } from '../store/types.ts';
+import type { TaskRegistry } from './registry.ts';
+import type { SubmitResult, TaskStore } from './task-store.ts';
+
+export interface SubmitRequest {
+  taskType: string;
+  payload: unknown;
+  handlerVersion?: number;
+  dedupeKey?: string | null;
+  timeoutMs?: number;
+}
+
+export class TaskService {
+  /** Called after a submission committed (in-process wake-up; losing it only delays to the next relay or sweep). */
+  onSubmitted: (() => void) | null = null;
+
+  constructor(
+    readonly tasks: TaskStore,
+    readonly registry: TaskRegistry,
+    private readonly limits: { maxTimeoutMs: number; defaultTimeoutMs: number },
+  ) {}
+
+  private validate(request: SubmitRequest): { version: number; payload: unknown; timeoutMs: number; dedupeKey: string | null } {
+    const op = 'tasks.submit';
+    const definition = this.registry.definition(request.taskType);
+    const version = request.handlerVersion ?? definition.currentVersion;
+    this.registry.modulePath(request.taskType, version); // unknown versions fail closed
+    const parsed = definition.payload.safeParse(request.payload);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new InvalidArgumentError(op, `payload of ${request.taskType} is invalid at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+    }
+    const timeoutMs = request.timeoutMs ?? this.limits.defaultTimeoutMs;
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new InvalidArgumentError(op, `timeout must be positive and finite, got ${String(timeoutMs)}`);
+    if (timeoutMs > this.limits.maxTimeoutMs) {
+      throw new InvalidArgumentError(op, `timeout ${timeoutMs} ms exceeds the worker maximum ${this.limits.maxTimeoutMs} ms (a task may lower it, never raise it)`);
+    }
+    const dedupeKey = request.dedupeKey ?? definition.dedupeKey?.(parsed.data) ?? null;
+    return { version, payload: parsed.data, timeoutMs, dedupeKey };
+  }
+
+  async submit(request: SubmitRequest, tx?: TxHandle): Promise<SubmitResult> {
+    const v = this.validate(request);
+    const result = await this.tasks.submit({ taskType: request.taskType, handlerVersion: v.version, payload: v.payload, dedupeKey: v.dedupeKey, timeoutMs: v.timeoutMs }, tx);
+    if (!tx) this.onSubmitted?.();
+    return result;
+  }
+
+  /** Explicit resume of a failed resumable task: a new task continuing from domain progress. */
+  async resume(taskId: number): Promise<SubmitResult> {
+    const op = 'tasks.resume';
+    const task = await this.tasks.read(taskId);
+    if (!task) throw new InvalidArgumentError(op, `task ${taskId} does not exist`);
+    const definition = this.registry.definition(task.taskType);
+    if (!definition.resumable) throw new InvalidArgumentError(op, `task type ${task.taskType} does not declare explicit resume`);
+    if (task.state !== 'failed') throw new InvalidArgumentError(op, `only a failed task can be resumed (task ${taskId} is ${task.state})`);
+    const result = await this.tasks.submit({
+      taskType: task.taskType,
+      handlerVersion: definition.currentVersion,
+      payload: task.payload,
+      dedupeKey: task.dedupeKey,
+      timeoutMs: Math.min(task.timeoutMs, this.limits.maxTimeoutMs),
+      resumedFromTaskId: task.taskId,
+    });
+    this.onSubmitted?.();
+    return result;
+  }
+}

@@ -1,0 +1,294 @@
+/**
+ * Durable task operations (pc_task_*), one method per operation, on either backend. Like the
+ * supervisor's store it validates, calls the operation by name and maps rows; every decision
+ * (dedupe, claim cap, attempt fencing, lease expiry by the database clock) is taken in SQL.
+ */
+import { InvalidArgumentError } from '../store/errors.ts';
+import type { BaseStore, Params } from '../store/base-store.ts';
+import { dbTime, toDbTime, type Row } from '../store/rows.ts';
+import type { OperationName } from '../store/operations.ts';
+import type { TxHandle } from '../store/types.ts';
+
+export type TaskState = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export const TERMINAL_STATES: TaskState[] = ['succeeded', 'failed', 'cancelled'];
+
+export interface SubmitInput {
+  taskType: string;
+  handlerVersion: number;
+  payload: unknown;
+  dedupeKey?: string | null;
+  timeoutMs: number;
+  resumedFromTaskId?: number | null;
+}
+
+export interface SubmitResult { taskId: number; state: TaskState; outcome: 'created' | 'duplicate'; dedupeKey: string | null }
+
+export interface ClaimedTask {
+  taskId: number;
+  taskType: string;
+  handlerVersion: number;
+  payload: unknown;
+  timeoutMs: number;
+  attemptCount: number;
+  attemptToken: string;
+  attemptOwner: string;
+  leaseExpiresAt: Date;
+  resumedFromTaskId: number | null;
+  dbNow: Date;
+}
+
+export interface TaskSummary {
+  taskId: number;
+  taskType: string;
+  handlerVersion: number;
+  state: TaskState;
+  dedupeKey: string | null;
+  attemptCount: number;
+  progressCurrent: number | null;
+  progressTotal: number | null;
+  progressMessage: string | null;
+  cancelRequested: boolean;
+  createdAt: Date;
+  finishedAt: Date | null;
+}
+
+export interface TaskDetail extends TaskSummary {
+  payload: unknown;
+  timeoutMs: number;
+  attemptToken: string | null;
+  attemptOwner: string | null;
+  heartbeatAt: Date | null;
+  leaseExpiresAt: Date | null;
+  result: unknown;
+  errorCode: string | null;
+  errorMessage: string | null;
+  resumedFromTaskId: number | null;
+  startedAt: Date | null;
+  updatedAt: Date;
+  dbNow: Date;
+}
+
+const TYPE = /^[a-z][a-z0-9_.:-]{0,127}$/;
+const WORKER = /^[A-Za-z0-9_.:@-]{1,128}$/;
+
+function n(v: unknown): number { return Number(v); }
+function nOrNull(v: unknown): number | null { return v === null || v === undefined ? null : Number(v); }
+function sOrNull(v: unknown): string | null { return v === null || v === undefined ? null : String(v); }
+function json(v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  try { return JSON.parse(String(v)); } catch { return String(v); }
+}
+function requireId(op: string, taskId: number): void {
+  if (!Number.isSafeInteger(taskId) || taskId < 1) throw new InvalidArgumentError(op, `task id must be a positive integer, got ${String(taskId)}`);
+}
+function requireToken(op: string, token: string): void {
+  if (typeof token !== 'string' || !/^[0-9a-f-]{32,36}$/.test(token)) throw new InvalidArgumentError(op, 'attempt token is malformed');
+}
+function requireRange(op: string, what: string, v: number, min: number, max: number): void {
+  if (!Number.isSafeInteger(v) || v < min || v > max) throw new InvalidArgumentError(op, `${what} must be an integer in ${min}..${max}, got ${String(v)}`);
+}
+
+function toSummary(r: Row): TaskSummary {
+  return {
+    taskId: n(r.task_id),
+    taskType: String(r.task_type),
+    handlerVersion: n(r.handler_version),
+    state: String(r.state) as TaskState,
+    dedupeKey: sOrNull(r.dedupe_key),
+    attemptCount: n(r.attempt_count),
+    progressCurrent: nOrNull(r.progress_current),
+    progressTotal: nOrNull(r.progress_total),
+    progressMessage: sOrNull(r.progress_message),
+    cancelRequested: n(r.cancel_requested) === 1,
+    createdAt: dbTime(r.created_at)!,
+    finishedAt: dbTime(r.finished_at),
+  };
+}
+
+export class TaskStore {
+  constructor(readonly store: BaseStore) {}
+
+  private async rows(op: OperationName, params: Params, tx?: TxHandle): Promise<Row[]> {
+    const sets = await this.store.callOperation(op, params, tx);
+    return sets.length === 0 ? [] : sets[sets.length - 1];
+  }
+
+  transaction<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {
+    return this.store.transaction(fn);
+  }
+
+  async assertAttempt(tx: TxHandle, taskId: number, attemptToken: string): Promise<void> {
+    const op = 'pc_task_assert_attempt';
+    requireId(op, taskId);
+    requireToken(op, attemptToken);
+    await this.rows(op, { task_id: taskId, attempt_token: attemptToken }, tx);
+  }
+
+  async submit(input: SubmitInput, tx?: TxHandle): Promise<SubmitResult> {
+    const op = 'pc_task_submit';
+    if (typeof input.taskType !== 'string' || !TYPE.test(input.taskType)) throw new InvalidArgumentError(op, `task type must match ${TYPE}`);
+    requireRange(op, 'handler version', input.handlerVersion, 0, 1_000_000);
+    if (!Number.isFinite(input.timeoutMs) || input.timeoutMs <= 0 || !Number.isSafeInteger(Math.round(input.timeoutMs))) {
+      throw new InvalidArgumentError(op, `timeout must be a positive, finite number of milliseconds, got ${String(input.timeoutMs)}`);
+    }
+    if (input.dedupeKey !== undefined && input.dedupeKey !== null && (typeof input.dedupeKey !== 'string' || input.dedupeKey.length < 1 || input.dedupeKey.length > 191 || /^\s|\s$/.test(input.dedupeKey))) {
+      throw new InvalidArgumentError(op, 'dedupe key must be 1..191 characters without leading or trailing whitespace');
+    }
+    const payload = JSON.stringify(input.payload ?? null);
+    const rows = await this.rows(op, {
+      task_type: input.taskType,
+      handler_version: input.handlerVersion,
+      payload,
+      dedupe_key: input.dedupeKey ?? null,
+      timeout_ms: Math.round(input.timeoutMs),
+      resumed_from_task_id: input.resumedFromTaskId ?? null,
+    }, tx);
+    const r = rows[0];
+    if (!r) throw new Error(`${op}: no result row`);
+    return { taskId: n(r.task_id), state: String(r.state) as TaskState, outcome: String(r.outcome) as SubmitResult['outcome'], dedupeKey: sOrNull(r.dedupe_key) };
+  }
+
+  async claim(workerId: string, leaseMs: number, capacity: number): Promise<ClaimedTask | null> {
+    const op = 'pc_task_claim';
+    if (!WORKER.test(workerId)) throw new InvalidArgumentError(op, `worker id must match ${WORKER}`);
+    requireRange(op, 'lease', leaseMs, 1000, 3_600_000);
+    requireRange(op, 'capacity', capacity, 1, 10_000);
+    const rows = await this.rows(op, { worker_id: workerId, lease_ms: leaseMs, capacity });
+    const r = rows[0];
+    if (!r) return null;
+    return {
+      taskId: n(r.task_id),
+      taskType: String(r.task_type),
+      handlerVersion: n(r.handler_version),
+      payload: json(r.payload),
+      timeoutMs: n(r.timeout_ms),
+      attemptCount: n(r.attempt_count),
+      attemptToken: String(r.attempt_token),
+      attemptOwner: String(r.attempt_owner),
+      leaseExpiresAt: dbTime(r.lease_expires_at)!,
+      resumedFromTaskId: nOrNull(r.resumed_from_task_id),
+      dbNow: dbTime(r.db_now)!,
+    };
+  }
+
+  async heartbeat(taskId: number, attemptToken: string, leaseMs: number): Promise<{ leaseExpiresAt: Date; cancelRequested: boolean; dbNow: Date }> {
+    const op = 'pc_task_heartbeat';
+    requireId(op, taskId);
+    requireToken(op, attemptToken);
+    requireRange(op, 'lease', leaseMs, 1000, 3_600_000);
+    const r = (await this.rows(op, { task_id: taskId, attempt_token: attemptToken, lease_ms: leaseMs }))[0];
+    return { leaseExpiresAt: dbTime(r.lease_expires_at)!, cancelRequested: n(r.cancel_requested) === 1, dbNow: dbTime(r.db_now)! };
+  }
+
+  async progress(taskId: number, attemptToken: string, p: { current?: number | null; total?: number | null; message?: string | null }, minStep: number): Promise<{ persisted: boolean; cancelRequested: boolean }> {
+    const op = 'pc_task_progress';
+    requireId(op, taskId);
+    requireToken(op, attemptToken);
+    for (const [k, v] of [['current', p.current], ['total', p.total], ['min step', minStep]] as const) {
+      if (v !== null && v !== undefined && !Number.isFinite(v)) throw new InvalidArgumentError(op, `${k} must be finite`);
+    }
+    const message = p.message === undefined || p.message === null ? null : String(p.message).slice(0, 1024);
+    const r = (await this.rows(op, { task_id: taskId, attempt_token: attemptToken, current: p.current ?? null, total: p.total ?? null, message, min_step: minStep }))[0];
+    return { persisted: n(r.persisted) === 1, cancelRequested: n(r.cancel_requested) === 1 };
+  }
+
+  async complete(taskId: number, attemptToken: string, result: unknown, tx?: TxHandle): Promise<void> {
+    const op = 'pc_task_complete';
+    requireId(op, taskId);
+    requireToken(op, attemptToken);
+    await this.rows(op, { task_id: taskId, attempt_token: attemptToken, result: result === undefined ? null : JSON.stringify(result) }, tx);
+  }
+
+  async fail(taskId: number, attemptToken: string, errorCode: string, errorMessage: string, tx?: TxHandle): Promise<void> {
+    const op = 'pc_task_fail';
+    requireId(op, taskId);
+    requireToken(op, attemptToken);
+    await this.rows(op, { task_id: taskId, attempt_token: attemptToken, error_code: errorCode.slice(0, 64), error_message: errorMessage.slice(0, 2048) }, tx);
+  }
+
+  async finishCancelled(taskId: number, attemptToken: string, tx?: TxHandle): Promise<void> {
+    const op = 'pc_task_finish_cancelled';
+    requireId(op, taskId);
+    requireToken(op, attemptToken);
+    await this.rows(op, { task_id: taskId, attempt_token: attemptToken }, tx);
+  }
+
+  async cancel(taskId: number): Promise<{ state: TaskState; outcome: 'cancelled' | 'cancel_requested' | 'already_terminal' }> {
+    const op = 'pc_task_cancel';
+    requireId(op, taskId);
+    const r = (await this.rows(op, { task_id: taskId }))[0];
+    return { state: String(r.state) as TaskState, outcome: String(r.outcome) as 'cancelled' };
+  }
+
+  async expireLost(taskId: number, expectedToken: string, requeue: boolean, tx?: TxHandle): Promise<'failed' | 'requeued' | 'not_lost'> {
+    const op = 'pc_task_expire_lost';
+    requireId(op, taskId);
+    requireToken(op, expectedToken);
+    const r = (await this.rows(op, { task_id: taskId, expected_token: expectedToken, requeue: requeue ? 1 : 0 }, tx))[0];
+    return String(r.outcome) as 'failed';
+  }
+
+  async listLost(limit: number): Promise<Array<{ taskId: number; taskType: string; handlerVersion: number; attemptToken: string }>> {
+    const op = 'pc_task_list_lost';
+    requireRange(op, 'limit', limit, 1, 1000);
+    return (await this.rows(op, { page_limit: limit })).map((r) => ({ taskId: n(r.task_id), taskType: String(r.task_type), handlerVersion: n(r.handler_version), attemptToken: String(r.attempt_token) }));
+  }
+
+  async list(options: { beforeTaskId?: number | null; limit?: number; state?: TaskState | null } = {}): Promise<{ tasks: TaskSummary[]; nextBeforeTaskId: number | null }> {
+    const op = 'pc_task_list';
+    const limit = options.limit ?? 50;
+    requireRange(op, 'limit', limit, 1, 1000);
+    if (options.beforeTaskId !== undefined && options.beforeTaskId !== null) requireId(op, options.beforeTaskId);
+    if (options.state && !['pending', 'running', ...TERMINAL_STATES].includes(options.state)) throw new InvalidArgumentError(op, `unknown state ${options.state}`);
+    const tasks = (await this.rows(op, { before_task_id: options.beforeTaskId ?? null, page_limit: limit, state: options.state ?? null })).map(toSummary);
+    return { tasks, nextBeforeTaskId: tasks.length === limit ? tasks[tasks.length - 1].taskId : null };
+  }
+
+  async read(taskId: number, tx?: TxHandle): Promise<TaskDetail | null> {
+    const op = 'pc_task_read';
+    requireId(op, taskId);
+    const r = (await this.rows(op, { task_id: taskId }, tx))[0];
+    if (!r) return null;
+    return {
+      ...toSummary(r),
+      payload: json(r.payload),
+      timeoutMs: n(r.timeout_ms),
+      attemptToken: sOrNull(r.attempt_token),
+      attemptOwner: sOrNull(r.attempt_owner),
+      heartbeatAt: dbTime(r.heartbeat_at),
+      leaseExpiresAt: dbTime(r.lease_expires_at),
+      result: json(r.result),
+      errorCode: sOrNull(r.error_code),
+      errorMessage: sOrNull(r.error_message),
+      resumedFromTaskId: nOrNull(r.resumed_from_task_id),
+      startedAt: dbTime(r.started_at),
+      updatedAt: dbTime(r.updated_at)!,
+      dbNow: dbTime(r.db_now)!,
+    };
+  }
+
+  async delete(taskId: number): Promise<void> {
+    const op = 'pc_task_delete';
+    requireId(op, taskId);
+    await this.rows(op, { task_id: taskId });
+  }
+
+  async prune(finishedBefore: Date, limit = 1000): Promise<number> {
+    const op = 'pc_task_prune';
+    requireRange(op, 'limit', limit, 1, 10_000);
+    const r = (await this.rows(op, { finished_before: toDbTime(finishedBefore), page_limit: limit }))[0];
+    return n(r.deleted);
+  }
+
+  async publishReadiness(workerId: string, ttlMs: number): Promise<void> {
+    const op = 'pc_task_publish_readiness';
+    if (!WORKER.test(workerId)) throw new InvalidArgumentError(op, `worker id must match ${WORKER}`);
+    requireRange(op, 'ttl', ttlMs, 1000, 600_000);
+    await this.rows(op, { worker_id: workerId, ttl_ms: ttlMs });
+  }
+
+  async readReadiness(): Promise<{ liveWorkers: number; latestPublishedAt: Date | null; dbNow: Date }> {
+    const r = (await this.rows('pc_task_read_readiness', {}))[0];
+    return { liveWorkers: n(r.live_workers), latestPublishedAt: dbTime(r.latest_published_at), dbNow: dbTime(r.db_now)! };
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * Task worker child process: runs one claimed task attempt. Rebuilds its own database connection,
+ * loads the task type's registry module and, lazily, the handler module of the task's version.
+ * Heartbeats keep the lease; every domain, progress and terminal write is fenced by the attempt
+ * (token + unexpired lease, database clock); the failure hook runs inside the terminal transaction.
+ */
+import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
+import { createLogger } from '../logging.ts';
+import { AttemptLostError } from '../store/errors.ts';
+import { openStore } from '../store/open.ts';
+import { txQuery } from '../store/tx-query.ts';
+import type { BaseStore } from '../store/base-store.ts';
+import { TaskCancelledError, type TaskContext, type TaskIdentity } from './handler.ts';
+import { loadTaskRegistry } from './load.ts';
+import { UnknownHandlerError } from './registry.ts';
+import { TaskStore, type ClaimedTask } from './task-store.ts';
+
+export interface RunTaskMessage {
+  type: 'run-task';
+  task: ClaimedTask;
+  tasksModule: string;
+  leaseMs: number;
+  progressMinStep: number;
+}
+
+export type TaskOutcomeStatus = 'succeeded' | 'failed' | 'cancelled' | 'attempt_lost';
+export interface TaskResultMessage { type: 'task-result'; taskId: number; status: TaskOutcomeStatus; errorCode?: string; errorMessage?: string }
+
+const logger = createLogger({ name: 'apsup-task-worker' });
+
+function send(message: TaskResultMessage | { type: 'ready' }): Promise<void> {
+  return new Promise((resolve) => {
+    if (!process.send) return resolve();
+    process.send(message, () => resolve());
+  });
+}
+
+async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
+  const { task } = message;
+  const store = openStore(parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE])) as BaseStore;
+  const tasks = new TaskStore(store);
+  const controller = new AbortController();
+  let cancelRequested = false;
+  let lost = false;
+  const identity: TaskIdentity = {
+    taskId: task.taskId, taskType: task.taskType, handlerVersion: task.handlerVersion,
+    attemptToken: task.attemptToken, attemptCount: task.attemptCount, payload: task.payload,
+  };
+  const result = (status: TaskOutcomeStatus, errorCode?: string, errorMessage?: string): TaskResultMessage =>
+    ({ type: 'task-result', taskId: task.taskId, status, errorCode, errorMessage });
+  const controlPoint = () => {
+    if (lost) throw new AttemptLostError('task control point');
+    if (cancelRequested) throw new TaskCancelledError();
+  };
+  const heartbeat = async () => {
+    try {
+      const hb = await tasks.heartbeat(task.taskId, task.attemptToken, message.leaseMs);
+      if (hb.cancelRequested) cancelRequested = true;
+    } catch (error) {
+      if (error instanceof AttemptLostError) {
+        lost = true;
+        controller.abort(error);
+      }
+      throw error;
+    }
+  };
+  const timer = setInterval(() => { heartbeat().catch(() => undefined); }, Math.max(200, Math.floor(message.leaseMs / 3)));
+  try {
+    const registry = await loadTaskRegistry(message.tasksModule);
+    let handler;
+    try {
+      handler = await registry.load(task.taskType, task.handlerVersion);
+    } catch (error) {
+      const code = error instanceof UnknownHandlerError ? error.code : 'handler_load_failed';
+      await tasks.transaction(async (tx) => tasks.fail(task.taskId, task.attemptToken, code, (error as Error).message, tx));
+      return result('failed', code, (error as Error).message);
+    }
+    const ctx: TaskContext = {
+      ...identity,
+      backend: store.backend,
+      store,
+      logger: logger.child({ taskId: task.taskId, taskType: task.taskType, attempt: task.attemptCount }),
+      signal: controller.signal,
+      async heartbeat() {
+        await heartbeat();
+        controlPoint();
+      },
+      async progress(current, total, msg) {
+        try {
+          const p = await tasks.progress(task.taskId, task.attemptToken, { current, total, message: msg }, message.progressMinStep);
+          if (p.cancelRequested) cancelRequested = true;
+        } catch (error) {
+          if (error instanceof AttemptLostError) lost = true;
+          throw error;
+        }
+        controlPoint();
+      },
+      async commit(fn) {
+        return tasks.transaction(async (tx) => {
+          await tasks.assertAttempt(tx, task.taskId, task.attemptToken);
+          return fn(tx);
+        });
+      },
+      query: txQuery,
+    };
+    try {
+      const value = await handler.run(task.payload, ctx);
+      await tasks.transaction(async (tx) => tasks.complete(task.taskId, task.attemptToken, value ?? null, tx));
+      return result('succeeded');
+    } catch (error) {
+      if (error instanceof AttemptLostError || lost) return result('attempt_lost', 'attempt_lost', (error as Error).message);
+      if (error instanceof TaskCancelledError) {
+        await tasks.transaction(async (tx) => tasks.finishCancelled(task.taskId, task.attemptToken, tx));
+        return result('cancelled');
+      }
+      const code = (error as { code?: unknown }).code;
+      const errorCode = typeof code === 'string' && /^[a-z_]{1,64}$/.test(code) ? code : 'handler_failed';
+      await tasks.transaction(async (tx) => {
+        await tasks.assertAttempt(tx, task.taskId, task.attemptToken);
+        await handler.failureHook?.(tx, identity, { query: txQuery, backend: store.backend });
+        await tasks.fail(task.taskId, task.attemptToken, errorCode, (error as Error).message ?? String(error), tx);
+      });
+      return result('failed', errorCode, (error as Error).message);
+    }
+  } catch (error) {
+    if (error instanceof AttemptLostError) return result('attempt_lost', 'attempt_lost', error.message);
+    throw error;
+  } finally {
+    clearInterval(timer);
+    await store.close();
+  }
+}
+
+process.on('message', (message: RunTaskMessage) => {
+  if (message?.type !== 'run-task') return;
+  runTask(message).then(
+    async (r) => { await send(r); process.exit(0); },
+    async (error: unknown) => {
+      logger.error({ taskId: message.task.taskId, err: (error as Error).message }, 'task attempt failed unexpectedly');
+      await send({ type: 'task-result', taskId: message.task.taskId, status: 'failed', errorCode: 'worker_error', errorMessage: (error as Error).message });
+      process.exit(1);
+    },
+  );
+});
+process.on('SIGTERM', () => setTimeout(() => process.exit(143), 100).unref());
+process.on('disconnect', () => process.exit(0));
+void send({ type: 'ready' });

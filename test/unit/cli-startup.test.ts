@@ -1,0 +1,92 @@
+// `apsup run` with an invalid configuration: exit code 2, the variable named on stderr, nothing
+// started (no database file, no host lock), and no password in any output (A15, RFC 12).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const P = 'POWERCONTEXT_SERVER_RUNTIME_';
+const dirs: string[] = [];
+after(() => { for (const d of dirs) fs.rmSync(d, { recursive: true, force: true }); });
+
+function tempDir(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-cli-'));
+  dirs.push(d);
+  return d;
+}
+
+/** Runs `node --import tsx src/cli/main.ts <args>` with only the given runtime variables set. */
+function runCli(args: string[], vars: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith(P)));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: ROOT,
+    env: { ...base, ...Object.fromEntries(Object.entries(vars).map(([k, v]) => [`${P}${k}`, v])) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => { stdout += String(d); });
+  child.stderr.on('data', (d) => { stderr += String(d); });
+  // A guard only: a start-up that does not fail promptly is itself the failure.
+  const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) => child.once('close', (code) => {
+    clearTimeout(guard);
+    resolve({ code, stdout, stderr });
+  }));
+}
+
+async function assertRefused(args: string[], vars: Record<string, string>, fragments: string[]): Promise<{ stdout: string; stderr: string }> {
+  const r = await runCli(args, vars);
+  assert.equal(r.code, 2, `exit code (stderr: ${r.stderr})`);
+  for (const f of fragments) assert.ok(r.stderr.includes(f), `stderr should name ${f}: ${r.stderr}`);
+  assert.match(r.stdout, /invalid configuration; not starting/);
+  assert.doesNotMatch(r.stdout, /supervisor starting|supervisor started/);
+  return r;
+}
+
+test('an unknown mode exits 2 naming the variable and starts nothing on the SQLite database', async () => {
+  const dir = tempDir();
+  await assertRefused(['run'], { ARTIFACT_PROCESSING_SUPERVISOR_MODE: 'hybrid', DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}` }, [`${P}ARTIFACT_PROCESSING_SUPERVISOR_MODE`, 'hybrid']);
+  assert.deepEqual(fs.readdirSync(dir), [], 'no database file, journal or host lock was created');
+});
+
+test('role background on SQLite (--role) exits 2 naming the role variable', async () => {
+  const dir = tempDir();
+  await assertRefused(['run', '--role', 'background'], { DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}` }, [`${P}ARTIFACT_PROCESSING_ROLE`, 'SQLite']);
+  assert.deepEqual(fs.readdirSync(dir), []);
+});
+
+test('a family setting error and an alias conflict exit 2 naming the variables', async () => {
+  const dir = tempDir();
+  const db = `sqlite:${path.join(dir, 'db.sqlite')}`;
+  await assertRefused(['run'], { DATABASE_URL: db, TOPIC_MEMORY_MAX_WORKERS: '0' }, [`${P}TOPIC_MEMORY_MAX_WORKERS`]);
+  await assertRefused(['run'], { DATABASE_URL: db, SKILL_MAX_WORKERS: '2' }, [`${P}SKILL_MAX_WORKERS`]);
+  await assertRefused(['run'], { DATABASE_URL: db, ARTIFACT_PROCESSING_MAX_WORKERS: '3', TOPIC_MEMORY_MAX_WORKERS: '4' }, [`${P}ARTIFACT_PROCESSING_MAX_WORKERS`, `${P}TOPIC_MEMORY_MAX_WORKERS`]);
+  // The reference families do not register memory, so the SCHEDULE_SECONDS alias is refused.
+  await assertRefused(['run'], { DATABASE_URL: db, SCHEDULE_SECONDS: '60' }, [`${P}SCHEDULE_SECONDS`]);
+  assert.deepEqual(fs.readdirSync(dir), []);
+});
+
+test('a missing families module exits 2', async () => {
+  const dir = tempDir();
+  const r = await runCli(['run', '--families', path.join(dir, 'nope.mjs')], { DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}` });
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /cannot load families module .*nope\.mjs/);
+  assert.deepEqual(fs.readdirSync(dir), []);
+});
+
+test('the database password never appears in the output of a failing start', async () => {
+  for (const url of ['mysql://app:hunter2secret@127.0.0.1:1/pc', 'oceanbase://app:hunter2secret@127.0.0.1:1/pc']) {
+    const r = await assertRefused(['run'], { ARTIFACT_PROCESSING_SUPERVISOR_MODE: 'hybrid', DATABASE_URL: url }, [`${P}ARTIFACT_PROCESSING_SUPERVISOR_MODE`]);
+    assert.doesNotMatch(r.stdout + r.stderr, /hunter2secret/);
+  }
+  // An invalid URL is refused without echoing it.
+  const r = await runCli(['run'], { DATABASE_URL: 'mysql://app:hunter2secret@127.0.0.1:1/bad-name' });
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, new RegExp(`${P}DATABASE_URL`));
+  assert.doesNotMatch(r.stdout + r.stderr, /hunter2secret/);
+});

@@ -1,0 +1,309 @@
+// Runtime configuration (RFC 10, 11; A15): every start-up error is a ConfigError naming the
+// variable; compatibility aliases map to exactly one field; effective policies.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ConfigError } from '../../src/config/database-url.ts';
+import { describeConfig, parseRuntimeConfig, type FamilyConfig, type RuntimeConfig } from '../../src/config/runtime-config.ts';
+import type { FamilyRegistration } from '../../src/registry/registration.ts';
+import { P, env, registration, registrations } from './fixtures.ts';
+
+const MYSQL = 'mysql://app:pw@127.0.0.1:3306/pc';
+
+function parse(values: Record<string, string>, regs: FamilyRegistration[] = registrations()): RuntimeConfig {
+  return parseRuntimeConfig(env(values), regs);
+}
+
+function family(config: RuntimeConfig, name: string): FamilyConfig {
+  const f = config.families.find((x) => x.registration.family === name);
+  assert.ok(f, `family ${name} configured`);
+  return f;
+}
+
+/** Start-up fails with a ConfigError whose message contains every fragment (variable names in full). */
+function rejects(values: Record<string, string>, fragments: string[], regs: FamilyRegistration[] = registrations()): string {
+  let message = '';
+  assert.throws(() => parse(values, regs), (e: unknown) => {
+    assert.ok(e instanceof ConfigError, `expected a ConfigError, got ${String(e)}`);
+    message = e.message;
+    for (const fragment of fragments) assert.ok(e.message.includes(fragment), `message ${JSON.stringify(e.message)} should contain ${JSON.stringify(fragment)}`);
+    return true;
+  });
+  return message;
+}
+
+describe('A15: mode and role', () => {
+  test('default mode is global and role all; dedicated is accepted', () => {
+    const c = parse({});
+    assert.equal(c.mode, 'global');
+    assert.equal(c.role, 'all');
+    assert.equal(parse({ ARTIFACT_PROCESSING_SUPERVISOR_MODE: 'dedicated' }).mode, 'dedicated');
+  });
+
+  test('an unknown mode names the variable and the value', () => {
+    rejects({ ARTIFACT_PROCESSING_SUPERVISOR_MODE: 'hybrid' }, [`${P}ARTIFACT_PROCESSING_SUPERVISOR_MODE`, 'hybrid', 'global', 'dedicated']);
+    rejects({ ARTIFACT_PROCESSING_SUPERVISOR_MODE: 'GLOBAL ' }, [`${P}ARTIFACT_PROCESSING_SUPERVISOR_MODE`]);
+  });
+
+  test('an unknown role names the variable', () => {
+    rejects({ ARTIFACT_PROCESSING_ROLE: 'worker', DATABASE_URL: MYSQL }, [`${P}ARTIFACT_PROCESSING_ROLE`, 'worker']);
+  });
+
+  for (const role of ['api', 'background'] as const) {
+    test(`role ${role} is rejected on SQLite (explicit and default URL) and accepted on mysql:// and oceanbase://`, () => {
+      rejects({ ARTIFACT_PROCESSING_ROLE: role, DATABASE_URL: 'sqlite:/tmp/x.sqlite' }, [`${P}ARTIFACT_PROCESSING_ROLE`, 'SQLite']);
+      rejects({ ARTIFACT_PROCESSING_ROLE: role }, [`${P}ARTIFACT_PROCESSING_ROLE`, 'SQLite']);
+      assert.equal(parse({ ARTIFACT_PROCESSING_ROLE: role, DATABASE_URL: MYSQL }).role, role);
+      assert.equal(parse({ ARTIFACT_PROCESSING_ROLE: role, DATABASE_URL: 'oceanbase://app:pw@ob:2881/pc' }).role, role);
+    });
+  }
+
+  test('role all is accepted on SQLite', () => {
+    const c = parse({ ARTIFACT_PROCESSING_ROLE: 'all', DATABASE_URL: 'sqlite:/tmp/x.sqlite' });
+    assert.deepEqual(c.database, { backend: 'sqlite', file: '/tmp/x.sqlite' });
+  });
+});
+
+describe('A15: family numbers', () => {
+  for (const field of ['MAX_WORKERS', 'SCHEDULE_SECONDS', 'WORKER_TIMEOUT_SECONDS']) {
+    for (const bad of ['0', '-1', 'abc', '1.5', 'Infinity', 'NaN', '2 workers']) {
+      test(`${field}=${JSON.stringify(bad)} is rejected naming the variable`, () => {
+        rejects({ [`TOPIC_MEMORY_${field}`]: bad }, [`${P}TOPIC_MEMORY_${field}`, JSON.stringify(bad)]);
+      });
+    }
+  }
+
+  test('valid values replace the registration defaults of that family only', () => {
+    const c = parse({ TOPIC_MEMORY_MAX_WORKERS: '7', TOPIC_MEMORY_SCHEDULE_SECONDS: '45', TOPIC_MEMORY_WORKER_TIMEOUT_SECONDS: '120' });
+    const t = family(c, 'topic-memory');
+    assert.equal(t.maxWorkers, 7);
+    assert.deepEqual(t.schedule, { kind: 'interval', seconds: 45 });
+    assert.equal(t.workerTimeoutMs, 120_000);
+    assert.equal(family(c, 'experience').maxWorkers, 2);
+    assert.deepEqual(family(c, 'experience').schedule, { kind: 'interval', seconds: 900 });
+  });
+
+  test('blank values count as unset', () => {
+    const c = parse({ TOPIC_MEMORY_MAX_WORKERS: '  ' });
+    assert.equal(family(c, 'topic-memory').maxWorkers, 4);
+  });
+});
+
+describe('A15: schedules', () => {
+  test('interval and cron both set: names both variables', () => {
+    rejects({ TOPIC_MEMORY_SCHEDULE_SECONDS: '60', TOPIC_MEMORY_CRON: '*/5 * * * *', TOPIC_MEMORY_TIMEZONE: 'UTC' }, [`${P}TOPIC_MEMORY_SCHEDULE_SECONDS`, `${P}TOPIC_MEMORY_CRON`]);
+    rejects({ PROFILE_SCHEDULE_SECONDS: '60', PROFILE_CRON: '0 3 * * *' }, [`${P}PROFILE_SCHEDULE_SECONDS`, `${P}PROFILE_CRON`]);
+  });
+
+  test('cron without a time zone is rejected naming the TIMEZONE variable', () => {
+    rejects({ TOPIC_MEMORY_CRON: '*/5 * * * *' }, [`${P}TOPIC_MEMORY_CRON`, `${P}TOPIC_MEMORY_TIMEZONE`]);
+  });
+
+  test('an invalid IANA time zone is rejected naming the variable', () => {
+    for (const tz of ['Mars/Olympus_Mons', '+08:00', 'GMT+8']) {
+      rejects({ PROFILE_TIMEZONE: tz }, [`${P}PROFILE_TIMEZONE`, tz]);
+      rejects({ TOPIC_MEMORY_CRON: '0 * * * *', TOPIC_MEMORY_TIMEZONE: tz }, [`${P}TOPIC_MEMORY_TIMEZONE`]);
+    }
+  });
+
+  test('an invalid cron expression is rejected naming the variable', () => {
+    for (const expression of ['61 * * * *', '0 2 * *', 'every day', '@daily', '0 0 * * 8']) {
+      rejects({ PROFILE_CRON: expression, PROFILE_TIMEZONE: 'UTC' }, [`${P}PROFILE_CRON`]);
+    }
+  });
+
+  test('a time zone without a cron schedule is rejected (interval family, or together with an interval)', () => {
+    rejects({ TOPIC_MEMORY_TIMEZONE: 'UTC' }, [`${P}TOPIC_MEMORY_TIMEZONE`]);
+    // Profile's registered schedule is cron; an interval from the environment must not be
+    // silently replaced by the registered cron because a time zone is also set.
+    rejects({ PROFILE_SCHEDULE_SECONDS: '60', PROFILE_TIMEZONE: 'UTC' }, [`${P}PROFILE_TIMEZONE`, `${P}PROFILE_SCHEDULE_SECONDS`]);
+  });
+
+  test('SCHEDULE_ENABLED=true for a family without a schedule is rejected naming the variable', () => {
+    const regs = [registration('memory', { schedule: { kind: 'off' } }), registration('topic-memory')];
+    rejects({ MEMORY_SCHEDULE_ENABLED: 'true' }, [`${P}MEMORY_SCHEDULE_ENABLED`, 'memory'], regs);
+    // With a schedule from the environment it is fine.
+    const c = parse({ MEMORY_SCHEDULE_ENABLED: 'true', MEMORY_SCHEDULE_SECONDS: '30' }, regs);
+    assert.deepEqual(family(c, 'memory').schedule, { kind: 'interval', seconds: 30 });
+  });
+
+  test('SCHEDULE_ENABLED must be a boolean', () => {
+    rejects({ PROFILE_SCHEDULE_ENABLED: 'maybe' }, [`${P}PROFILE_SCHEDULE_ENABLED`, 'maybe']);
+  });
+});
+
+describe('A15: settings without a registered processor', () => {
+  test('a built-in prefix without a registered family is rejected, naming the variable', () => {
+    rejects({ SKILL_MAX_WORKERS: '2' }, [`${P}SKILL_MAX_WORKERS`, 'SKILL']);
+    rejects({ HANDOFF_SCHEDULE_ENABLED: 'true' }, [`${P}HANDOFF_SCHEDULE_ENABLED`, 'HANDOFF']);
+    rejects({ MEMORY_SCHEDULE_SECONDS: '60' }, [`${P}MEMORY_SCHEDULE_SECONDS`, 'MEMORY'], registrations('topic-memory', 'profile'));
+  });
+
+  test('a custom prefix without a registered family is rejected, naming the variable', () => {
+    rejects({ FOO_BAR_MAX_WORKERS: '2' }, [`${P}FOO_BAR_MAX_WORKERS`, 'FOO_BAR']);
+    rejects({ FOO_CRON: '0 * * * *' }, [`${P}FOO_CRON`]);
+  });
+
+  test('schedule-shaped settings under ARTIFACT_PROCESSING_ are rejected: there is no shared schedule', () => {
+    rejects({ ARTIFACT_PROCESSING_SCHEDULE_SECONDS: '60' }, [`${P}ARTIFACT_PROCESSING_SCHEDULE_SECONDS`]);
+    rejects({ ARTIFACT_PROCESSING_CRON: '0 * * * *' }, [`${P}ARTIFACT_PROCESSING_CRON`]);
+  });
+
+  test('other variables (domain settings, unrelated names) are left alone', () => {
+    const c = parseRuntimeConfig({ ...env({ PROFILE_MODEL: 'x', TOPIC_MEMORY_WINDOW_LIMIT: '40' }), PATH: '/usr/bin', SKILL_MAX_WORKERS: '3' }, registrations());
+    assert.equal(c.families.length, 4);
+  });
+});
+
+describe('RFC 11: compatibility aliases', () => {
+  test('SCHEDULE_SECONDS alone sets memory\'s interval only and is reported', () => {
+    const c = parse({ SCHEDULE_SECONDS: '120' });
+    assert.deepEqual(family(c, 'memory').schedule, { kind: 'interval', seconds: 120 });
+    assert.deepEqual(family(c, 'topic-memory').schedule, { kind: 'interval', seconds: 300 });
+    assert.deepEqual(family(c, 'experience').schedule, { kind: 'interval', seconds: 900 });
+    assert.equal(family(c, 'profile').schedule.kind, 'cron');
+    assert.deepEqual(c.aliasesUsed, [{ alias: `${P}SCHEDULE_SECONDS`, target: `${P}MEMORY_SCHEDULE_SECONDS` }]);
+    assert.equal(family(c, 'memory').sources.SCHEDULE_SECONDS, `${P}SCHEDULE_SECONDS`);
+  });
+
+  test('PROFILE_MAX_CONCURRENCY alone sets profile\'s worker budget only', () => {
+    const c = parse({ PROFILE_MAX_CONCURRENCY: '6' });
+    assert.equal(family(c, 'profile').maxWorkers, 6);
+    assert.equal(family(c, 'topic-memory').maxWorkers, 4);
+    assert.equal(family(c, 'memory').maxWorkers, 3);
+    assert.deepEqual(c.aliasesUsed, [{ alias: `${P}PROFILE_MAX_CONCURRENCY`, target: `${P}PROFILE_MAX_WORKERS` }]);
+  });
+
+  test('ARTIFACT_PROCESSING_MAX_WORKERS is Topic Memory\'s budget, not a shared total nor copied to others', () => {
+    const c = parse({ ARTIFACT_PROCESSING_MAX_WORKERS: '9' });
+    assert.equal(family(c, 'topic-memory').maxWorkers, 9);
+    assert.equal(family(c, 'memory').maxWorkers, 3);
+    assert.equal(family(c, 'experience').maxWorkers, 2);
+    assert.equal(family(c, 'profile').maxWorkers, 5);
+    assert.deepEqual(c.aliasesUsed, [{ alias: `${P}ARTIFACT_PROCESSING_MAX_WORKERS`, target: `${P}TOPIC_MEMORY_MAX_WORKERS` }]);
+  });
+
+  test('ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS is Topic Memory\'s timeout only', () => {
+    const c = parse({ ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS: '900' });
+    assert.equal(family(c, 'topic-memory').workerTimeoutMs, 900_000);
+    assert.equal(family(c, 'experience').workerTimeoutMs, 1_800_000);
+    assert.equal(family(c, 'memory').workerTimeoutMs, 300_000);
+    assert.equal(family(c, 'profile').workerTimeoutMs, 600_000);
+    assert.deepEqual(c.aliasesUsed, [{ alias: `${P}ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS`, target: `${P}TOPIC_MEMORY_WORKER_TIMEOUT_SECONDS` }]);
+  });
+
+  const PAIRS = [
+    { alias: 'SCHEDULE_SECONDS', target: 'MEMORY_SCHEDULE_SECONDS', a: '120', b: '90', read: (c: RuntimeConfig) => family(c, 'memory').schedule },
+    { alias: 'PROFILE_MAX_CONCURRENCY', target: 'PROFILE_MAX_WORKERS', a: '6', b: '8', read: (c: RuntimeConfig) => family(c, 'profile').maxWorkers },
+    { alias: 'ARTIFACT_PROCESSING_MAX_WORKERS', target: 'TOPIC_MEMORY_MAX_WORKERS', a: '9', b: '3', read: (c: RuntimeConfig) => family(c, 'topic-memory').maxWorkers },
+    { alias: 'ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS', target: 'TOPIC_MEMORY_WORKER_TIMEOUT_SECONDS', a: '900', b: '600', read: (c: RuntimeConfig) => family(c, 'topic-memory').workerTimeoutMs },
+  ];
+
+  for (const { alias, target, a, b, read } of PAIRS) {
+    test(`${alias} and ${target}: equal is accepted, different fails naming both`, () => {
+      const both = parse({ [alias]: a, [target]: a });
+      assert.deepEqual(read(both), read(parse({ [target]: a })));
+      assert.deepEqual(both.aliasesUsed, [{ alias: `${P}${alias}`, target: `${P}${target}` }]);
+      // The same number written differently is the same setting.
+      assert.deepEqual(read(parse({ [alias]: `${a}.0`, [target]: a })), read(both));
+      const message = rejects({ [alias]: a, [target]: b }, [`${P}${alias}`, `${P}${target}`]);
+      assert.ok(message.includes(a) && message.includes(b), message);
+    });
+
+    test(`${alias} with an invalid value names the alias variable`, () => {
+      rejects({ [alias]: '0' }, [`${P}${alias}`]);
+    });
+  }
+
+  test('an alias whose family is not registered fails instead of being ignored', () => {
+    rejects({ SCHEDULE_SECONDS: '60' }, [`${P}SCHEDULE_SECONDS`, 'MEMORY'], registrations('topic-memory', 'experience', 'profile'));
+    rejects({ PROFILE_MAX_CONCURRENCY: '2' }, [`${P}PROFILE_MAX_CONCURRENCY`, 'PROFILE'], registrations('memory', 'topic-memory'));
+    rejects({ ARTIFACT_PROCESSING_MAX_WORKERS: '2' }, [`${P}ARTIFACT_PROCESSING_MAX_WORKERS`, 'TOPIC_MEMORY'], registrations('memory', 'profile'));
+    rejects({ ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS: '60' }, [`${P}ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS`, 'TOPIC_MEMORY'], registrations('memory'));
+  });
+
+  test('no alias set: none reported', () => {
+    assert.deepEqual(parse({ TOPIC_MEMORY_MAX_WORKERS: '3' }).aliasesUsed, []);
+  });
+});
+
+describe('effective policies', () => {
+  test('defaults come from the registration; a registration without defaults gets 2 workers and 600 s', () => {
+    const regs = [...registrations(), registration('memory', { bindingName: 'x.y', family: 'notes', configPrefix: 'NOTES', defaults: undefined, schedule: { kind: 'off' } })];
+    const c = parse({}, regs);
+    for (const r of registrations()) {
+      const f = family(c, r.family);
+      assert.deepEqual(f.schedule, r.schedule);
+      assert.equal(f.maxWorkers, r.defaults!.maxWorkers);
+      assert.equal(f.workerTimeoutMs, r.defaults!.workerTimeoutSeconds! * 1000);
+      assert.equal(f.registration.bindingName, r.bindingName);
+    }
+    const notes = family(c, 'notes');
+    assert.deepEqual([notes.schedule, notes.maxWorkers, notes.workerTimeoutMs], [{ kind: 'off' }, 2, 600_000]);
+  });
+
+  test('cron and time zone from the environment', () => {
+    const c = parse({ TOPIC_MEMORY_CRON: '*/5 * * * *', TOPIC_MEMORY_TIMEZONE: 'Europe/Berlin', PROFILE_CRON: '30 3 * * *' });
+    assert.deepEqual(family(c, 'topic-memory').schedule, { kind: 'cron', expression: '*/5 * * * *', timezone: 'Europe/Berlin' });
+    // A registration that declares a time zone keeps it when only the expression changes.
+    assert.deepEqual(family(c, 'profile').schedule, { kind: 'cron', expression: '30 3 * * *', timezone: 'Asia/Shanghai' });
+    assert.deepEqual(family(parse({ PROFILE_TIMEZONE: 'UTC' }), 'profile').schedule, { kind: 'cron', expression: '0 2 * * *', timezone: 'UTC' });
+  });
+
+  test('an interval from the environment replaces a registered cron', () => {
+    assert.deepEqual(family(parse({ PROFILE_SCHEDULE_SECONDS: '3600' }), 'profile').schedule, { kind: 'interval', seconds: 3600 });
+  });
+
+  test('SCHEDULE_ENABLED=false turns the schedule off; true keeps it', () => {
+    for (const off of ['false', 'FALSE', '0', 'no']) {
+      const c = parse({ PROFILE_SCHEDULE_ENABLED: off, TOPIC_MEMORY_SCHEDULE_ENABLED: off });
+      assert.deepEqual(family(c, 'profile').schedule, { kind: 'off' });
+      assert.deepEqual(family(c, 'topic-memory').schedule, { kind: 'off' });
+      assert.deepEqual(family(c, 'experience').schedule, { kind: 'interval', seconds: 900 });
+    }
+    const on = parse({ PROFILE_SCHEDULE_ENABLED: 'true', PROFILE_CRON: '0 4 * * *', PROFILE_TIMEZONE: 'Asia/Shanghai' });
+    assert.deepEqual(family(on, 'profile').schedule, { kind: 'cron', expression: '0 4 * * *', timezone: 'Asia/Shanghai' });
+  });
+
+  test('the RFC example of a Profile configuration', () => {
+    const c = parse({
+      PROFILE_SCHEDULE_ENABLED: 'true', PROFILE_CRON: '0 2 * * *', PROFILE_TIMEZONE: 'Asia/Shanghai',
+      PROFILE_MAX_WORKERS: '4', PROFILE_WORKER_TIMEOUT_SECONDS: '600', ARTIFACT_PROCESSING_SUPERVISOR_MODE: 'dedicated',
+    });
+    const p = family(c, 'profile');
+    assert.deepEqual([c.mode, p.schedule, p.maxWorkers, p.workerTimeoutMs], ['dedicated', { kind: 'cron', expression: '0 2 * * *', timezone: 'Asia/Shanghai' }, 4, 600_000]);
+  });
+
+  test('tuning defaults', () => {
+    const c = parse({});
+    assert.deepEqual(
+      [c.leaseTtlMs, c.renewEveryMs, c.pollEveryMs, c.retryBaseMs, c.retryMaxMs, c.conflictRetryMs, c.readyQueueSize, c.scanPageSize],
+      [15_000, 5_000, 5_000, 30_000, 1_800_000, 2_000, 64, 500],
+    );
+  });
+
+  test('tuning variables are read and validated, naming the variable', () => {
+    const c = parse({ ARTIFACT_PROCESSING_RETRY_BASE_SECONDS: '0.5', ARTIFACT_PROCESSING_RETRY_MAX_SECONDS: '4', ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: '3', ARTIFACT_PROCESSING_RENEW_SECONDS: '1', ARTIFACT_PROCESSING_SCAN_PAGE_SIZE: '5000' });
+    assert.deepEqual([c.retryBaseMs, c.retryMaxMs, c.leaseTtlMs, c.renewEveryMs, c.scanPageSize], [500, 4000, 3000, 1000, 5000]);
+    for (const bad of ['0', '-2', 'soon']) rejects({ ARTIFACT_PROCESSING_RETRY_BASE_SECONDS: bad }, [`${P}ARTIFACT_PROCESSING_RETRY_BASE_SECONDS`]);
+    rejects({ ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: '0.5' }, [`${P}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS`]);
+    rejects({ ARTIFACT_PROCESSING_RENEW_SECONDS: '15' }, [`${P}ARTIFACT_PROCESSING_RENEW_SECONDS`, `${P}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS`]);
+    rejects({ ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: '10', ARTIFACT_PROCESSING_RENEW_SECONDS: '12' }, [`${P}ARTIFACT_PROCESSING_RENEW_SECONDS`, `${P}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS`]);
+    rejects({ ARTIFACT_PROCESSING_RETRY_BASE_SECONDS: '60', ARTIFACT_PROCESSING_RETRY_MAX_SECONDS: '30' }, [`${P}ARTIFACT_PROCESSING_RETRY_MAX_SECONDS`, `${P}ARTIFACT_PROCESSING_RETRY_BASE_SECONDS`]);
+    // Page and queue sizes are whole numbers; the page operations accept at most 5000 keys.
+    rejects({ ARTIFACT_PROCESSING_SCAN_PAGE_SIZE: '6000' }, [`${P}ARTIFACT_PROCESSING_SCAN_PAGE_SIZE`, '5000']);
+    rejects({ ARTIFACT_PROCESSING_SCAN_PAGE_SIZE: '1.5' }, [`${P}ARTIFACT_PROCESSING_SCAN_PAGE_SIZE`]);
+    rejects({ ARTIFACT_PROCESSING_READY_QUEUE_SIZE: '0' }, [`${P}ARTIFACT_PROCESSING_READY_QUEUE_SIZE`]);
+  });
+
+  test('the loggable description carries the policies and aliases but never the connection string', () => {
+    const c = parse({ DATABASE_URL: 'mysql://app:hunter2secret@db.internal:3306/pc', ARTIFACT_PROCESSING_ROLE: 'background', ARTIFACT_PROCESSING_MAX_WORKERS: '6' });
+    const d = describeConfig(c);
+    const text = JSON.stringify(d);
+    assert.doesNotMatch(text, /hunter2secret/);
+    assert.doesNotMatch(text, /db\.internal/);
+    assert.equal(d.backend, 'mysql');
+    assert.equal(d.role, 'background');
+    assert.deepEqual(d.aliasesUsed, [{ alias: `${P}ARTIFACT_PROCESSING_MAX_WORKERS`, target: `${P}TOPIC_MEMORY_MAX_WORKERS` }]);
+    assert.deepEqual((d.families as Array<{ family: string; maxWorkers: number }>).map((f) => [f.family, f.maxWorkers]), [['memory', 3], ['topic-memory', 6], ['experience', 2], ['profile', 5]]);
+  });
+});
