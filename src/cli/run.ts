@@ -10,6 +10,12 @@ import { loadFamilies } from '../registry/load.ts';
 import { RegistrationError } from '../registry/registration.ts';
 import { Runtime } from '../runtime/runtime.ts';
 import { HostLockError, acquireSqliteHostLock } from '../runtime/sqlite-host-lock.ts';
+import { databaseUrlOf } from '../runtime/runtime.ts';
+import type { BaseStore } from '../store/base-store.ts';
+import { parseTaskConfig, type TaskConfig } from '../tasks/config.ts';
+import { loadTaskRegistry } from '../tasks/load.ts';
+import { TaskRunner } from '../tasks/task-runner.ts';
+import { TaskStore } from '../tasks/task-store.ts';
 
 export interface RunOptions {
   familiesModule?: string;
@@ -32,8 +38,10 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
   const logger = options.logger ?? createLogger();
   let runtime: Runtime;
   let releaseLock: () => void = () => undefined;
+  let taskConfig: TaskConfig;
   try {
     const { config, module } = await buildRuntimeConfig(options);
+    taskConfig = parseTaskConfig(options.env ?? process.env);
     if (config.database.backend === 'sqlite' && config.role !== 'api') releaseLock = acquireSqliteHostLock(config.database.file);
     runtime = new Runtime(config, logger);
     logger.info({ familiesModule: module }, 'families module loaded');
@@ -51,6 +59,13 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     process.kill(process.pid, 'SIGTERM');
   };
   await runtime.start();
+  // Durable tasks run in every process that runs background work (role all/background).
+  let runner: TaskRunner | null = null;
+  if (runtime.config.role !== 'api') {
+    const registry = await loadTaskRegistry(taskConfig.tasksModule);
+    runner = new TaskRunner(new TaskStore(runtime.store as BaseStore), registry, taskConfig, databaseUrlOf(runtime.config.database), logger);
+    await runner.start();
+  }
   await onStarted?.(runtime);
   // Every runtime timer is unref'd (an idle SQLite runtime has none at all): this keeps the host
   // process alive until a signal asks it to stop.
@@ -68,6 +83,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     process.on('SIGTERM', onTerm);
   });
   clearInterval(keepAlive);
+  await runner?.stop();
   await runtime.stop();
   releaseLock();
   return 0;

@@ -13,6 +13,8 @@ export interface TaskIdentity {
   attemptToken: string;
   attemptCount: number;
   payload: unknown;
+  /** Set when this task is an explicit resume of a failed one. */
+  resumedFromTaskId?: number | null;
 }
 
 export interface TaskContext extends TaskIdentity {

@@ -45,6 +45,7 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
   const identity: TaskIdentity = {
     taskId: task.taskId, taskType: task.taskType, handlerVersion: task.handlerVersion,
     attemptToken: task.attemptToken, attemptCount: task.attemptCount, payload: task.payload,
+    resumedFromTaskId: task.resumedFromTaskId,
   };
   const result = (status: TaskOutcomeStatus, errorCode?: string, errorMessage?: string): TaskResultMessage =>
     ({ type: 'task-result', taskId: task.taskId, status, errorCode, errorMessage });

@@ -2,7 +2,8 @@
  * Reference handler "generate-dataset" (version 1): generates items of an evaluation dataset with
  * an incremental checkpoint (generated count) fenced by the attempt. A lost or failed task fails;
  * an explicit resume creates a new task that continues from the persisted count and reuses the
- * dataset's dedupe key. Payload: { datasetId, items, itemDelayMs?, failAtItem? } (failAtItem: test hook)
+ * dataset's dedupe key. Payload: { datasetId, items, itemDelayMs?, failAtItem? } (failAtItem: a
+ * test hook that fails the original task, not a resume of it)
  */
 import { defineTaskHandler } from '../handler.ts';
 
@@ -21,7 +22,7 @@ export default defineTaskHandler({
       return Number(rows[0].generated);
     });
     for (let item = start + 1; item <= p.items; item += 1) {
-      if (p.failAtItem === item) throw new Error(`item ${item} of ${p.datasetId} could not be generated`);
+      if (p.failAtItem === item && !ctx.resumedFromTaskId) throw new Error(`item ${item} of ${p.datasetId} could not be generated`);
       if (p.itemDelayMs) await new Promise((r) => setTimeout(r, p.itemDelayMs));
       await ctx.commit(async (tx) => {
         await ctx.query(tx, 'UPDATE ref_datasets SET generated = ? WHERE dataset_id = ? AND task_id = ? AND attempt_token = ?', [item, p.datasetId, ctx.taskId, ctx.attemptToken]);
