@@ -5,15 +5,19 @@
 import { parseArgs } from 'node:util';
 import type { Backend } from '../src/store/types.ts';
 import { runScanSuite } from './suites/scan.ts';
+import { runFenceSuite } from './suites/fence.ts';
 
 const USAGE = `usage: npm run bench -- <suite> [options]
 suites:
   scan    admitted scopes/s of one automatic scan over N dirty scopes, and peak RSS
+  fence   fenced vs unfenced business commits/s with W concurrent workers
 options:
   --backend sqlite|mysql   one backend (default: both)
   --scopes N[,N...]        backlog sizes (default: scan 10000,100000 on both)
   --repeat R               repetitions, the median is printed (default 3)
-  --page P                 scan page size (default 500)`;
+  --page P                 scan page size (default 500)
+  --workers W              concurrent workers (fence, default 8)
+  --duration MS            measuring window per repetition (fence, default 2000)`;
 
 async function main(): Promise<number> {
   const { positionals, values } = parseArgs({
@@ -24,6 +28,8 @@ async function main(): Promise<number> {
       scopes: { type: 'string' },
       repeat: { type: 'string', default: '3' },
       page: { type: 'string', default: '500' },
+      workers: { type: 'string', default: '8' },
+      duration: { type: 'string', default: '2000' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -50,6 +56,9 @@ async function main(): Promise<number> {
       await runScanSuite({ backends, sizes, repeat, pageSize: page });
       return 0;
     }
+    case 'fence':
+      await runFenceSuite({ backends, workers: Number(values.workers), repeat, durationMs: Number(values.duration) });
+      return 0;
     default:
       console.error(`unknown suite ${JSON.stringify(suite)}\n${USAGE}`);
       return 2;

@@ -75,13 +75,20 @@ for (const backend of BACKENDS) {
       }
     });
 
-    test('down reverts the last migration, up re-applies it, data tables survive only as the down says', async () => {
-      const files = await withMigrator(fx, async (m) => m.files.map((f) => f.name));
+    test('down reverts the last migration (or refuses an irreversible one, changing nothing), up re-applies it', async () => {
+      const files = await withMigrator(fx, async (m) => m.files);
+      const last = files[files.length - 1];
+      if (last.down === null) {
+        await assert.rejects(withMigrator(fx, (m) => m.down()), /has no down file and cannot be reverted/);
+        const status = await withMigrator(fx, (m) => m.status());
+        assert.equal(status.pending, 0, 'an irreversible migration stays applied');
+        return;
+      }
       const reverted = await withMigrator(fx, (m) => m.down());
-      assert.deepEqual(reverted, [files[files.length - 1]]);
+      assert.deepEqual(reverted, [last.name]);
       const status = await withMigrator(fx, (m) => m.status());
       assert.equal(status.pending, 1);
-      assert.deepEqual(await withMigrator(fx, (m) => m.up()), [files[files.length - 1]]);
+      assert.deepEqual(await withMigrator(fx, (m) => m.up()), [last.name]);
     });
 
     test('an applied migration whose file changed stops up with a drift error', async () => {

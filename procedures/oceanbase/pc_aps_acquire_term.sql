@@ -1,5 +1,5 @@
 -- Operation: pc_aps_acquire_term   (SQLite twin: sql/sqlite/pc_aps_acquire_term.sql; TypeScript: Store.acquireTerm)
--- Purpose: a candidate tries to take the term of a supervisor key. Atomic under the lease row
+-- Purpose: a candidate tries to take the term of a supervisor key (lease row and its 32 fence rows). Atomic under the lease row
 --   lock: a free lease (holder NULL) or an expired one (expires_at <= UTC_TIMESTAMP(3)) is taken
 --   over and supervisor_generation is incremented, so a holder that lost the lease and wins it
 --   again gets a new generation (no ABA). The live holder calling again only extends its expiry
@@ -61,6 +61,11 @@ BEGIN
        SET expires_at = v_expires, renewed_at = v_now, updated_at = v_now
      WHERE supervisor_key = p_supervisor_key;
     SET v_outcome = 'renewed';
+  -- Fence rows follow the lease row in the same transaction (all 32 slots, see migration 0007).
+  INSERT INTO pc_artifact_processing_lease_fences (supervisor_key, fence_slot, holder_id, supervisor_generation, expires_at)
+  SELECT p_supervisor_key, s.fence_slot, v_holder, v_generation, v_expires FROM pc_artifact_processing_fence_slots s
+  ON DUPLICATE KEY UPDATE holder_id = v_holder, supervisor_generation = v_generation, expires_at = v_expires;
+
   ELSEIF v_holder IS NULL OR (v_expires IS NOT NULL AND v_expires <= v_now) THEN
     SET v_generation = v_generation + 1;
     SET v_holder = p_holder_id;
@@ -70,6 +75,11 @@ BEGIN
            acquired_at = v_now, renewed_at = v_now, updated_at = v_now
      WHERE supervisor_key = p_supervisor_key;
     SET v_outcome = 'acquired';
+  -- Fence rows follow the lease row in the same transaction (all 32 slots, see migration 0007).
+  INSERT INTO pc_artifact_processing_lease_fences (supervisor_key, fence_slot, holder_id, supervisor_generation, expires_at)
+  SELECT p_supervisor_key, s.fence_slot, v_holder, v_generation, v_expires FROM pc_artifact_processing_fence_slots s
+  ON DUPLICATE KEY UPDATE holder_id = v_holder, supervisor_generation = v_generation, expires_at = v_expires;
+
   ELSE
     SET v_outcome = 'standby';
   END IF;

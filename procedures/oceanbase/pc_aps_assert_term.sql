@@ -1,8 +1,11 @@
 -- Operation: pc_aps_assert_term   (SQLite twin: sql/sqlite/pc_aps_assert_term.sql; TypeScript: Store.assertTerm)
--- Purpose: fencing check for any business or control write. Locks the lease row of the
---   supervisor key (SELECT ... FOR UPDATE) and validates holder, generation and expiry against
---   the database clock. The lock is held until the caller's transaction ends, so no takeover
---   can commit between this check and the caller's writes.
+-- Purpose: fencing check for any business or control write. Locks the fence row of the
+--   supervisor key for this connection's slot (CONNECTION_ID() MOD 32, SELECT ... FOR UPDATE)
+--   and validates holder, generation and expiry against the database clock. Every term change
+--   updates all 32 fence rows with the lease row in one transaction (migration 0007), so the
+--   lock held here until the caller's transaction ends keeps any takeover from committing between
+--   this check and the caller's writes, while fenced transactions of different slots do not
+--   serialize on one row.
 -- Transaction: runs INSIDE the caller's transaction (never starts or commits one). Call it first
 --   in the transaction, before the writes it protects. Called with autocommit on, it protects nothing.
 -- Parameters:
@@ -11,7 +14,7 @@
 --   p_supervisor_generation BIGINT        generation of the term the caller claims
 -- Result: no result set.
 -- Errors (SQLSTATE '45000', MESSAGE_TEXT):
---   term_lost  the lease row is missing, held by another holder, at another generation,
+--   term_lost  the fence row is missing, held by another holder, at another generation,
 --              released (holder NULL) or expired (expires_at <= UTC_TIMESTAMP(3)).
 CREATE PROCEDURE pc_aps_assert_term(
   IN p_supervisor_key        VARCHAR(191),
@@ -27,8 +30,9 @@ BEGIN
 
   SELECT holder_id, supervisor_generation, expires_at
     INTO v_holder, v_generation, v_expires
-    FROM pc_artifact_processing_leases
+    FROM pc_artifact_processing_lease_fences
    WHERE supervisor_key = p_supervisor_key
+     AND fence_slot = CONNECTION_ID() MOD 32
      FOR UPDATE;
 
   IF v_found = 0

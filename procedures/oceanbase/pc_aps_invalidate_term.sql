@@ -1,5 +1,5 @@
 -- Operation: pc_aps_invalidate_term   (SQLite twin: sql/sqlite/pc_aps_invalidate_term.sql; TypeScript: Store.invalidateTerm)
--- Purpose: end a term for shutdown or mode switch. Increments supervisor_generation and clears
+-- Purpose: end a term for shutdown or mode switch (lease row and its fence rows). Increments supervisor_generation and clears
 --   holder_id and expires_at, so every worker of the old term is fenced out at its next write.
 --   With an expected holder and generation (shutdown), only that term is invalidated. With both
 --   NULL (administrative mode switch), the current term is invalidated whoever holds it; a key
@@ -56,6 +56,9 @@ BEGIN
   SET v_generation = v_generation + 1;
   UPDATE pc_artifact_processing_leases
      SET holder_id = NULL, supervisor_generation = v_generation, expires_at = NULL, updated_at = v_now
+   WHERE supervisor_key = p_supervisor_key;
+  UPDATE pc_artifact_processing_lease_fences
+     SET holder_id = NULL, supervisor_generation = v_generation, expires_at = NULL
    WHERE supervisor_key = p_supervisor_key;
   COMMIT;
 

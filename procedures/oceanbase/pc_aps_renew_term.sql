@@ -1,5 +1,5 @@
 -- Operation: pc_aps_renew_term   (SQLite twin: sql/sqlite/pc_aps_renew_term.sql; TypeScript: Store.renewTerm)
--- Purpose: the live holder extends its lease. The generation never changes on renewal. A term
+-- Purpose: the live holder extends its lease (lease row and its 32 fence rows). The generation never changes on renewal. A term
 --   that has already expired cannot be renewed, even if nobody took it over: the holder must
 --   stop dispatching and acquire again (which yields a new generation).
 -- Transaction: owns its transaction. Do not call inside an open transaction.
@@ -37,6 +37,9 @@ BEGIN
   SET v_expires = DATE_ADD(v_now, INTERVAL p_ttl_ms * 1000 MICROSECOND);
   UPDATE pc_artifact_processing_leases
      SET expires_at = v_expires, renewed_at = v_now, updated_at = v_now
+   WHERE supervisor_key = p_supervisor_key;
+  UPDATE pc_artifact_processing_lease_fences
+     SET expires_at = v_expires
    WHERE supervisor_key = p_supervisor_key;
   COMMIT;
 

@@ -87,7 +87,9 @@ export function planUp(backend: MigrationBackend, migration: MigrationFile): Pla
       { sql: `INSERT INTO ${LEDGER_TABLE} (name, checksum, applied_at) VALUES (${quote(migration.name)}, ${quote(migration.checksum)}, strftime('%Y-%m-%d %H:%M:%f', 'now'))` },
     ];
   }
+  // Tables first, then the procedures that use them.
   const plan: PlannedStatement[] = [];
+  for (const sql of splitSqlStatements(migration.up)) plan.push({ sql });
   for (const name of directives(migration.up, 'procedure')) {
     const text = procedureText(name);
     plan.push({ sql: `DROP PROCEDURE IF EXISTS ${name}` });
@@ -99,7 +101,6 @@ export function planUp(backend: MigrationBackend, migration: MigrationFile): Pla
         + `  FROM information_schema.ROUTINES\n WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE' AND ROUTINE_NAME = ${quote(name)}`,
     });
   }
-  for (const sql of splitSqlStatements(migration.up)) plan.push({ sql });
   plan.push({ sql: `INSERT INTO ${LEDGER_TABLE} (name, checksum, applied_at) VALUES (${quote(migration.name)}, ${quote(migration.checksum)}, UTC_TIMESTAMP(3))` });
   return plan;
 }
