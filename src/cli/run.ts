@@ -54,37 +54,42 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     }
     throw error;
   }
-  runtime.onFatal = (reason) => {
-    logger.fatal({ reason }, 'runtime cannot continue; shutting down');
-    process.kill(process.pid, 'SIGTERM');
-  };
-  await runtime.start();
-  // Durable tasks run in every process that runs background work (role all/background).
-  let runner: TaskRunner | null = null;
-  if (runtime.config.role !== 'api') {
-    const registry = await loadTaskRegistry(taskConfig.tasksModule);
-    runner = new TaskRunner(new TaskStore(runtime.store as BaseStore), registry, taskConfig, databaseUrlOf(runtime.config.database), logger);
-    await runner.start();
-  }
-  await onStarted?.(runtime);
+  // Signals are handled from before the term is taken: a SIGTERM at any point after start-up
+  // begins leads to the clean shutdown (term invalidated, host lock released), never a bare kill.
+  let stopRequested!: (signal: string) => void;
+  const stopped = new Promise<string>((resolve) => { stopRequested = resolve; });
+  const onInt = () => stopRequested('SIGINT');
+  const onTerm = () => stopRequested('SIGTERM');
+  process.on('SIGINT', onInt);
+  process.on('SIGTERM', onTerm);
   // Every runtime timer is unref'd (an idle SQLite runtime has none at all): this keeps the host
   // process alive until a signal asks it to stop.
   const keepAlive = setInterval(() => undefined, 1 << 30);
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      logger.info({ signal }, 'signal received');
-      process.off('SIGINT', onInt);
-      process.off('SIGTERM', onTerm);
-      resolve();
-    };
-    const onInt = () => stop('SIGINT');
-    const onTerm = () => stop('SIGTERM');
-    process.on('SIGINT', onInt);
-    process.on('SIGTERM', onTerm);
-  });
-  clearInterval(keepAlive);
-  await runner?.stop();
-  await runtime.stop();
-  releaseLock();
-  return 0;
+  runtime.onFatal = (reason) => {
+    logger.fatal({ reason }, 'runtime cannot continue; shutting down');
+    stopRequested('fatal');
+  };
+  let runner: TaskRunner | null = null;
+  let exitCode = 0;
+  try {
+    await runtime.start();
+    // Durable tasks run in every process that runs background work (role all/background).
+    if (runtime.config.role !== 'api') {
+      const registry = await loadTaskRegistry(taskConfig.tasksModule);
+      runner = new TaskRunner(new TaskStore(runtime.store as BaseStore), registry, taskConfig, databaseUrlOf(runtime.config.database), logger);
+      await runner.start();
+    }
+    await onStarted?.(runtime);
+    const signal = await stopped;
+    if (signal === 'fatal') exitCode = 1;
+    else logger.info({ signal }, 'signal received');
+  } finally {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
+    clearInterval(keepAlive);
+    await runner?.stop();
+    await runtime.stop();
+    releaseLock();
+  }
+  return exitCode;
 }
