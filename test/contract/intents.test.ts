@@ -120,7 +120,7 @@ for (const backend of BACKENDS) {
         { ...gens(a1), bindingName: a1.bindingName, scopeId: a1.scopeId },
         { pendingSequence: a1.pendingSequence, dirty: 1, clean: 0, requested: 0, handled: 0, lastAutoScan: 0, bindingName: b, scopeId: 'a' },
       );
-      assert.ok(a1.pendingSequence > 0);
+      assert.ok(a1.pendingSequence > 0, 'a registered key has a positive pending_sequence');
 
       // acceptRequest registers an unknown key too, with no ordinary work.
       const b1 = await store.acceptRequest(b, 'b');
@@ -398,6 +398,12 @@ for (const backend of BACKENDS) {
       await store.acceptRequest(b, s);
       const a4 = await store.ackInvocation(t, { bindingName: b, scopeId: s, claimedRequestGeneration: 5, cleanThroughDirtyGeneration: 2 });
       assert.deepEqual([a4.handledGeneration, a4.cleanGeneration, a4.dirtyGeneration], [5, 2, 2]);
+      // A repeated ack of a handled generation changes handled no more, but its clean
+      // confirmation still applies (header: 'already_handled' ... a clean confirmation is still applied).
+      await store.markDirty(b, s);
+      const a5 = await store.ackInvocation(t, { bindingName: b, scopeId: s, claimedRequestGeneration: 5, cleanThroughDirtyGeneration: 3 });
+      assert.deepEqual([a5.outcome, a5.handledGeneration, a5.cleanGeneration, a5.dirtyGeneration], ['already_handled', 5, 3, 3]);
+      assert.deepEqual([(await mustRead(store, b, s)).handledGeneration, (await mustRead(store, b, s)).cleanGeneration], [5, 3]);
 
       await rejectsWithCode(store.ackInvocation(t, { bindingName: b, scopeId: 'missing', claimedRequestGeneration: 1 }), 'intent_not_found');
       await rejectsWithCode(store.ackInvocation(t, { bindingName: 'ack-none', scopeId: s, claimedRequestGeneration: 1 }), 'intent_not_found');

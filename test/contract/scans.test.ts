@@ -84,7 +84,7 @@ async function startNextIntervalScan(store: Store, t: Term, binding: string): Pr
     }
     return s;
   }, 5_000);
-  assert.ok(polled);
+  assert.ok(polled, 'waitFor returned no scan');
   const started: ScanStart = polled;
   assert.equal(started.outcome, 'started');
   assert.equal(started.scanGeneration, first.scanGeneration + 1);
@@ -135,7 +135,7 @@ for (const backend of BACKENDS) {
       assert.equal(s1.scanUpperPendingSequence, last.pendingSequence);
       const c1 = ms(s1.lastScheduleCheckpointAt);
       assert.ok(before_.getTime() <= c1 && c1 <= after_.getTime(), 'checkpoint is the database time of the start');
-      assert.ok(c1 <= s1.dbNow.getTime());
+      assert.ok(c1 <= s1.dbNow.getTime(), 'checkpoint is not after db_now');
       assert.equal(ms(s1.nextDueAt), c1 + 60_000);
 
       const state = await store.readBindingState(b);
@@ -143,7 +143,7 @@ for (const backend of BACKENDS) {
         [state.scanGeneration, state.scanInProgress, state.scanUpperPendingSequence, ms(state.lastScheduleCheckpointAt), state.scanFinishedAt],
         [1, true, last.pendingSequence, c1, null],
       );
-      assert.ok(state.scanStartedAt);
+      assert.ok(state.scanStartedAt, 'scan_started_at is recorded');
 
       // Resumed whatever the policy, with the same generation, bound and checkpoint.
       const fireInPast = new Date(after_.getTime() - 3_600_000);
@@ -173,7 +173,7 @@ for (const backend of BACKENDS) {
 
       const s2 = await startNextIntervalScan(store, t, b);
       assert.equal(s2.scanGeneration, 2);
-      assert.ok(ms(s2.lastScheduleCheckpointAt) > c1);
+      assert.ok(ms(s2.lastScheduleCheckpointAt) > c1, 'the new checkpoint is later');
       assert.equal(ms(s2.nextDueAt), ms(s2.lastScheduleCheckpointAt) + 1000);
       const late = await mustRead(store, b, 'late');
       assert.equal(s2.scanUpperPendingSequence, late.pendingSequence);
@@ -286,8 +286,8 @@ for (const backend of BACKENDS) {
       const scan = await store.beginScan(t, b, { kind: 'interval', intervalSeconds: 3600 });
       assert.equal(scan.outcome, 'started');
       const g = scan.scanGeneration;
-      // 'a1' is a prefix of a10..a15 and must exclude nothing but itself.
-      const exclude = ['a06', 'a10', 'a1'];
+      // Exact matching: 'a1' (a prefix of a10..a15) and 'xa13x' (contains a13) exclude no key.
+      const exclude = ['a06', 'a10', 'a1', 'xa13x'];
       const { pages, keys } = await admitAll(store, t, b, g, 4, { exclude });
       assert.deepEqual(pages.map((p) => p.keys.length), [4, 4, 3]);
       const expectedOrder = ['a01', 'a03', 'a04', 'a07', 'a08', 'a09', 'a11', 'a12', 'a13', 'a14', 'a15'];
@@ -364,7 +364,7 @@ for (const backend of BACKENDS) {
       await store.invalidateTerm('global', { holderId: t.holderId, supervisorGeneration: t.supervisorGeneration });
       const successor = fx.openStore();
       const t2 = await takeTerm(successor);
-      assert.ok(t2.supervisorGeneration > t.supervisorGeneration);
+      assert.ok(t2.supervisorGeneration > t.supervisorGeneration, 'the successor has a newer term');
       await rejectsWithCode(store.admitScanPage(t, b, scan.scanGeneration, 0, 3), 'term_lost');
 
       const resumed = await successor.beginScan(t2, b, { kind: 'interval', intervalSeconds: 3600 });
@@ -420,7 +420,7 @@ for (const backend of BACKENDS) {
 
       const added: string[] = [];
       let n = 0;
-      const { keys } = await admitAll(store, t, b, scan.scanGeneration, 2, {
+      const { pages, keys } = await admitAll(store, t, b, scan.scanGeneration, 2, {
         between: async (pageIndex, page) => {
           // New scopes keep arriving between pages ...
           const fresh = range('n', n + 1, n + 3);
@@ -429,15 +429,16 @@ for (const backend of BACKENDS) {
           added.push(...fresh);
           // ... and an already admitted key gets a new dirty mark.
           await store.markDirty(b, page.keys[0].scopeId);
-          assert.ok(pageIndex < 10);
+          assert.ok(pageIndex < 10, 'the scan must end within a bounded number of pages');
         },
       });
       assert.deepEqual(keys.map((k) => k.scopeId), original, 'only keys up to the upper bound, each once');
-      for (const k of keys) assert.ok(k.pendingSequence <= upper);
+      assert.deepEqual(pages.map((p) => [p.keys.length, p.exhausted]), [[2, false], [2, false], [2, false], [0, true]]);
+      for (const k of keys) assert.ok(k.pendingSequence <= upper, `${k.scopeId} is beyond the upper bound`);
       assert.ok(added.length >= 6, 'new keys were registered while paging');
       for (const id of added) {
         const i = await mustRead(store, b, id);
-        assert.ok(i.pendingSequence > upper);
+        assert.ok(i.pendingSequence > upper, `${id} registered during the scan must be beyond its upper bound`);
         assert.equal(i.lastAutoScanGeneration, 0);
         assert.equal(i.requestedGeneration, 0);
       }
@@ -447,11 +448,41 @@ for (const backend of BACKENDS) {
       assert.equal((await store.finishScan(t, b, scan.scanGeneration)).outcome, 'finished');
 
       const next = await startNextIntervalScan(store, t, b);
-      assert.ok(next.scanUpperPendingSequence! >= (await mustRead(store, b, added[added.length - 1])).pendingSequence);
+      assert.ok(
+        next.scanUpperPendingSequence! >= (await mustRead(store, b, added[added.length - 1])).pendingSequence,
+        'the next scan\'s upper bound covers the keys registered during the previous scan',
+      );
       const second = await admitAll(store, t, b, next.scanGeneration, 100);
       assert.deepEqual(second.keys.map((k) => k.scopeId), [...original, ...added]);
       for (const id of added) assert.equal((await mustRead(store, b, id)).requestedGeneration, 1);
       for (const id of original) assert.equal((await mustRead(store, b, id)).requestedGeneration, 1, `${id}: outstanding request reused`);
+      await store.finishScan(t, b, next.scanGeneration);
+    });
+
+    test('A8: a dirty mark on an already scanned key during its run survives the ack; the next scan admits it', async () => {
+      const { store } = fx;
+      const t = await takeTerm(store);
+      const b = 'a8-scan';
+      await store.markDirty(b, 'k');
+      const scan = await store.beginScan(t, b, { kind: 'interval', intervalSeconds: 3600 });
+      assert.equal(scan.outcome, 'started');
+      const admitted = await admitAll(store, t, b, scan.scanGeneration, 10);
+      assert.deepEqual(admitted.keys.map((k) => [k.scopeId, k.requestedGeneration]), [['k', 1]]);
+      await store.finishScan(t, b, scan.scanGeneration);
+
+      const snapshot = await mustRead(store, b, 'k'); // the invocation starts
+      await store.markDirty(b, 'k'); // a later notification while it runs
+      const ack = await store.transaction((tx) => store.ackInvocation(t, {
+        bindingName: b, scopeId: 'k',
+        claimedRequestGeneration: snapshot.requestedGeneration,
+        cleanThroughDirtyGeneration: snapshot.dirtyGeneration,
+      }, tx));
+      assert.deepEqual([ack.outcome, ack.handledGeneration, ack.cleanGeneration, ack.dirtyGeneration], ['acknowledged', 1, 1, 2]);
+      assert.deepEqual((await store.listOwedRequests(b, 0, 10)).keys, [], 'the admitted request is handled');
+
+      const next = await startNextIntervalScan(store, t, b);
+      const again = await admitAll(store, t, b, next.scanGeneration, 10);
+      assert.deepEqual(again.keys.map((k) => [k.scopeId, k.requestedGeneration, k.handledGeneration]), [['k', 2, 1]]);
       await store.finishScan(t, b, next.scanGeneration);
     });
 
@@ -474,7 +505,7 @@ for (const backend of BACKENDS) {
       assert.deepEqual([f1.outcome, f1.scanGeneration, ms(f1.lastScheduleCheckpointAt)], ['finished', g, ms(scan.lastScheduleCheckpointAt)]);
       const state = await store.readBindingState(b);
       assert.equal(state.scanInProgress, false);
-      assert.ok(state.scanFinishedAt);
+      assert.ok(state.scanFinishedAt, 'scan_finished_at is recorded');
       assert.equal(state.scanGeneration, g);
       const f2 = await store.finishScan(t, b, g);
       assert.deepEqual([f2.outcome, f2.scanGeneration], ['already_finished', g]);
@@ -500,7 +531,7 @@ for (const backend of BACKENDS) {
       const { pages, keys } = await admitAll(store, t, b, scan.scanGeneration, 500);
       assert.deepEqual(pages.map((p) => [p.keys.length, p.exhausted]), [[500, false], [500, false], [200, true]]);
       assert.deepEqual(keys.map((k) => k.scopeId), ids);
-      assert.ok(keys.every((k) => k.requestedGeneration === 1));
+      assert.ok(keys.every((k) => k.requestedGeneration === 1), 'every key got requested generation 1');
       const owedCount = await fx.query(
         'SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = ? AND last_auto_scan_generation = ? AND requested_generation = 1',
         [b, scan.scanGeneration],
