@@ -4,6 +4,10 @@
 --   tasks already reaches p_capacity (default 4 in the runtime). Only 'pending' tasks are taken:
 --   a duplicate wake-up or a second worker can never take a running task. Claims are serialized
 --   by the 'claims' row of pc_durable_task_control, so the count and the claim are one decision.
+--   The candidate is found by a plain (READ COMMITTED, non-locking) read, then taken by an update
+--   guarded by state = 'pending': a task whose submitting transaction is still open is invisible
+--   (not claimable) and never makes the claim wait while it holds the 'claims' row. A candidate
+--   cancelled between the read and the update is skipped (up to 3 candidates per call).
 -- Transaction: owns its transaction.
 -- Parameters:
 --   p_worker_id  VARCHAR(128)  the claiming worker (attempt owner)
@@ -26,6 +30,8 @@ BEGIN
   DECLARE v_token   CHAR(36) DEFAULT NULL;
   DECLARE v_now     DATETIME(3);
   DECLARE v_control VARCHAR(32);
+  DECLARE v_taken   INT DEFAULT 0;
+  DECLARE v_tries   INT DEFAULT 0;
   DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
@@ -43,10 +49,16 @@ BEGIN
   SET v_now = UTC_TIMESTAMP(3);
   SELECT COUNT(*) INTO v_running FROM pc_durable_tasks WHERE state = 'running';
   IF v_running < p_capacity THEN
-    SET v_found = 1;
-    SELECT task_id INTO v_task_id FROM pc_durable_tasks
-     WHERE state = 'pending' ORDER BY task_id LIMIT 1 FOR UPDATE;
-    IF v_found = 1 AND v_task_id IS NOT NULL THEN
+    claim_loop: WHILE v_taken = 0 AND v_tries < 3 DO
+      SET v_tries = v_tries + 1;
+      SET v_found = 1;
+      SET v_task_id = NULL;
+      -- Non-locking read: never waits for (nor sees) a submission that has not committed.
+      SELECT task_id INTO v_task_id FROM pc_durable_tasks
+       WHERE state = 'pending' ORDER BY task_id LIMIT 1;
+      IF v_found = 0 OR v_task_id IS NULL THEN
+        LEAVE claim_loop;
+      END IF;
       SET v_token = UUID();
       UPDATE pc_durable_tasks
          SET state = 'running', attempt_count = attempt_count + 1, attempt_token = v_token,
@@ -54,7 +66,8 @@ BEGIN
              lease_expires_at = DATE_ADD(v_now, INTERVAL p_lease_ms * 1000 MICROSECOND),
              started_at = COALESCE(started_at, v_now), updated_at = v_now
        WHERE task_id = v_task_id AND state = 'pending';
-    END IF;
+      SELECT COUNT(*) INTO v_taken FROM pc_durable_tasks WHERE task_id = v_task_id AND attempt_token = v_token;
+    END WHILE claim_loop;
   END IF;
   COMMIT;
 

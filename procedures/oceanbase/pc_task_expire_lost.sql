@@ -1,7 +1,8 @@
 -- Operation: pc_task_expire_lost   (SQLite twin: sql/sqlite/pc_task_expire_lost.sql; TypeScript: TaskStore.expireLost)
 -- Purpose: the reconciler ends a lost attempt: only if the task still runs under p_expected_token
 --   and its lease has expired (database clock). Without p_requeue the task fails with error
---   'lost' (the task type's failure hook runs in the same transaction, before this call); with
+--   'lost' (the task type's failure hook runs in the same transaction, after this call reported
+--   outcome 'failed'; the row stays locked until the caller commits); with
 --   p_requeue (only for handlers that declare idempotent, fenced side effects) it returns to
 --   'pending' for another attempt.
 -- Transaction: runs INSIDE the caller's transaction.

@@ -18,7 +18,7 @@ export interface TaskConfig {
 const P = 'POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_';
 
 export function parseTaskConfig(env: Record<string, string | undefined>): TaskConfig {
-  const num = (name: string, fallback: number, opts: { int?: boolean; min?: number } = {}) => {
+  const num = (name: string, fallback: number, opts: { int?: boolean; min?: number; max?: number } = {}) => {
     const raw = env[`${P}${name}`];
     if (raw === undefined || raw.trim() === '') return fallback;
     let schema = z.coerce.number({ message: 'must be a number' }).finite('must be finite').positive('must be positive');
@@ -26,20 +26,21 @@ export function parseTaskConfig(env: Record<string, string | undefined>): TaskCo
     const r = schema.safeParse(raw.trim());
     if (!r.success) throw new ConfigError(`${P}${name} ${r.error.issues[0]?.message ?? 'is invalid'} (got ${JSON.stringify(raw)})`);
     if (opts.min !== undefined && r.data < opts.min) throw new ConfigError(`${P}${name} must be at least ${opts.min}`);
+    if (opts.max !== undefined && r.data > opts.max) throw new ConfigError(`${P}${name} must be at most ${opts.max}`);
     return r.data;
   };
   const maxTimeoutMs = Math.round(num('MAX_TIMEOUT_SECONDS', 26 * 3600) * 1000);
   const defaultTimeoutMs = Math.round(num('DEFAULT_TIMEOUT_SECONDS', Math.min(3600, maxTimeoutMs / 1000)) * 1000);
   if (defaultTimeoutMs > maxTimeoutMs) throw new ConfigError(`${P}DEFAULT_TIMEOUT_SECONDS must not exceed ${P}MAX_TIMEOUT_SECONDS`);
-  const leaseMs = Math.round(num('LEASE_SECONDS', 30, { min: 1 }) * 1000);
+  const leaseMs = Math.round(num('LEASE_SECONDS', 30, { min: 1, max: 3600 }) * 1000);
   return {
     tasksModule: env.POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE?.trim() || REFERENCE_TASKS_MODULE,
-    capacity: num('CAPACITY', 4, { int: true }),
+    capacity: num('CAPACITY', 4, { int: true, max: 10_000 }),
     leaseMs,
     maxTimeoutMs,
     defaultTimeoutMs,
     sweepMs: Math.round(num('SWEEP_SECONDS', 10) * 1000),
-    readinessTtlMs: Math.max(1000, Math.round(num('READINESS_TTL_SECONDS', 15, { min: 1 }) * 1000)),
+    readinessTtlMs: Math.max(1000, Math.round(num('READINESS_TTL_SECONDS', 15, { min: 1, max: 600 }) * 1000)),
     terminateGraceMs: Math.round(num('TERMINATE_GRACE_SECONDS', 5) * 1000),
     progressMinStep: num('PROGRESS_MIN_STEP', 1),
   };

@@ -27,7 +27,7 @@ export interface TaskContext extends TaskIdentity {
   heartbeat(): Promise<void>;
   /** Progress (numbers throttled, a new message always persisted); also a control point. */
   progress(current: number | null, total?: number | null, message?: string | null): Promise<void>;
-  /** One transaction fenced by this attempt (token + unexpired lease checked first, row locked). */
+  /** One transaction fenced by this attempt: token + unexpired lease checked first (row locked) and again after fn, before commit. */
   commit<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T>;
   /** One parameterized statement on a transaction handle of either backend. */
   query(tx: TxHandle, sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;

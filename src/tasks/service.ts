@@ -20,6 +20,18 @@ export class TaskService {
   /** Called after a submission committed (in-process wake-up; losing it only delays to the next relay or sweep). */
   onSubmitted: (() => void) | null = null;
 
+  /**
+   * The wake-up is only a hint: the task row is already committed and stays pending, so a failing
+   * notification never fails the submission (a caller retrying it could create a second task).
+   */
+  private notifySubmitted(): void {
+    try {
+      this.onSubmitted?.();
+    } catch {
+      /* the task stays pending: the next relay or sweep claims it */
+    }
+  }
+
   constructor(
     readonly tasks: TaskStore,
     readonly registry: TaskRegistry,
@@ -48,7 +60,7 @@ export class TaskService {
   async submit(request: SubmitRequest, tx?: TxHandle): Promise<SubmitResult> {
     const v = this.validate(request);
     const result = await this.tasks.submit({ taskType: request.taskType, handlerVersion: v.version, payload: v.payload, dedupeKey: v.dedupeKey, timeoutMs: v.timeoutMs }, tx);
-    if (!tx) this.onSubmitted?.();
+    if (!tx) this.notifySubmitted();
     return result;
   }
 
@@ -68,7 +80,7 @@ export class TaskService {
       timeoutMs: Math.min(task.timeoutMs, this.limits.maxTimeoutMs),
       resumedFromTaskId: task.taskId,
     });
-    this.onSubmitted?.();
+    this.notifySubmitted();
     return result;
   }
 }

@@ -29,6 +29,21 @@ export function newTaskWorkerId(): string {
   return `tasks:${host}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
 }
 
+/** Node timers overflow above 2^31 - 1 ms (about 24.8 days) and would fire at once: chain them. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+export function setLongTimeout(fn: () => void, ms: number): { clear(): void } {
+  let timer: NodeJS.Timeout;
+  let remaining = Math.max(0, ms);
+  const arm = () => {
+    const step = Math.min(remaining, MAX_TIMER_MS);
+    remaining -= step;
+    timer = setTimeout(() => (remaining > 0 ? arm() : fn()), step);
+  };
+  arm();
+  return { clear: () => clearTimeout(timer) };
+}
+
 interface RunningAttempt { task: ClaimedTask; child: ChildProcess; exited: Promise<void>; timedOut: boolean; reported: TaskResultMessage | null }
 
 export class TaskRunner {
@@ -132,22 +147,51 @@ export class TaskRunner {
     const attempt: RunningAttempt = { task, child, timedOut: false, reported: null, exited: Promise.resolve() };
     attempt.exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     this.running.set(task.taskId, attempt);
+    // The lease started at the claim; the child's start-up (loader, imports; seconds on a busy
+    // host) must not eat it. Until the child has the attempt, this runner keeps the lease alive;
+    // an attempt lost meanwhile is never handed over.
+    let handedOver = false;
+    const lost = (error: unknown) => {
+      if (attempt.reported) return;
+      this.logger.warn({ taskId: task.taskId, err: (error as Error).message }, 'task attempt lost before its worker started');
+      attempt.reported = { type: 'task-result', taskId: task.taskId, status: 'attempt_lost', errorCode: 'attempt_lost', errorMessage: (error as Error).message };
+      child.kill('SIGKILL');
+    };
+    const keepLease = async (): Promise<boolean> => {
+      try {
+        await this.tasks.heartbeat(task.taskId, task.attemptToken, this.config.leaseMs);
+      } catch (error) {
+        if (error instanceof AttemptLostError) {
+          lost(error);
+          return false;
+        }
+        this.logger.warn({ taskId: task.taskId, err: (error as Error).message }, 'task lease renewal during worker start-up failed');
+      }
+      return true;
+    };
+    const keeper = setInterval(() => { if (!handedOver) void keepLease(); }, Math.max(200, Math.floor(this.config.leaseMs / 3)));
     child.on('message', (m: TaskResultMessage | { type: 'ready' }) => {
       if (m.type === 'ready') {
         const message: RunTaskMessage = { type: 'run-task', task, tasksModule: this.config.tasksModule, leaseMs: this.config.leaseMs, progressMinStep: this.config.progressMinStep };
-        child.send(message);
+        void keepLease().then((ok) => {
+          if (!ok || handedOver || !child.connected) return;
+          handedOver = true;
+          clearInterval(keeper);
+          child.send(message); // from here on the child heartbeats (at once, then every lease / 3)
+        });
       } else if (m.type === 'task-result') {
         attempt.reported = m;
       }
     });
     const timeoutMs = Math.min(task.timeoutMs, this.config.maxTimeoutMs);
-    const timer = setTimeout(() => {
+    const timer = setLongTimeout(() => {
       attempt.timedOut = true;
       void this.terminate(attempt);
     }, timeoutMs);
     this.logger.info({ taskId: task.taskId, taskType: task.taskType, attempt: task.attemptCount, workerId: this.workerId }, 'task attempt started');
     void attempt.exited.then(async () => {
-      clearTimeout(timer);
+      clearInterval(keeper);
+      timer.clear();
       await this.settle(attempt);
       this.running.delete(task.taskId);
       this.notify(); // relay: a finished task hands its capacity to the next pending one
@@ -169,14 +213,23 @@ export class TaskRunner {
 
   private async settle(attempt: RunningAttempt): Promise<void> {
     const { task, reported } = attempt;
-    if (reported && !attempt.timedOut) {
+    const ref = { taskId: task.taskId, taskType: task.taskType, handlerVersion: task.handlerVersion, attemptToken: task.attemptToken };
+    if (reported && !attempt.timedOut && reported.status === 'attempt_lost') {
+      // The child lost the attempt (lease expired or another owner): converge it now, as the
+      // reconciler would (re-checked by token and expired lease), instead of waiting for a sweep.
+      await this.converge(ref, 'lost', 'the attempt stopped heartbeating and its lease expired', { expired: true });
+      return;
+    }
+    if (reported && !attempt.timedOut && reported.errorCode !== 'worker_error') {
       this.completed += 1;
       this.logger.info({ taskId: task.taskId, taskType: task.taskType, status: reported.status, errorCode: reported.errorCode }, 'task attempt ended');
       return;
     }
-    const reason = attempt.timedOut ? 'timeout' : this.stopped ? 'interrupted_by_shutdown' : 'worker_exited';
-    const message = attempt.timedOut ? `the task exceeded its timeout of ${Math.min(task.timeoutMs, this.config.maxTimeoutMs)} ms` : 'the worker process ended without a terminal write';
-    await this.converge({ taskId: task.taskId, taskType: task.taskType, handlerVersion: task.handlerVersion, attemptToken: task.attemptToken }, reason, message, { expired: false, payload: task.payload, attemptCount: task.attemptCount });
+    const reason = attempt.timedOut ? 'timeout' : reported ? 'worker_error' : this.stopped ? 'interrupted_by_shutdown' : 'worker_exited';
+    const message = attempt.timedOut
+      ? `the task exceeded its timeout of ${Math.min(task.timeoutMs, this.config.maxTimeoutMs)} ms`
+      : reported?.errorMessage ?? 'the worker process ended without a terminal write';
+    await this.converge(ref, reason, message, { expired: false, payload: task.payload, attemptCount: task.attemptCount });
   }
 
   /**

@@ -66,6 +66,8 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
     }
   };
   const timer = setInterval(() => { heartbeat().catch(() => undefined); }, Math.max(200, Math.floor(message.leaseMs / 3)));
+  // Renew at once: loading the registry and the handler module must not run on the claim's lease.
+  heartbeat().catch(() => undefined);
   try {
     const registry = await loadTaskRegistry(message.tasksModule);
     let handler;
@@ -99,7 +101,11 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
       async commit(fn) {
         return tasks.transaction(async (tx) => {
           await tasks.assertAttempt(tx, task.taskId, task.attemptToken);
-          return fn(tx);
+          const value = await fn(tx);
+          // The callback may have waited (locks, I/O) past the lease: verify the attempt again,
+          // by the database clock, before the domain writes can commit; a lost attempt rolls back.
+          await tasks.assertAttempt(tx, task.taskId, task.attemptToken);
+          return value;
         });
       },
       query: txQuery,

@@ -1,0 +1,305 @@
+// The durable task runner in this process (attempts run in real worker child processes) on both
+// backends: a failed submit notification (T1), lazy and versioned handler loading (T3), a domain
+// transaction that outlives the lease (T5), cancel of a running task (T7), lost attempts and the
+// failure hook in the terminal transaction (T8), timeouts (T9), readiness, and explicit resume.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, afterEach, describe, test } from 'node:test';
+import type { BaseStore } from '../../src/store/base-store.ts';
+import { txQuery } from '../../src/store/tx-query.ts';
+import { InvalidArgumentError } from '../../src/store/errors.ts';
+import { setLongTimeout, type TaskRunner } from '../../src/tasks/task-runner.ts';
+import { TaskStore } from '../../src/tasks/task-store.ts';
+import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
+import {
+  REFERENCE_TASKS_MODULE, REPO_ROOT, createFixtureTables, events, insertRow, isAlive, isTerminal, killChildren, makeRunner, rowState,
+  tempDir, waitForTask, waitLeaseExpired, type RunnerKit,
+} from './harness.ts';
+
+test('long timeouts do not overflow Node timers (they would fire at once)', async () => {
+  let fired = false;
+  const long = setLongTimeout(() => { fired = true; }, 30 * 24 * 3600 * 1000);
+  let shortFired = false;
+  const short = setLongTimeout(() => { shortFired = true; }, 5);
+  await waitFor(() => shortFired, 2000, 5);
+  assert.equal(fired, false);
+  long.clear();
+  short.clear();
+});
+
+for (const backend of BACKENDS) {
+  describe(`durable task runner (${backend})`, () => {
+    const fixtures: BackendFixture[] = [];
+    const runners: TaskRunner[] = [];
+    async function setup(overrides: Record<string, string> = {}, tasksModule?: string): Promise<RunnerKit & { fx: BackendFixture }> {
+      const fx = await createBackend(backend);
+      fixtures.push(fx);
+      await createFixtureTables(fx);
+      const kit = await makeRunner(fx, { SWEEP_SECONDS: '3600', TERMINATE_GRACE_SECONDS: '2', ...overrides }, tasksModule);
+      runners.push(kit.runner);
+      return { ...kit, fx };
+    }
+    afterEach(async () => {
+      for (const r of runners.splice(0)) await r.stop();
+      killChildren();
+    });
+    after(async () => {
+      for (const fx of fixtures.splice(0)) await fx.cleanup();
+    });
+
+    test('T1 a failing submit notification still returns the committed task, which stays pending and then runs', async () => {
+      const { tasks, service, runner } = await setup({ SWEEP_SECONDS: '0.5' });
+      service.onSubmitted = () => { throw new Error('publication failed'); };
+      const r = await service.submit({ taskType: 'fx-quick', payload: {} });
+      assert.equal(r.outcome, 'created');
+      const pending = await tasks.read(r.taskId);
+      assert.deepEqual([pending?.state, pending?.attemptCount], ['pending', 0]);
+      await runner.start();
+      const done = await waitForTask(tasks, r.taskId, isTerminal);
+      assert.equal(done.state, 'succeeded');
+      assert.equal(done.attemptCount, 1);
+      assert.equal(done.attemptOwner, null);
+      assert.equal(done.leaseExpiresAt, null);
+      assert.deepEqual(done.result, { quick: true, version: 2, payload: {} });
+      // Submitted while the runner runs, with the notification failing: the sweep picks it up.
+      const later = await service.submit({ taskType: 'fx-quick', payload: {} });
+      assert.equal(later.outcome, 'created');
+      assert.equal((await waitForTask(tasks, later.taskId, isTerminal)).state, 'succeeded');
+    });
+
+    test('T3 handler modules load lazily by task type, only in the worker child that runs the task', async () => {
+      const markers = tempDir('apsup-lazy');
+      process.env.FX_TASKS_MARKER_DIR = markers;
+      try {
+        const { tasks, service, runner, registry } = await setup();
+        await runner.start();
+        const quick = await service.submit({ taskType: 'fx-quick', payload: {} });
+        assert.equal((await waitForTask(tasks, quick.taskId, isTerminal)).state, 'succeeded');
+        const pending = await service.submit({ taskType: 'fx-lazy', payload: {}, dedupeKey: 'lazy' });
+        assert.deepEqual(fs.readdirSync(markers), [], 'neither the registry, a submission nor another type imports the handler');
+        assert.equal(registry.isLoaded('fx-lazy', 1), false);
+        assert.equal((await waitForTask(tasks, pending.taskId, isTerminal)).state, 'succeeded');
+        const files = fs.readdirSync(markers);
+        assert.equal(files.length, 1, 'imported once, by the task that ran');
+        assert.notEqual(files[0], `lazy-imported-${process.pid}`, 'imported by the worker child, not by the runner');
+        assert.equal(registry.isLoaded('fx-lazy', 1), false);
+      } finally {
+        delete process.env.FX_TASKS_MARKER_DIR;
+        fs.rmSync(markers, { recursive: true, force: true });
+      }
+    });
+
+    test('T3 handler version 0 is legacy with its failure hook; unknown versions and types fail closed on the task', async () => {
+      const { fx, tasks, service, runner } = await setup({}, REFERENCE_TASKS_MODULE);
+      await insertRow(fx, 'legacy-file', 'indexing'); // left by the pre-version pipeline: no task or attempt owner
+      const legacy = await service.submit({ taskType: 'index-file', payload: { fileId: 'legacy-file' }, handlerVersion: 0 });
+      await insertRow(fx, 'future-file', 'indexing');
+      const unknownVersion = await tasks.submit({ taskType: 'index-file', handlerVersion: 7, payload: { fileId: 'future-file' }, timeoutMs: 60_000 });
+      const unknownType = await tasks.submit({ taskType: 'no-such-type', handlerVersion: 1, payload: {}, timeoutMs: 60_000 });
+      await runner.start();
+      const l = await waitForTask(tasks, legacy.taskId, isTerminal);
+      assert.equal(l.state, 'failed');
+      assert.equal(l.handlerVersion, 0);
+      assert.equal(l.errorCode, 'legacy_not_executable');
+      assert.equal(await rowState(fx, 'legacy-file'), 'error', 'the legacy failure hook converged the file');
+      const v = await waitForTask(tasks, unknownVersion.taskId, isTerminal);
+      assert.deepEqual([v.state, v.errorCode, v.attemptCount, v.attemptOwner], ['failed', 'unknown_handler_version', 1, null]);
+      assert.match(v.errorMessage ?? '', /no handler version 7/);
+      assert.equal(await rowState(fx, 'future-file'), 'indexing', 'no hook of another version runs for an unknown version');
+      const t = await waitForTask(tasks, unknownType.taskId, isTerminal);
+      assert.deepEqual([t.state, t.errorCode], ['failed', 'unknown_task_type']);
+    });
+
+    test('T5 a domain transaction that outlives the lease is rolled back; the attempt is converged as lost', async () => {
+      const { fx, tasks, service, runner } = await setup({ LEASE_SECONDS: '2' });
+      const { taskId } = await tasks.transaction(async (tx) => {
+        const r = await service.submit({ taskType: 'fx-late-commit', payload: { rowId: 'late' } }, tx);
+        await txQuery(tx, "INSERT INTO ref_files (file_id, state, task_id) VALUES ('late', 'indexing', ?)", [r.taskId]);
+        return r;
+      });
+      await runner.start();
+      const done = await waitForTask(tasks, taskId, isTerminal);
+      assert.equal(done.state, 'failed');
+      assert.equal(done.errorCode, 'lost');
+      assert.equal(done.result, null);
+      assert.equal(await rowState(fx, 'late'), 'error', 'the late write never committed; the failure hook converged the row');
+      const ev = (await events(fx, taskId)).map((e) => e.event);
+      assert.deepEqual(ev, ['start']);
+    });
+
+    test('T5 the runner keeps the claim\'s lease alive while a slow worker child starts', async () => {
+      const { tasks, service, runner } = await setup({ LEASE_SECONDS: '1' });
+      const saved = { options: process.env.NODE_OPTIONS, ms: process.env.FX_SLOW_START_MS };
+      process.env.NODE_OPTIONS = `${saved.options ?? ''} --import ${pathToFileURL(path.join(REPO_ROOT, 'test/fixtures/tasks/slow-start.mjs')).href}`.trim();
+      process.env.FX_SLOW_START_MS = '2500';
+      try {
+        await runner.start();
+        const r = await service.submit({ taskType: 'fx-quick', payload: {} });
+        await waitForTask(tasks, r.taskId, (t) => t.state !== 'pending');
+      } finally {
+        for (const [k, v] of [['NODE_OPTIONS', saved.options], ['FX_SLOW_START_MS', saved.ms]] as const) {
+          if (v === undefined) delete process.env[k];
+          else process.env[k] = v;
+        }
+      }
+      const done = await waitForTask(tasks, (await tasks.list({ limit: 1 })).tasks[0].taskId, isTerminal);
+      assert.deepEqual([done.state, done.errorCode, done.attemptCount], ['succeeded', null, 1]);
+      assert.ok(done.finishedAt!.getTime() - done.startedAt!.getTime() >= 2000, 'the child really started after the first lease had run out');
+    });
+
+    test('T7 cancel of a running task records the intent and ends cancelled after the handler cleaned up', async () => {
+      const { fx, tasks, service, runner } = await setup();
+      await insertRow(fx, 'cancel-row');
+      await runner.start();
+      const never = `${tempDir('apsup-never')}/never`;
+      const r = await service.submit({ taskType: 'fx-sleep', payload: { rowId: 'cancel-row', untilFile: never, dedupe: 'cancel-me' } });
+      await waitFor(async () => (await events(fx, r.taskId)).some((e) => e.event === 'start'), 20_000);
+      assert.deepEqual(await tasks.cancel(r.taskId), { state: 'running', outcome: 'cancel_requested' });
+      const done = await waitForTask(tasks, r.taskId, isTerminal);
+      assert.equal(done.state, 'cancelled');
+      assert.equal(done.cancelRequested, true);
+      assert.equal(done.errorCode, 'cancelled');
+      assert.deepEqual([done.attemptOwner, done.leaseExpiresAt], [null, null]);
+      const ev = (await events(fx, r.taskId)).map((e) => e.event);
+      assert.deepEqual(ev, ['start', 'cleanup'], 'the finally block ran before the terminal state; the work did not finish');
+      const again = await service.submit({ taskType: 'fx-sleep', payload: { dedupe: 'cancel-me' } });
+      assert.equal(again.outcome, 'created', 'the dedupe key was released');
+      assert.equal((await waitForTask(tasks, again.taskId, isTerminal)).state, 'succeeded');
+    });
+
+    test('T8 an expired attempt is failed by the sweep with its failure hook in the terminal transaction; only idempotent types are requeued', async () => {
+      const { fx, tasks, service, runner } = await setup();
+      const bound = (rowId: string, taskType: string, extra: Record<string, unknown> = {}) => tasks.transaction(async (tx) => {
+        const r = await service.submit({ taskType, payload: { rowId, ...extra } }, tx);
+        await txQuery(tx, "INSERT INTO ref_files (file_id, state, task_id) VALUES (?, 'indexing', ?)", [rowId, r.taskId]);
+        return r.taskId;
+      });
+      const plain = await bound('lost-plain', 'fx-sleep');
+      const idem = await bound('lost-idem', 'fx-idempotent');
+      // A worker that claimed both and then vanished: short leases, never a heartbeat.
+      const ghost = new TaskStore(fx.openStore() as BaseStore);
+      assert.equal((await ghost.claim('ghost-worker', 1000, 4))?.taskId, plain);
+      assert.equal((await ghost.claim('ghost-worker', 1000, 4))?.taskId, idem);
+      await runner.start();
+      await waitLeaseExpired(tasks, plain);
+      await waitLeaseExpired(tasks, idem);
+      await runner.sweep();
+      const p = await waitForTask(tasks, plain, isTerminal);
+      assert.deepEqual([p.state, p.errorCode, p.attemptCount, p.attemptOwner], ['failed', 'lost', 1, null]);
+      assert.equal(await rowState(fx, 'lost-plain'), 'error');
+      const i = await waitForTask(tasks, idem, isTerminal);
+      assert.deepEqual([i.state, i.attemptCount], ['succeeded', 2], 'requeued and run again');
+      assert.equal(await rowState(fx, 'lost-idem'), 'indexed');
+      assert.deepEqual((await events(fx, idem)).filter((e) => e.event === 'start').map((e) => e.attempt), [2]);
+      await runner.sweep();
+      const p2 = await tasks.read(plain);
+      assert.deepEqual([p2?.state, p2?.attemptCount], ['failed', 1], 'no automatic retry');
+    });
+
+    test('T8 the failure hook and the terminal write are one transaction: a failing hook leaves the attempt running until it can converge', async () => {
+      const { fx, tasks, service, runner } = await setup();
+      const block = `${tempDir('apsup-hook')}/block`;
+      fs.writeFileSync(block, '');
+      const { taskId } = await tasks.transaction(async (tx) => {
+        const r = await service.submit({ taskType: 'fx-sleep', payload: { rowId: 'hook-row', hookBlockFile: block } }, tx);
+        await txQuery(tx, "INSERT INTO ref_files (file_id, state, task_id) VALUES ('hook-row', 'indexing', ?)", [r.taskId]);
+        return r;
+      });
+      const ghost = new TaskStore(fx.openStore() as BaseStore);
+      assert.equal((await ghost.claim('ghost-worker', 1000, 4))?.taskId, taskId);
+      await runner.start();
+      await waitLeaseExpired(tasks, taskId);
+      // The hook converges the row and then throws: neither its write nor the terminal write stays.
+      await runner.sweep();
+      let t = await tasks.read(taskId);
+      assert.equal(t?.state, 'running', 'the terminal write rolled back with the failing hook');
+      assert.equal(t?.attemptOwner, 'ghost-worker');
+      assert.equal(await rowState(fx, 'hook-row'), 'indexing');
+      fs.rmSync(block);
+      await runner.sweep();
+      t = await waitForTask(tasks, taskId, isTerminal);
+      assert.deepEqual([t.state, t.errorCode, t.attemptCount], ['failed', 'lost', 1]);
+      assert.equal(await rowState(fx, 'hook-row'), 'error');
+    });
+
+    test('T9 a timeout kills the worker process; the task fails with timeout and its failure hook ran', async () => {
+      const { fx, tasks, service, runner } = await setup({ TERMINATE_GRACE_SECONDS: '1' });
+      await runner.start();
+      const { taskId } = await tasks.transaction(async (tx) => {
+        const r = await service.submit({ taskType: 'fx-hang', payload: { rowId: 'hang-row', sleepMs: 60_000 }, timeoutMs: 1000 }, tx);
+        await txQuery(tx, "INSERT INTO ref_files (file_id, state, task_id) VALUES ('hang-row', 'indexing', ?)", [r.taskId]);
+        return r;
+      });
+      runner.notify();
+      const done = await waitForTask(tasks, taskId, isTerminal);
+      assert.deepEqual([done.state, done.errorCode], ['failed', 'timeout']);
+      assert.match(done.errorMessage ?? '', /timeout of 1000 ms/);
+      assert.ok(done.finishedAt!.getTime() - done.startedAt!.getTime() < 15_000);
+      assert.equal(await rowState(fx, 'hang-row'), 'error');
+      const ev = await events(fx, taskId);
+      assert.ok(!ev.some((e) => e.event === 'end'));
+      for (const e of ev) await waitFor(() => !isAlive(e.pid), 5000);
+      assert.equal(runner.runningCount, 0);
+    });
+
+    test('T9 a worker maximum beyond the Node timer range does not time tasks out early', async () => {
+      const { tasks, service, runner } = await setup({ MAX_TIMEOUT_SECONDS: String(40 * 24 * 3600) });
+      await runner.start();
+      const r = await service.submit({ taskType: 'fx-sleep', payload: { ms: 300 }, timeoutMs: 30 * 24 * 3600 * 1000 });
+      const done = await waitForTask(tasks, r.taskId, isTerminal);
+      assert.equal(done.state, 'succeeded', `ended ${done.state} (${done.errorCode ?? ''})`);
+      assert.equal(done.timeoutMs, 30 * 24 * 3600 * 1000);
+      await assert.rejects(service.submit({ taskType: 'fx-quick', payload: {}, timeoutMs: 41 * 24 * 3600 * 1000 }), /exceeds the worker maximum/);
+    });
+
+    test('readiness: a running runner publishes a short-TTL fact that expires after it stops', async () => {
+      const { tasks, runner } = await setup({ READINESS_TTL_SECONDS: '1' });
+      assert.equal((await tasks.readReadiness()).liveWorkers, 0);
+      await runner.start();
+      const live = await tasks.readReadiness();
+      assert.ok(live.liveWorkers >= 1);
+      assert.ok(live.latestPublishedAt instanceof Date);
+      // Still published after more than one TTL while it runs.
+      const startedAt = live.dbNow.getTime();
+      await waitFor(async () => (await tasks.readReadiness()).dbNow.getTime() > startedAt + 1500, 10_000, 100);
+      assert.ok((await tasks.readReadiness()).liveWorkers >= 1);
+      await runner.stop();
+      await waitFor(async () => (await tasks.readReadiness()).liveWorkers === 0, 10_000, 100);
+    });
+
+    test('resume of a failed dataset task continues from the persisted count and reuses the dedupe key; other resumes are refused', async () => {
+      const { fx, tasks, service, runner } = await setup({}, REFERENCE_TASKS_MODULE);
+      await runner.start();
+      const first = await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd1', items: 4, failAtItem: 3, itemDelayMs: 100 } });
+      const failed = await waitForTask(tasks, first.taskId, isTerminal);
+      assert.equal(failed.state, 'failed');
+      const ds = async () => (await fx.query("SELECT generated, state, task_id FROM ref_datasets WHERE dataset_id = 'd1'"))[0];
+      assert.deepEqual([Number((await ds()).generated), (await ds()).state], [2, 'failed']);
+      await assert.rejects(service.resume(first.taskId + 1000), InvalidArgumentError);
+
+      const resumed = await service.resume(first.taskId);
+      assert.equal(resumed.outcome, 'created');
+      assert.notEqual(resumed.taskId, first.taskId);
+      assert.equal(resumed.dedupeKey, 'dataset:d1');
+      const dup = await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd1', items: 4 } });
+      assert.deepEqual([dup.outcome, dup.taskId], ['duplicate', resumed.taskId], 'the resumed task holds the dataset key');
+      const done = await waitForTask(tasks, resumed.taskId, isTerminal);
+      assert.equal(done.state, 'succeeded');
+      assert.equal(done.resumedFromTaskId, first.taskId);
+      assert.deepEqual(done.result, { datasetId: 'd1', generated: 4, resumedFrom: 2 });
+      assert.equal(done.progressMessage, 'generating from item 3');
+      assert.deepEqual([Number((await ds()).generated), (await ds()).state, Number((await ds()).task_id)], [4, 'completed', resumed.taskId]);
+      await assert.rejects(service.resume(resumed.taskId), /only a failed task can be resumed/);
+
+      // A failed task of a type without explicit resume is refused.
+      await runner.stop();
+      const idx = await tasks.submit({ taskType: 'index-file', handlerVersion: 1, payload: { fileId: 'nf' }, timeoutMs: 60_000 });
+      const c = await tasks.claim('w', 60_000, 10);
+      assert.equal(c?.taskId, idx.taskId);
+      await tasks.fail(idx.taskId, c!.attemptToken, 'x', 'x');
+      await assert.rejects(service.resume(idx.taskId), /does not declare explicit resume/);
+    });
+  });
+}
