@@ -4,7 +4,7 @@
  * attempt; the failure hook turns a file still owned by the failed task into 'error'.
  * Payload: { fileId, chunks?, chunkDelayMs?, failAtChunk? }  (failAtChunk: test hook)
  */
-import { defineTaskHandler, type TaskContext } from '../handler.ts';
+import { TaskCancelledError, defineTaskHandler, type TaskContext } from '../handler.ts';
 import type { TxHandle } from '../../store/types.ts';
 
 interface Payload { fileId: string; chunks?: number; chunkDelayMs?: number; failAtChunk?: number }
@@ -22,13 +22,23 @@ export default defineTaskHandler({
       await ensureFile(ctx, tx, payload.fileId);
       await ctx.query(tx, "UPDATE ref_files SET state = 'indexing', chunks = 0, task_id = ?, attempt_token = ?, error = NULL WHERE file_id = ?", [ctx.taskId, ctx.attemptToken, payload.fileId]);
     });
-    for (let chunk = 1; chunk <= total; chunk += 1) {
-      if (payload.failAtChunk === chunk) throw new Error(`chunk ${chunk} of ${payload.fileId} could not be parsed`);
-      if (payload.chunkDelayMs) await new Promise((r) => setTimeout(r, payload.chunkDelayMs));
-      await ctx.commit(async (tx) => {
-        await ctx.query(tx, 'UPDATE ref_files SET chunks = ? WHERE file_id = ? AND task_id = ? AND attempt_token = ?', [chunk, payload.fileId, ctx.taskId, ctx.attemptToken]);
-      });
-      await ctx.progress(chunk, total, chunk === total ? 'all chunks indexed' : null);
+    try {
+      for (let chunk = 1; chunk <= total; chunk += 1) {
+        if (payload.failAtChunk === chunk) throw new Error(`chunk ${chunk} of ${payload.fileId} could not be parsed`);
+        if (payload.chunkDelayMs) await new Promise((r) => setTimeout(r, payload.chunkDelayMs));
+        await ctx.commit(async (tx) => {
+          await ctx.query(tx, 'UPDATE ref_files SET chunks = ? WHERE file_id = ? AND task_id = ? AND attempt_token = ?', [chunk, payload.fileId, ctx.taskId, ctx.attemptToken]);
+        });
+        await ctx.progress(chunk, total, chunk === total ? 'all chunks indexed' : null);
+      }
+    } catch (error) {
+      if (error instanceof TaskCancelledError) {
+        // Cleanup point: the partial index is dropped and the file returns to 'uploaded'.
+        await ctx.commit(async (tx) => {
+          await ctx.query(tx, "UPDATE ref_files SET state = 'uploaded', chunks = 0, task_id = NULL, attempt_token = NULL WHERE file_id = ? AND task_id = ?", [payload.fileId, ctx.taskId]);
+        });
+      }
+      throw error;
     }
     await ctx.commit(async (tx) => {
       await ctx.query(tx, "UPDATE ref_files SET state = 'indexed' WHERE file_id = ? AND task_id = ? AND attempt_token = ?", [payload.fileId, ctx.taskId, ctx.attemptToken]);
