@@ -7,7 +7,7 @@
 import { CronExpressionParser } from 'cron-parser';
 import type { FamilyConfig } from '../config/runtime-config.ts';
 import type { Logger } from '../logging.ts';
-import { TermLostError } from '../store/errors.ts';
+import { ScanStaleError, TermLostError } from '../store/errors.ts';
 import type { SchedulePolicy, Store, Term } from '../store/types.ts';
 import { BackoffIndex } from './backoff.ts';
 import type { WorkerOutcome, WorkerPool } from './worker-pool.ts';
@@ -62,6 +62,8 @@ export class FamilyPartition {
   private checkSchedule = true;
   private owedNeeded = true;
   private owedCursor = 0;
+  /** Incremented by every request notification; a discovery page read across one is not final. */
+  private owedEpoch = 0;
   private providerBlockedUntil = 0;
   private workerSeq = 0;
   health: 'ok' | 'degraded' = 'ok';
@@ -70,6 +72,15 @@ export class FamilyPartition {
   timeouts = 0;
   readonly failures: Record<string, number> = {};
   private lastDiscoveryMs = 0;
+  /** Whether the automatic scan picks first at the next examination (see examine). */
+  private scanTurn = false;
+  private examinationError = false;
+  /** Set at shutdown: outcomes of terminated workers are not failures. */
+  private closing = false;
+  /** The pending-work calibration in flight, its outcome once done, and its abort handle. */
+  private providerRun: Promise<void> | null = null;
+  private providerOutcome: boolean | null = null;
+  private providerController: AbortController | null = null;
 
   constructor(
     readonly config: FamilyConfig,
@@ -91,6 +102,7 @@ export class FamilyPartition {
   notifyRequest(): void {
     this.owedNeeded = true;
     this.owedCursor = 0;
+    this.owedEpoch += 1;
   }
 
   /** Ordinary work was marked dirty: a never-checked interval family may now be due. */
@@ -112,6 +124,7 @@ export class FamilyPartition {
     this.backoff.clear();
     this.scan = null;
     this.nextDueAt = null;
+    this.providerOutcome = null;
     this.checkSchedule = true;
     this.owedNeeded = true;
     this.owedCursor = 0;
@@ -151,11 +164,17 @@ export class FamilyPartition {
 
   /** The earliest local time at which this family needs another look (timers, not polling). */
   nextWakeAt(): number | null {
+    // Without a free worker nothing can start, however overdue the family is: the exit of one of
+    // its workers wakes the supervisor. (An overdue deadline here would make the loop spin.)
+    if (!this.hasBudget()) return null;
     const candidates: number[] = [];
     const retry = this.backoff.nextDeadline();
     if (retry !== null && this.retryWait.size > 0) candidates.push(retry);
-    if (this.scheduleEnabled() && this.nextDueAt !== null && !this.scan) candidates.push(this.nextDueAt);
-    if (this.providerBlockedUntil > Date.now()) candidates.push(this.providerBlockedUntil);
+    // A failed provider delays the scan of this family until it may run again.
+    if (this.scheduleEnabled() && !this.scan && !this.providerRun) {
+      if (this.nextDueAt !== null) candidates.push(Math.max(this.nextDueAt, this.providerBlockedUntil));
+      else if (this.checkSchedule && this.providerBlockedUntil > Date.now()) candidates.push(this.providerBlockedUntil);
+    }
     return candidates.length === 0 ? null : Math.min(...candidates);
   }
 
@@ -163,16 +182,42 @@ export class FamilyPartition {
 
   async examine(term: Term): Promise<void> {
     const now = Date.now();
+    // Fair share of the bounded ready queue (RFC 2: explicit requests and due retries have no
+    // unlimited priority over ordinary work). Due retries and owed requests, and the automatic
+    // scan, take turns at picking first: whichever class did not fill the queue last time goes
+    // first now, so a steady stream of due retries can never keep the scan's later pages out.
+    const scanFirst = this.scanTurn;
+    if (scanFirst) await this.maybeAdvanceScan(term, now);
     this.promoteDueRetries(now);
     if (this.owedNeeded && this.room() > 0) await this.discoverOwed();
-    if (this.scheduleDue(now) && this.room() > 0 && this.hasBudget()) await this.advanceScan(term);
+    if (!scanFirst) await this.maybeAdvanceScan(term, now);
     this.dispatchReady();
+    if (this.examinationError) {
+      // Recovered from a failed examination (provider errors are tracked by the provider path).
+      this.examinationError = false;
+      if (!this.lastError?.startsWith('provider')) {
+        this.health = 'ok';
+        this.lastError = null;
+      }
+    }
+  }
+
+  /** The supervisor reports that examining this family threw (not a lost term): degraded until the next good one. */
+  examinationFailed(message: string): void {
+    this.health = 'degraded';
+    this.lastError = message;
+    this.examinationError = true;
+  }
+
+  private async maybeAdvanceScan(term: Term, now: number): Promise<void> {
+    if (this.scheduleDue(now) && this.room() > 0 && this.hasBudget()) await this.advanceScan(term);
   }
 
   private pushReady(scopeId: string, source: ReadySource): boolean {
     if (this.busy(scopeId) || this.room() <= 0) return false;
     this.ready.push(scopeId);
     this.readySources.set(scopeId, source);
+    this.scanTurn = source !== 'scan';
     return true;
   }
 
@@ -187,6 +232,7 @@ export class FamilyPartition {
   private async discoverOwed(): Promise<void> {
     const started = performance.now();
     const limit = Math.min(this.settings.scanPageSize, Math.max(1, this.room() * 4));
+    const epoch = this.owedEpoch;
     const page = await this.store.listOwedRequests(this.bindingName, this.owedCursor, limit);
     let consumedAll = true;
     for (const key of page.keys) {
@@ -195,7 +241,12 @@ export class FamilyPartition {
       this.pushReady(key.scopeId, 'request');
       this.owedCursor = key.pendingSequence;
     }
-    if (page.exhausted && consumedAll) {
+    if (epoch !== this.owedEpoch) {
+      // A request was accepted while this page was read (possibly behind the cursor, possibly
+      // after the read): keep the discovery responsibility and start again from the first page.
+      this.owedNeeded = true;
+      this.owedCursor = 0;
+    } else if (page.exhausted && consumedAll) {
       this.owedNeeded = false;
       this.owedCursor = 0;
     }
@@ -217,11 +268,34 @@ export class FamilyPartition {
     return CronExpressionParser.parse(schedule.expression, { currentDate: dbNow, tz: schedule.timezone }).next().toDate();
   }
 
+  /**
+   * Whether the pending-work calibration for the next check is done. It runs in the background:
+   * a slow or hanging provider (bounded by the discovery deadline) delays only this family's
+   * scan, never the supervisor loop and so never another family (RFC 1, 2). Its end wakes the loop.
+   */
+  private providerReady(): boolean {
+    if (!this.config.registration.pendingWork?.remarkDirty) return true;
+    if (this.providerRun) return false;
+    if (this.providerOutcome !== null) {
+      const ok = this.providerOutcome;
+      this.providerOutcome = null;
+      return ok;
+    }
+    if (Date.now() < this.providerBlockedUntil) return false;
+    this.providerRun = this.runProvider()
+      .then((ok) => { this.providerOutcome = ok; })
+      .finally(() => {
+        this.providerRun = null;
+        this.hooks.wake();
+      });
+    return false;
+  }
+
   private async runProvider(): Promise<boolean> {
     const provider = this.config.registration.pendingWork;
     if (!provider?.remarkDirty) return true;
-    if (Date.now() < this.providerBlockedUntil) return false;
     const controller = new AbortController();
+    this.providerController = controller;
     const timer = setTimeout(() => controller.abort(new Error('discovery deadline passed')), this.settings.discoveryTimeoutMs);
     try {
       const work = provider.remarkDirty({
@@ -244,19 +318,31 @@ export class FamilyPartition {
       return false;
     } finally {
       clearTimeout(timer);
+      if (this.providerController === controller) this.providerController = null;
     }
   }
 
   private async advanceScan(term: Term): Promise<void> {
     if (!this.scan) {
       if (!this.scheduleEnabled() && !this.checkSchedule) return;
+      // Calibrate first; until it is done (or while a failed provider is held back) the check
+      // stays pending, and the family stays due.
+      if (this.scheduleEnabled() && !this.providerReady()) return;
       this.checkSchedule = false;
-      if (this.scheduleEnabled() && !(await this.runProvider())) return;
       const policy = await this.policyNow();
       const start = await this.store.beginScan(term, this.bindingName, policy);
       const offset = Date.now() - start.dbNow.getTime();
       if (start.outcome === 'not_due') {
         this.setNextDue(start.nextDueAt, start.dbNow, offset);
+        return;
+      }
+      if (!this.scheduleEnabled()) {
+        // RFC 4: with automatic processing off no further ordinary dirty scope is admitted; a
+        // scan left unfinished under the earlier configuration is ended now, and the requests
+        // it already admitted stay owed (they are recovered as owed requests).
+        const finish = await this.store.finishScan(term, this.bindingName, start.scanGeneration);
+        this.logger.info({ binding: this.bindingName, family: this.family, scanGeneration: finish.scanGeneration }, 'unfinished automatic scan ended: the schedule is off');
+        this.setNextDue(null, start.dbNow, offset);
         return;
       }
       this.scan = { generation: start.scanGeneration, cursor: 0 };
@@ -266,8 +352,22 @@ export class FamilyPartition {
     while (this.scan && this.room() > 0) {
       const limit = Math.min(this.settings.scanPageSize, this.room());
       const exclude = [...this.readySources.keys(), ...this.running.keys(), ...this.retryWait];
-      const page = await this.store.admitScanPage(term, this.bindingName, this.scan.generation, this.scan.cursor, limit, exclude);
-      for (const key of page.keys) this.pushReady(key.scopeId, 'scan');
+      let page;
+      try {
+        page = await this.store.admitScanPage(term, this.bindingName, this.scan.generation, this.scan.cursor, limit, exclude);
+      } catch (error) {
+        if (!(error instanceof ScanStaleError)) throw error;
+        // The binding's scan is not ours any more: forget it and check again from the database.
+        this.logger.warn({ binding: this.bindingName, family: this.family, scanGeneration: this.scan.generation }, 'automatic scan went stale; checking again');
+        this.scan = null;
+        this.checkSchedule = true;
+        return;
+      }
+      for (const key of page.keys) {
+        // Admitted keys are owed in the database; one that finds no room (a successor took it
+        // meanwhile) is picked up by owed-request discovery.
+        if (!this.pushReady(key.scopeId, 'scan')) this.notifyRequest();
+      }
       if (page.keys.length > 0) this.logger.debug({ binding: this.bindingName, family: this.family, admitted: page.keys.length }, 'scan page admitted');
       this.scan.cursor = page.nextAfterSequence;
       if (page.exhausted) {
@@ -313,6 +413,7 @@ export class FamilyPartition {
   private async invoke(scopeId: string, term: Term, workerId: string, source: ReadySource): Promise<void> {
     let outcome: WorkerOutcome | null = null;
     let generation = 0;
+    let successor = false;
     try {
       const intent = await this.store.readIntent(this.bindingName, scopeId);
       if (!intent || intent.requestedGeneration <= intent.handledGeneration) {
@@ -331,57 +432,67 @@ export class FamilyPartition {
         supervisorGeneration: term.supervisorGeneration,
         workerId,
       });
-      await this.settle(scopeId, term, generation, outcome, source);
+      successor = await this.settle(scopeId, term, generation, outcome, source);
     } catch (error) {
       if (error instanceof TermLostError) this.hooks.termLost(term);
-      else this.recordFailure(scopeId, term, generation, 'dispatch_error', error as Error, source);
+      else if (!this.closing) this.recordFailure(scopeId, term, generation, 'dispatch_error', error as Error, source);
     } finally {
       this.running.delete(scopeId);
+      // At most one successor; it merges every request accepted meanwhile (the key is no longer
+      // running, so it can take its place in the ready queue at once).
+      if (successor && !this.closing && !this.pushReady(scopeId, 'successor')) this.notifyRequest();
       this.hooks.wake();
     }
   }
 
-  private async settle(scopeId: string, term: Term, generation: number, outcome: WorkerOutcome, source: ReadySource): Promise<void> {
+  /** Books the outcome of one invocation; returns whether a successor invocation is owed. */
+  private async settle(scopeId: string, term: Term, generation: number, outcome: WorkerOutcome, source: ReadySource): Promise<boolean> {
     const current = this.hooks.currentTerm();
     const sameTerm = current && current.supervisorGeneration === term.supervisorGeneration && current.holderId === term.holderId;
     if (outcome.status === 'term_lost') {
       this.hooks.termLost(term);
-      return;
+      return false;
     }
-    if (!sameTerm) return; // the new term recovers this key from the database
+    if (!sameTerm) return false; // the new term recovers this key from the database
+    const workerId = this.running.get(scopeId)?.workerId;
+    if (outcome.status === 'timeout') this.timeouts += 1;
+    if (this.closing) {
+      // Shutdown terminated the worker: its request stays owed for the next term (RFC 9).
+      this.logger.info({ binding: this.bindingName, family: this.family, scope: scopeId, requestGeneration: generation, workerId, outcome: outcome.status }, 'invocation ended by shutdown');
+      return false;
+    }
+    // Never report done without the persisted acknowledgement (RFC 5), and never report a
+    // failure for an invocation whose acknowledgement did commit (the worker crashed, timed out
+    // or threw only after its commit: the notification was lost, the work is done).
+    const after = outcome.status === 'conflict' ? null : await this.store.readIntent(this.bindingName, scopeId);
+    const acknowledged = after !== null && after.handledGeneration >= generation;
+    if (acknowledged) {
+      this.backoff.succeed(scopeId);
+      const normal = outcome.status === 'ok' || outcome.status === 'already_handled';
+      (normal ? this.logger.info : this.logger.warn).call(this.logger, {
+        binding: this.bindingName, family: this.family, scope: scopeId, trigger: source, requestGeneration: generation,
+        outcome: outcome.status, durationMs: Math.round(outcome.durationMs), workerId,
+        ordinaryWorkLeft: after.dirtyGeneration > after.cleanGeneration,
+      }, normal ? 'scope invocation acknowledged' : 'worker ended abnormally after its acknowledgement committed; invocation done');
+      return after.requestedGeneration > after.handledGeneration;
+    }
     switch (outcome.status) {
       case 'ok':
-      case 'already_handled': {
-        // Never report done without the persisted acknowledgement (RFC 5).
-        const after = await this.store.readIntent(this.bindingName, scopeId);
-        if (!after || after.handledGeneration < generation) {
-          this.recordFailure(scopeId, term, generation, 'not_acknowledged', new Error('worker returned without a persisted acknowledgement'), source);
-          return;
-        }
-        this.backoff.succeed(scopeId);
-        this.logger.info({
-          binding: this.bindingName, family: this.family, scope: scopeId, trigger: source, requestGeneration: generation,
-          outcome: outcome.status, durationMs: Math.round(outcome.durationMs), workerId: this.running.get(scopeId)?.workerId,
-          ordinaryWorkLeft: after.dirtyGeneration > after.cleanGeneration,
-        }, 'scope invocation acknowledged');
-        if (after.requestedGeneration > after.handledGeneration) {
-          // At most one successor; it merges every request accepted meanwhile.
-          if (!this.pushReady(scopeId, 'successor')) this.notifyRequest();
-        }
-        return;
-      }
+      case 'already_handled':
+        this.recordFailure(scopeId, term, generation, 'not_acknowledged', new Error('worker returned without a persisted acknowledgement'), source, outcome);
+        return false;
       case 'conflict': {
         const entry = this.backoff.conflict(scopeId, 'conflict', Date.now());
         this.retryWait.add(scopeId);
         this.logger.info({ binding: this.bindingName, family: this.family, scope: scopeId, requestGeneration: generation, delayMs: entry.nextRetryAt - Date.now() }, 'progress conflict; re-dispatch after a short delay');
-        return;
+        return false;
       }
       case 'timeout':
-        this.timeouts += 1;
         this.recordFailure(scopeId, term, generation, 'timeout', new Error(outcome.error?.message ?? 'timeout'), source, outcome);
-        return;
+        return false;
       default:
         this.recordFailure(scopeId, term, generation, outcome.status, Object.assign(new Error(outcome.error?.message ?? outcome.status), { name: outcome.error?.name ?? 'Error' }), source, outcome);
+        return false;
     }
   }
 
@@ -415,6 +526,8 @@ export class FamilyPartition {
 
   /** Shutdown: no new dispatch; running workers are terminated within the grace period. */
   async close(): Promise<void> {
+    this.closing = true;
+    this.providerController?.abort(new Error('shutting down'));
     this.ready.length = 0;
     this.readySources.clear();
     await this.pool.close();

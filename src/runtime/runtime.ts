@@ -42,6 +42,8 @@ export class Runtime {
   private readonly byFamily = new Map<string, { partition?: FamilyPartition; supervisor?: Supervisor; bindingName: string }>();
   private stopping: Promise<void> | null = null;
   private unwatch: (() => void) | null = null;
+  /** Called when the process must not go on (SQLite: another host took the permanent term). */
+  onFatal: ((reason: string) => void) | null = null;
 
   constructor(readonly config: RuntimeConfig, private readonly logger: Logger, options: { holderId?: string; store?: Store; workerEnv?: NodeJS.ProcessEnv } = {}) {
     this.store = options.store ?? openStore(config.database);
@@ -98,6 +100,11 @@ export class Runtime {
       supervisors: this.supervisors.map((s) => s.supervisorKey),
     }, 'artifact processing supervisor starting');
     for (const alias of this.config.aliasesUsed) this.logger.info(alias, 'compatibility alias used');
+    for (const s of this.supervisors) {
+      s.keeper.on('lost', (_term, reason) => {
+        if (this.store.backend === 'sqlite') this.onFatal?.(`SQLite term superseded (${reason}): another runtime host started on this database`);
+      });
+    }
     await Promise.all(this.supervisors.map((s) => s.start()));
     if (this.store instanceof SqliteStore && this.config.database.backend === 'sqlite' && this.supervisors.length > 0) {
       this.unwatch = watchSqliteCommits(this.store.db, this.config.database.file, () => {

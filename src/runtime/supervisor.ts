@@ -28,6 +28,7 @@ export class Supervisor {
   private again = false;
   private timer: NodeJS.Timeout | null = null;
   private pollTimer: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
   private rotation = 0;
   private stopped = false;
   ticks = 0;
@@ -98,6 +99,7 @@ export class Supervisor {
     const term = this.keeper.term;
     if (!term || this.stopped) return;
     this.ticks += 1;
+    let failed = false;
     const n = this.partitions.length;
     const start = this.rotation++ % Math.max(1, n);
     for (let i = 0; i < n; i += 1) {
@@ -111,12 +113,21 @@ export class Supervisor {
           this.termLost(term);
           return;
         }
-        partition.health = 'degraded';
-        partition.lastError = (error as Error).message;
+        partition.examinationFailed((error as Error).message);
+        failed = true;
         this.options.logger.error({ supervisorKey: term.supervisorKey, binding: partition.bindingName, family: partition.family, stage: 'examine', errorType: (error as Error).name, err: (error as Error).message }, 'family examination failed; other families continue');
       }
     }
     this.armTimer();
+    if (failed && !this.retryTimer) {
+      // A failed examination (e.g. a transient database error) may have left ready work
+      // undispatched and nothing else may wake this loop (SQLite does not poll): look again soon.
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = null;
+        this.wake();
+      }, Math.min(1000, this.options.pollEveryMs));
+      this.retryTimer.unref?.();
+    }
   }
 
   private armTimer(): void {
@@ -142,6 +153,7 @@ export class Supervisor {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.pollTimer) clearInterval(this.pollTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     await this.ticking?.catch(() => undefined);
     await Promise.all(this.partitions.map((p) => p.close()));
     await this.keeper.stop(true);

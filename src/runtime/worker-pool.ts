@@ -32,6 +32,8 @@ export interface WorkerPoolOptions {
 
 interface WorkerProcess {
   child: ChildProcess;
+  /** performance.now() when the process reported ready; null while it starts up. */
+  readyAt: number | null;
   ready: Promise<void>;
   exited: Promise<void>;
   alive: boolean;
@@ -56,7 +58,7 @@ export class WorkerPool {
       serialization: 'json',
     });
     this.spawned += 1;
-    const worker: WorkerProcess = { child, alive: true, ready: Promise.resolve(), exited: Promise.resolve() };
+    const worker: WorkerProcess = { child, alive: true, readyAt: null, ready: Promise.resolve(), exited: Promise.resolve() };
     worker.exited = new Promise<void>((resolve) => {
       child.once('exit', () => {
         worker.alive = false;
@@ -66,10 +68,14 @@ export class WorkerPool {
         resolve();
       });
     });
+    const spawnedAt = performance.now();
+    this.options.logger.debug({ family: this.options.family, pid: child.pid }, 'worker process spawned');
     worker.ready = new Promise<void>((resolve, reject) => {
       const onMessage = (m: ChildMessage) => {
         if (m.type === 'ready') {
           child.off('message', onMessage);
+          worker.readyAt = performance.now();
+          this.options.logger.debug({ family: this.options.family, pid: child.pid, startupMs: Math.round(worker.readyAt - spawnedAt) }, 'worker process ready');
           resolve();
         }
       };
@@ -109,7 +115,8 @@ export class WorkerPool {
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
         const durationMs = performance.now() - started;
         if (timedOut) {
-          finish({ status: 'timeout', durationMs, pid, exitCode: code, signal, error: { name: 'TimeoutError', message: `invocation exceeded ${this.options.timeoutMs} ms` } }, false);
+          const phase = worker.readyAt === null ? ' (the worker process was still starting up)' : '';
+          finish({ status: 'timeout', durationMs, pid, exitCode: code, signal, error: { name: 'TimeoutError', message: `invocation exceeded ${this.options.timeoutMs} ms${phase}` } }, false);
         } else {
           finish({ status: 'crashed', durationMs, pid, exitCode: code, signal, error: { name: 'WorkerCrash', message: `worker exited (code ${code}, signal ${signal})` } }, false);
         }

@@ -1,0 +1,172 @@
+// Acceptance A2 (RFC 12.2, sections 2, 4 and 7): a family whose workers are all busy with long
+// invocations does not stop another family from being discovered and dispatched; many keys in
+// backoff and early scan pages do not starve the keys of later pages.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Runtime } from '../../src/runtime/runtime.ts';
+import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
+import type { FamilyRegistration } from '../../src/registry/registration.ts';
+import {
+  P, createFixtureTables, intentOf, openGate, runs, setBehaviour, startRuntime, statsOf, testFamily,
+} from '../fixtures/runtime-harness.ts';
+
+for (const backend of BACKENDS) {
+  describe(`[${backend}] A2 a busy family does not block another family`, () => {
+    let fx: BackendFixture;
+    let runtime: Runtime;
+
+    before(async () => {
+      fx = await createBackend(backend);
+      await createFixtureTables(fx);
+      await setBehaviour(fx, 'fx-long', '*', 'gate');
+      runtime = await startRuntime(fx, [
+        testFamily('fx-long', { maxWorkers: 1, schedule: { kind: 'interval', seconds: 1 } }),
+        testFamily('fx-other', { maxWorkers: 2, schedule: { kind: 'interval', seconds: 1 } }),
+      ]);
+    });
+    after(async () => {
+      await runtime?.stop();
+      await fx?.cleanup();
+    });
+
+    test('fx-long holds its only worker; fx-other is still scanned, discovered and dispatched', async () => {
+      for (const s of ['l1', 'l2', 'l3']) await runtime.trigger('fx-long', s);
+      for (const s of ['l4', 'l5']) await runtime.markDirty('fx-long', s);
+      await waitFor(async () => (await runs(fx, 'fx-long')).length === 1, 20_000);
+      assert.equal(statsOf(runtime, 'fx-long').running, 1);
+
+      // Ordinary work of the other family (found only by its automatic scan) and an explicit request.
+      for (const s of ['o1', 'o2', 'o3']) await runtime.markDirty('fx-other', s);
+      await runtime.trigger('fx-other', 'o4');
+      await waitFor(async () => {
+        for (const s of ['o1', 'o2', 'o3', 'o4']) {
+          const i = await intentOf(fx, 'fx-other', s);
+          if (!i || i.handledGeneration < 1 || i.handledGeneration !== i.requestedGeneration) return false;
+        }
+        return true;
+      }, 20_000);
+      const longRuns = await runs(fx, 'fx-long');
+      assert.equal(longRuns.length, 1, 'fx-long is still stuck on its first invocation');
+      assert.equal(longRuns[0].endedMs, null);
+      const other = await fx.query('SELECT scan_generation FROM pc_artifact_processing_binding_states WHERE binding_name = ?', ['fx.fx-other']);
+      assert.ok(Number(other[0].scan_generation) >= 1, 'fx-other ran its own automatic scan');
+
+      // Release fx-long: its owed and dirty keys are processed afterwards.
+      for (const s of ['l1', 'l2', 'l3', 'l4', 'l5']) await openGate(fx, 'fx-long', s, 5);
+      await waitFor(async () => {
+        for (const s of ['l1', 'l2', 'l3', 'l4', 'l5']) {
+          const i = await intentOf(fx, 'fx-long', s);
+          if (!i || i.handledGeneration < 1 || i.handledGeneration !== i.requestedGeneration) return false;
+        }
+        return true;
+      }, 20_000);
+    });
+  });
+
+  describe(`[${backend}] A2 keys in backoff and early pages do not starve later pages`, () => {
+    let fx: BackendFixture;
+    let runtime: Runtime;
+    const failing = Array.from({ length: 24 }, (_, i) => `f${String(i).padStart(2, '0')}`);
+    const healthy = ['h1', 'h2', 'h3', 'h4'];
+
+    before(async () => {
+      fx = await createBackend(backend);
+      await createFixtureTables(fx);
+      for (const s of failing) await setBehaviour(fx, 'fx-starve', s, 'fail');
+      // Registered first: the failing keys own the earliest pending sequences (the first pages).
+      for (const s of failing) await fx.store.markDirty('fx.fx-starve', s);
+      runtime = await startRuntime(fx, [testFamily('fx-starve', { maxWorkers: 1, schedule: { kind: 'interval', seconds: 1 } })], {
+        env: {
+          // A tiny ready queue and page, and retries that are due again almost at once: without a
+          // fair share the due retries alone would fill the queue forever.
+          [`${P}ARTIFACT_PROCESSING_READY_QUEUE_SIZE`]: '2',
+          [`${P}ARTIFACT_PROCESSING_SCAN_PAGE_SIZE`]: '2',
+          [`${P}ARTIFACT_PROCESSING_RETRY_BASE_SECONDS`]: '0.01',
+          [`${P}ARTIFACT_PROCESSING_RETRY_MAX_SECONDS`]: '0.02',
+        },
+      });
+    });
+    after(async () => {
+      await runtime?.stop();
+      await fx?.cleanup();
+    });
+
+    test('the healthy keys of the later pages are processed while the early keys keep failing', async () => {
+      // The failing keys are in steady backoff first; then new ordinary work arrives behind them.
+      await waitFor(() => (statsOf(runtime, 'fx-starve').failures.failed ?? 0) >= 3 * failing.length, 30_000);
+      for (const s of healthy) await runtime.markDirty('fx-starve', s);
+      // The next automatic check is at most 1 s away; then the scan must get its turn at the
+      // ready queue (without the fair share this took well over 8 s on MySQL).
+      await waitFor(async () => {
+        for (const s of healthy) {
+          const i = await intentOf(fx, 'fx-starve', s);
+          if (!i || i.handledGeneration < 1) return false;
+        }
+        return true;
+      }, 5_000);
+      for (const s of healthy) {
+        const i = await intentOf(fx, 'fx-starve', s);
+        assert.equal(i!.cleanGeneration, i!.dirtyGeneration, `${s} processed and clean`);
+      }
+      const stats = statsOf(runtime, 'fx-starve');
+      assert.ok((stats.failures.failed ?? 0) >= failing.length, 'the failing keys were tried and kept failing');
+      for (const s of failing) {
+        const i = await intentOf(fx, 'fx-starve', s);
+        assert.ok(i!.requestedGeneration > i!.handledGeneration, `${s} stays owed (never dropped)`);
+        assert.ok(i!.dirtyGeneration > i!.cleanGeneration);
+      }
+    });
+  });
+}
+
+for (const backend of BACKENDS) {
+  describe(`[${backend}] A2 a hanging pending-work provider delays only its own family`, () => {
+    let fx: BackendFixture;
+    let runtime: Runtime;
+    let providerCalls = 0;
+
+    before(async () => {
+      fx = await createBackend(backend);
+      await createFixtureTables(fx);
+      const hanging: FamilyRegistration = {
+        ...testFamily('fx-prov', { maxWorkers: 1, schedule: { kind: 'interval', seconds: 1 } }),
+        pendingWork: {
+          // Calibration that never answers (and ignores its abort signal): only the discovery
+          // deadline ends the wait for it.
+          remarkDirty: () => {
+            providerCalls += 1;
+            return new Promise<number>(() => undefined);
+          },
+        },
+      };
+      runtime = await startRuntime(fx, [hanging, testFamily('fx-quick', { maxWorkers: 1 })], {
+        env: { [`${P}ARTIFACT_PROCESSING_DISCOVERY_TIMEOUT_SECONDS`]: '4' },
+      });
+    });
+    after(async () => {
+      await runtime?.stop();
+      await fx?.cleanup();
+    });
+
+    test('requests of another family are dispatched while the provider hangs', async () => {
+      await waitFor(() => providerCalls >= 1);
+      const started = Date.now();
+      await runtime.trigger('fx-quick', 'q1');
+      let dispatchedAfter = -1;
+      await waitFor(async () => {
+        if (dispatchedAfter < 0 && statsOf(runtime, 'fx-quick').invocations > 0) dispatchedAfter = Date.now() - started;
+        return (await intentOf(fx, 'fx-quick', 'q1'))!.handledGeneration === 1;
+      }, 10_000);
+      const took = Date.now() - started;
+      const [run] = await runs(fx, 'fx-quick', 'q1');
+      const timeline = `dispatched after ${dispatchedAfter} ms, processor started after ${run.startedMs - started} ms, handled after ${took} ms`;
+      // Dispatch (not the worker's start-up, which depends on the machine's load) must not wait
+      // for the provider's 4 s deadline.
+      assert.ok(dispatchedAfter >= 0 && dispatchedAfter < 1500, `fx-quick was held up behind a provider with a 4 s deadline: ${timeline}`);
+      // The provider is cut off at its deadline and reported, without a global failure.
+      await waitFor(() => statsOf(runtime, 'fx-prov').health === 'degraded', 10_000);
+      assert.match(statsOf(runtime, 'fx-prov').lastError ?? '', /provider/);
+      assert.equal(runtime.status().supervisors[0].state, 'leader');
+    });
+  });
+}

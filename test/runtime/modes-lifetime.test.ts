@@ -1,0 +1,91 @@
+// Lifetime of `apsup run` (src/cli/run.ts: "runs the supervisors until SIGINT/SIGTERM, then shuts
+// down cleanly ... the term is invalidated"; RFC section 9 "关闭"): an idle runtime, with no worker
+// child and no open socket, must stay up until a signal, and only a signal ends it, through the
+// clean shutdown (term invalidated, SQLite host lock released). Every runtime timer is unref'd and
+// the SQLite commit watch is not persistent, so this pins the explicit keep-alive of
+// runUntilSignal (before it, such a process exited at once with code 0, skipping the shutdown and
+// leaving the permanent SQLite term valid and the host lock behind).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { createBackend, type BackendFixture } from '../helpers/backends.ts';
+import { RuntimeProcess, killEverything, makeFixtureDir, withTimeout } from '../fixtures/failover/harness.ts';
+
+/** Bounded window used only to show that an idle runtime does NOT exit on its own. */
+const STAYS_UP_MS = 1_500;
+
+async function staysUp(p: RuntimeProcess, ms: number): Promise<void> {
+  const outcome = await Promise.race([
+    p.exited.then((e) => ({ exited: e })),
+    new Promise<null>((r) => setTimeout(() => r(null), ms)),
+  ]);
+  assert.equal(outcome, null, `${p.name} exited on its own while idle: ${JSON.stringify(outcome)}; last lines: ${JSON.stringify(p.own().slice(-3).map((l) => l.msg))}`);
+}
+
+describe('`apsup run` lifetime: an idle runtime stays up until a signal, and a signal always runs the clean shutdown', () => {
+  let sqlite: BackendFixture;
+  let mysql: BackendFixture;
+  let dir: string;
+
+  before(async () => {
+    [sqlite, mysql] = await Promise.all([createBackend('sqlite'), createBackend('mysql')]);
+    dir = makeFixtureDir('lifetime');
+  });
+
+  after(async () => {
+    killEverything();
+    await sqlite?.cleanup();
+    await mysql?.cleanup();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('SQLite, role all, nothing to do: stays up; SIGTERM invalidates the term and releases the host lock', async () => {
+    const file = (sqlite.target as { file: string }).file;
+    const host = new RuntimeProcess('sqlite-idle', { url: sqlite.url, fixtureDir: dir });
+    const started = await host.waitForMsg('supervisor started', { supervisorKey: 'global' });
+    assert.ok(fs.existsSync(`${file}.host.lock`), 'the running host holds the lock');
+    await staysUp(host, STAYS_UP_MS);
+    const exit = await host.stop();
+    assert.equal(exit.code, 0);
+    assert.ok(host.own('shut down').length === 1, 'the shutdown ran');
+    const lease = await sqlite.store.readLease('global');
+    assert.equal(lease.holderId, null, 'the permanent SQLite term is invalidated at shutdown');
+    assert.ok(lease.supervisorGeneration > started.supervisorGeneration);
+    assert.equal(fs.existsSync(`${file}.host.lock`), false, 'the host lock is released');
+  });
+
+  // Product bug (reported): runUntilSignal installs its SIGINT/SIGTERM handlers only after
+  // runtime.start() and the durable task runner's start, so a SIGTERM that arrives once the term is
+  // held but before that point (a stop during start-up, or the runtime's own fatal self-SIGTERM)
+  // takes the default action: the process dies without the clean shutdown, leaving the SQLite
+  // permanent term valid (and, on MySQL, the lease held until it expires).
+  for (const backend of ['sqlite', 'mysql'] as const) {
+    test(`${backend}: a SIGTERM as soon as the term is held still runs the clean shutdown (term invalidated)`, async () => {
+      const fx = backend === 'sqlite' ? sqlite : mysql;
+      const before = await fx.store.readLease('global').catch(() => null);
+      const host = new RuntimeProcess(`early-sigterm-${backend}`, { url: fx.url, fixtureDir: dir, role: backend === 'mysql' ? 'background' : 'all' });
+      const acquired = await host.waitForLog(
+        (l) => l.msg === 'term acquired; recovering from persisted state' && l.supervisorGeneration > (before?.supervisorGeneration ?? 0),
+        15_000, 'term acquisition',
+      );
+      host.proc.kill('SIGTERM');
+      const exit = await withTimeout(host.exited, 15_000, 'exit after SIGTERM');
+      const lease = await fx.store.readLease('global');
+      assert.deepEqual(
+        { code: exit.code, signal: exit.signal, shutDown: host.own('shut down').length, holder: lease.holderId },
+        { code: 0, signal: null, shutDown: 1, holder: null },
+        `the SIGTERM must end the process through the shutdown, not the default signal action (lease now: holder ${lease.holderId}, generation ${lease.supervisorGeneration}, acquired ${acquired.supervisorGeneration})`,
+      );
+      assert.ok(lease.supervisorGeneration > acquired.supervisorGeneration);
+    });
+  }
+
+  test('MySQL, role api: stays up (it only accepts intents) and shuts down on SIGTERM', async () => {
+    const api = new RuntimeProcess('api-idle', { url: mysql.url, fixtureDir: dir, role: 'api' });
+    await api.waitForMsg('artifact processing supervisor starting', { role: 'api' });
+    await staysUp(api, STAYS_UP_MS);
+    const exit = await withTimeout(api.stop(), 15_000, 'api stop');
+    assert.equal(exit.code, 0);
+    assert.equal(api.own('shut down').length, 1);
+  });
+});

@@ -1,0 +1,125 @@
+// SQLite wake-ups (RFC 8): an idle SQLite runtime issues no periodic database queries (no
+// polling), and is woken by explicit requests and dirty marks committed by other processes
+// (`apsup trigger` / `apsup mark-dirty`), which it picks up without polling. Since nothing polls,
+// a family examination that fails (a transient database error) must schedule its own retry.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { after, before, describe, test } from 'node:test';
+import { createLogger } from '../../src/logging.ts';
+import { Runtime } from '../../src/runtime/runtime.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
+import { P, REPO_ROOT, createFixtureTables, intentOf, runtimeConfig, statsOf } from '../fixtures/runtime-harness.ts';
+import families from '../fixtures/families/idle.ts';
+import path from 'node:path';
+
+const FAMILIES_MODULE = path.join(REPO_ROOT, 'test/fixtures/families/idle.ts');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function cli(fx: BackendFixture, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, [`${P}DATABASE_URL`]: fx.url, [`${P}FAMILIES_MODULE`]: FAMILIES_MODULE, APSUP_LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('[sqlite] an idle runtime does not poll; other processes\' commits wake it', () => {
+  let fx: BackendFixture;
+  let runtime: Runtime;
+  let calls = 0;
+
+  before(async () => {
+    fx = await createBackend('sqlite');
+    await createFixtureTables(fx);
+    // Count every statement the runtime's own store issues (operations, domain reads, transactions).
+    const store = SqliteStore.open((fx.target as { file: string }).file);
+    const s = store as unknown as Record<string, (...args: unknown[]) => unknown>;
+    for (const name of ['call', 'domainQuery', 'transaction']) {
+      const original = s[name].bind(store);
+      s[name] = (...args: unknown[]) => { calls += 1; return original(...args); };
+    }
+    runtime = new Runtime(runtimeConfig(fx, families), createLogger({ level: process.env.APSUP_TEST_LOG_LEVEL ?? 'silent' }), { store });
+    await runtime.start();
+  });
+  after(async () => {
+    await runtime?.stop();
+    await fx?.cleanup();
+  });
+
+  test('no ticks and no statements while idle; `apsup trigger` and `apsup mark-dirty` from another process are picked up', async () => {
+    const supervisor = runtime.supervisors[0];
+    await waitFor(() => supervisor.ticks >= 1);
+    await sleep(300); // let the start-up examination finish
+    const ticks = supervisor.ticks;
+    const before = calls;
+    await sleep(1500); // a bounded observation window: nothing may happen in it
+    assert.equal(supervisor.ticks, ticks, 'no supervisor rounds while idle');
+    assert.equal(calls, before, 'no database statements while idle');
+
+    const trigger = await cli(fx, ['trigger', 'fx-manual', 'm1']);
+    assert.equal(trigger.code, 0, trigger.stderr);
+    assert.equal(JSON.parse(trigger.stdout).status, 'accepted');
+    await waitFor(async () => (await intentOf(fx, 'fx-manual', 'm1'))!.handledGeneration === 1, 10_000);
+
+    const mark = await cli(fx, ['mark-dirty', 'fx-idle', 'i1']);
+    assert.equal(mark.code, 0, mark.stderr);
+    await waitFor(async () => {
+      const i = await intentOf(fx, 'fx-idle', 'i1');
+      return i!.handledGeneration === 1 && i!.cleanGeneration === i!.dirtyGeneration;
+    }, 10_000);
+    assert.ok(supervisor.ticks > ticks);
+
+    // Idle again: the worker processes stay, the runtime does not poll.
+    await sleep(300);
+    const ticks2 = supervisor.ticks;
+    const calls2 = calls;
+    await sleep(1000);
+    assert.equal(supervisor.ticks, ticks2);
+    assert.equal(calls, calls2);
+  });
+});
+
+describe('[sqlite] a failed examination is retried although nothing polls', () => {
+  let fx: BackendFixture;
+  let runtime: Runtime;
+  let failNext = 0;
+
+  before(async () => {
+    fx = await createBackend('sqlite');
+    await createFixtureTables(fx);
+    const store = SqliteStore.open((fx.target as { file: string }).file);
+    const original = store.listOwedRequests.bind(store);
+    store.listOwedRequests = async (...args: Parameters<SqliteStore['listOwedRequests']>) => {
+      if (failNext > 0) {
+        failNext -= 1;
+        throw Object.assign(new Error('SQLITE_BUSY: database is locked (injected)'), { code: 'SQLITE_BUSY' });
+      }
+      return original(...args);
+    };
+    runtime = new Runtime(runtimeConfig(fx, families), createLogger({ level: process.env.APSUP_TEST_LOG_LEVEL ?? 'silent' }), { store });
+    await runtime.start();
+  });
+  after(async () => {
+    await runtime?.stop();
+    await fx?.cleanup();
+  });
+
+  test('the request is dispatched after the failed discovery, and the family recovers its health', async () => {
+    await waitFor(() => runtime.supervisors[0].ticks >= 1);
+    failNext = 1;
+    await runtime.trigger('fx-manual', 'r1');
+    await waitFor(() => statsOf(runtime, 'fx-manual').health === 'degraded', 5_000);
+    await waitFor(async () => (await intentOf(fx, 'fx-manual', 'r1'))!.handledGeneration === 1, 10_000);
+    assert.equal(statsOf(runtime, 'fx-manual').health, 'ok');
+    assert.equal(statsOf(runtime, 'fx-manual').lastError, null);
+  });
+});
