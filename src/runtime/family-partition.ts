@@ -132,6 +132,9 @@ export class FamilyPartition {
 
   // ---- queries -------------------------------------------------------------------------------
 
+  /** Backoff entries that count for timers: keys actually waiting (a retry being run keeps its old deadline). */
+  private readonly waiting = (scopeId: string): boolean => this.retryWait.has(scopeId);
+
   private busy(scopeId: string): boolean {
     return this.readySources.has(scopeId) || this.running.has(scopeId) || this.retryWait.has(scopeId);
   }
@@ -156,7 +159,7 @@ export class FamilyPartition {
 
   /** Whether examining this family now could do anything (RFC 2: family first). */
   wantsExamination(now: number): boolean {
-    const retriesDue = this.retryWait.size > 0 && (this.backoff.nextDeadline() ?? Infinity) <= now;
+    const retriesDue = this.retryWait.size > 0 && (this.backoff.nextDeadline(this.waiting) ?? Infinity) <= now;
     const hasIncoming = retriesDue || this.owedNeeded || this.scheduleDue(now);
     if (this.ready.length > 0 && this.hasBudget()) return true;
     return hasIncoming && this.hasBudget() && this.room() > 0;
@@ -168,7 +171,7 @@ export class FamilyPartition {
     // its workers wakes the supervisor. (An overdue deadline here would make the loop spin.)
     if (!this.hasBudget()) return null;
     const candidates: number[] = [];
-    const retry = this.backoff.nextDeadline();
+    const retry = this.backoff.nextDeadline(this.waiting);
     if (retry !== null && this.retryWait.size > 0) candidates.push(retry);
     // A failed provider delays the scan of this family until it may run again.
     if (this.scheduleEnabled() && !this.scan && !this.providerRun) {
@@ -222,7 +225,7 @@ export class FamilyPartition {
   }
 
   private promoteDueRetries(now: number): void {
-    for (const key of this.backoff.due(now)) {
+    for (const key of this.backoff.due(now, this.waiting)) {
       if (!this.retryWait.has(key) || this.room() <= 0) continue;
       this.retryWait.delete(key);
       this.pushReady(key, 'retry');
