@@ -44,6 +44,8 @@ export function machineInfo(): Record<string, unknown> {
     cpus: os.cpus().length,
     cpuModel: os.cpus()[0]?.model ?? 'unknown',
     memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    // Other processes on this machine (e.g. test suites) share the 2 cores: recorded with every result.
+    loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100),
   };
 }
 

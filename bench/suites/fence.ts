@@ -2,7 +2,7 @@
  * fence: fenced business commits per second with W concurrent worker processes (each its own
  * connection; term asserted and one business row updated in one transaction) against the same
  * commits without the term assertion, on each backend; prints the ratio. The two variants
- * alternate within one run, several repetitions, median reported.
+ * alternate within one run after an untimed warm-up of both, several repetitions, median reported.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,8 +13,10 @@ import { median, printTable, progress, writeResult } from '../lib/report.ts';
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fence-child.ts');
 
-export async function runFenceSuite(options: { backends: Backend[]; workers: number; repeat: number; durationMs: number }): Promise<void> {
-  const rows: Array<{ backend: Backend; workers: number; fenced: number; unfenced: number; ratio: number; fencedRuns: number[]; unfencedRuns: number[] }> = [];
+export interface FenceRow { backend: Backend; workers: number; fenced: number; unfenced: number; ratio: number; fencedRuns: number[]; unfencedRuns: number[] }
+
+export async function runFenceSuite(options: { backends: Backend[]; workers: number; repeat: number; durationMs: number }): Promise<FenceRow[]> {
+  const rows: FenceRow[] = [];
   for (const backend of options.backends) {
     const fx = await openBenchDatabase(backend);
     const children = [];
@@ -26,6 +28,11 @@ export async function runFenceSuite(options: { backends: Backend[]; workers: num
       for (let i = 0; i < options.workers; i += 1) children.push(await forkReady(CHILD, { APSUP_BENCH_DATABASE_URL: fx.db.url }));
       const fencedRuns: number[] = [];
       const unfencedRuns: number[] = [];
+      // Untimed warm-up of both variants (connections, buffer pool, prepared procedures): the first
+      // measured window was consistently the slowest without it.
+      for (const fenced of [true, false]) {
+        await Promise.all(children.map((c, i) => request(c, { type: 'go', fenced, durationMs: Math.max(200, options.durationMs / 4), term, row: `w${i}` }, 'done')));
+      }
       for (let rep = 0; rep < options.repeat; rep += 1) {
         for (const fenced of rep % 2 === 0 ? [true, false] : [false, true]) {
           const results = await Promise.all(children.map((c, i) => request<{ commits: number }>(c, { type: 'go', fenced, durationMs: options.durationMs, term, row: `w${i}` }, 'done')));
@@ -49,4 +56,5 @@ export async function runFenceSuite(options: { backends: Backend[]; workers: num
     rows.map((r) => [r.backend, r.fenced, r.unfenced, `${(r.ratio * 100).toFixed(1)} %`]),
   );
   console.log(`raw results: ${writeResult('fence', rows)}`);
+  return rows;
 }

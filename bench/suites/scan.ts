@@ -5,7 +5,9 @@
  * holds more than one page in memory; the RSS difference between the smallest and the largest
  * backlog shows it.
  */
+import path from 'node:path';
 import { median, printTable, progress, writeResult } from '../lib/report.ts';
+import { scanThroughputSpec, writeSvg } from '../lib/chart.ts';
 import { openBenchDatabase } from '../lib/fixture.ts';
 import { seedDirtyScopes } from '../lib/seed.ts';
 import type { Backend } from '../../src/store/types.ts';
@@ -17,9 +19,9 @@ export interface ScanOptions {
   pageSize: number;
 }
 
-interface ScanRun { backend: Backend; scopes: number; admitted: number; seconds: number; perSecond: number; peakRssMiB: number; scanRssGrowthMiB: number }
+export interface ScanRun { backend: Backend; scopes: number; admitted: number; seconds: number; perSecond: number; peakRssMiB: number; scanRssGrowthMiB: number }
 
-export async function runScanSuite(options: ScanOptions): Promise<void> {
+export async function runScanSuite(options: ScanOptions): Promise<Array<ScanRun & { runs: number[] }>> {
   const results: Array<ScanRun & { runs: number[] }> = [];
   for (const backend of options.backends) {
     for (const scopes of options.sizes[backend]) {
@@ -89,5 +91,12 @@ export async function runScanSuite(options: ScanOptions): Promise<void> {
       console.log(`${backend}: RSS difference between ${small.scopes.toLocaleString('en-US')} and ${large.scopes.toLocaleString('en-US')} scopes: ${(large.peakRssMiB - small.peakRssMiB).toFixed(1)} MiB`);
     }
   }
-  console.log(`raw results: ${writeResult('scan', results)}`);
+  const json = writeResult('scan', results);
+  console.log(`raw results: ${json}`);
+  const chart = await writeSvg(json.replace(/\.json$/, '.svg'), scanThroughputSpec(
+    results.map((r) => ({ backend: r.backend === 'mysql' ? 'MariaDB' : 'SQLite', scopes: r.scopes, perSecond: Math.round(r.perSecond) })),
+    `scan: admitted scopes/s by backlog size (pages of ${options.pageSize}, median of ${options.repeat})`,
+  ));
+  console.log(`chart: ${chart} (${path.basename(chart)})`);
+  return results;
 }

@@ -1,0 +1,162 @@
+/**
+ * floor: the hardware bound of the supervisor's transaction shapes, run without the supervisor
+ * on the same backend, connection settings and process layout (bench/suites/floor-child.ts):
+ *   single-row commits   W processes, each: BEGIN; UPDATE its own row; COMMIT          (floor of `fence` unfenced)
+ *   fenced single-row    W processes, each: BEGIN; SELECT its fence row (one of 32) FOR UPDATE;
+ *                        UPDATE its own row; COMMIT                                   (floor of `fence` fenced)
+ *   page updates         one process: BEGIN; UPDATE 500 rows by primary key range; COMMIT, over a
+ *                        plain table of P rows (default 100,000, the size both scan backends run) (floor of `scan`)
+ *   intent page updates  the same over P seeded rows of pc_artifact_processing_intents, writing what an
+ *                        admission writes (requested_generation + 1, scan mark, updated_at), so the
+ *                        table's own indexes are paid but none of the operation's logic; an untimed
+ *                        pass (handled := requested) resets the owed flag between repetitions
+ * Then the scan and fence figures as fractions of their floors: from the runs of this invocation
+ * (`all`), or else from the latest bench/results/scan-*.json and fence-*.json.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
+import { PACKAGE_ROOT } from '../../src/paths.ts';
+import type { Backend } from '../../src/store/types.ts';
+import { forkReady, request, track } from '../lib/children.ts';
+import { openBenchDatabase, type BackendFixtureLike } from '../lib/fixture.ts';
+import { median, printTable, progress, writeResult } from '../lib/report.ts';
+import { seedDirtyScopes } from '../lib/seed.ts';
+import type { ScanRun } from './scan.ts';
+import type { FenceRow } from './fence.ts';
+
+const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'floor-child.ts');
+
+export interface FloorOptions {
+  backends: Backend[];
+  workers: number;
+  repeat: number;
+  durationMs: number;
+  pageRows: number;
+  pageSize: number;
+  scan?: ScanRun[];
+  fence?: FenceRow[];
+}
+
+export interface FloorRow { backend: Backend; workers: number; single: number; fenced: number; pageRowsPerSecond: number; intentPageRowsPerSecond: number; pageRows: number; singleRuns: number[]; fencedRuns: number[]; pageRuns: number[]; intentPageRuns: number[] }
+
+async function createTables(fx: BackendFixtureLike, workers: number, pageRows: number): Promise<void> {
+  const mysql = fx.backend === 'mysql';
+  const engine = mysql ? ' ENGINE = InnoDB' : '';
+  await fx.exec(`CREATE TABLE bench_floor_rows (id INTEGER NOT NULL PRIMARY KEY, v BIGINT NOT NULL DEFAULT 0)${engine}`);
+  await fx.exec(`CREATE TABLE bench_floor_fence (slot INTEGER NOT NULL PRIMARY KEY, holder_id VARCHAR(128) NOT NULL, generation BIGINT NOT NULL)${engine}`);
+  await fx.exec(`CREATE TABLE bench_floor_pages (id INTEGER NOT NULL PRIMARY KEY, v BIGINT NOT NULL DEFAULT 0)${engine}`);
+  for (let i = 0; i < workers; i += 1) await fx.exec('INSERT INTO bench_floor_rows (id, v) VALUES (?, 0)', [i]);
+  for (let s = 0; s < 32; s += 1) await fx.exec('INSERT INTO bench_floor_fence (slot, holder_id, generation) VALUES (?, ?, 1)', [s, 'bench-floor']);
+  const digits = '(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)';
+  for (let offset = 0; offset < pageRows; offset += 100_000) {
+    const n = Math.min(100_000, pageRows - offset);
+    await fx.exec(`INSERT INTO bench_floor_pages (id, v) SELECT n + ?, 0 FROM (
+      SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 10000 * f.d AS n
+        FROM ${digits} a CROSS JOIN ${digits} b CROSS JOIN ${digits} c CROSS JOIN ${digits} e CROSS JOIN ${digits} f) numbers WHERE n < ?`, [offset + 1, n]);
+  }
+}
+
+function latest(prefix: string): { file: string; data: unknown } | null {
+  const dir = path.join(PACKAGE_ROOT, 'bench', 'results');
+  if (!fs.existsSync(dir)) return null;
+  const files = fs.readdirSync(dir).filter((f) => f.startsWith(`${prefix}-`) && f.endsWith('.json')).sort();
+  const file = files.at(-1);
+  if (!file) return null;
+  return { file: path.join('bench', 'results', file), data: (JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as { data: unknown }).data };
+}
+
+export async function runFloorSuite(options: FloorOptions): Promise<FloorRow[]> {
+  const rows: FloorRow[] = [];
+  for (const backend of options.backends) {
+    const fx = await openBenchDatabase(backend);
+    const children: ChildProcess[] = [];
+    try {
+      await createTables(fx, options.workers, options.pageRows);
+      await seedDirtyScopes(fx, 'bench-floor', options.pageRows);
+      await fx.exec(backend === 'mysql' ? 'ANALYZE TABLE pc_artifact_processing_intents' : 'ANALYZE');
+      const [bounds] = await fx.exec("SELECT MIN(pending_sequence) AS lo, MAX(pending_sequence) AS hi FROM pc_artifact_processing_intents WHERE binding_name = 'bench-floor'");
+      const now = backend === 'mysql' ? 'UTC_TIMESTAMP(3)' : "strftime('%Y-%m-%d %H:%M:%f', 'now')";
+      const intentAdmit = `UPDATE pc_artifact_processing_intents SET requested_generation = requested_generation + 1, last_auto_scan_generation = last_auto_scan_generation + 1, last_auto_scan_page = last_auto_scan_page + 1, updated_at = ${now} WHERE pending_sequence BETWEEN ? AND ?`;
+      const intentReset = 'UPDATE pc_artifact_processing_intents SET handled_generation = requested_generation WHERE pending_sequence BETWEEN ? AND ?';
+      progress(`floor ${backend}: starting ${options.workers} plain worker processes`);
+      for (let i = 0; i < options.workers; i += 1) children.push(track(await forkReady(CHILD, { APSUP_BENCH_DATABASE_URL: fx.db.url })));
+      const singleRuns: number[] = [];
+      const fencedRuns: number[] = [];
+      const pageRuns: number[] = [];
+      const intentPageRuns: number[] = [];
+      // Untimed warm-up of both commit shapes, as in the fence suite.
+      for (const shape of ['fenced', 'single'] as const) {
+        await Promise.all(children.map((c, i) => request(c, { type: 'go', shape, durationMs: Math.max(200, options.durationMs / 4), row: i, slot: i % 32 }, 'done')));
+      }
+      for (let rep = 0; rep < options.repeat; rep += 1) {
+        for (const shape of rep % 2 === 0 ? ['fenced', 'single'] as const : ['single', 'fenced'] as const) {
+          const results = await Promise.all(children.map((c, i) => request<{ commits: number }>(c, { type: 'go', shape, durationMs: options.durationMs, row: i, slot: i % 32 }, 'done')));
+          const perSecond = results.reduce((s, r) => s + r.commits, 0) / (options.durationMs / 1000);
+          (shape === 'fenced' ? fencedRuns : singleRuns).push(perSecond);
+          progress(`floor ${backend}: repetition ${rep + 1}/${options.repeat} ${shape}: ${Math.round(perSecond)} commits/s`);
+        }
+        const page = await request<{ rows: number; seconds: number }>(children[0], { type: 'page', from: 1, to: options.pageRows, size: options.pageSize, sql: 'UPDATE bench_floor_pages SET v = v + 1 WHERE id BETWEEN ? AND ?' }, 'done');
+        pageRuns.push(page.rows / page.seconds);
+        const lo = Number(bounds.lo);
+        const hi = Number(bounds.hi);
+        const intents = await request<{ rows: number; seconds: number }>(children[0], { type: 'page', from: lo, to: hi, size: options.pageSize, sql: intentAdmit }, 'done');
+        await request(children[0], { type: 'page', from: lo, to: hi, size: options.pageSize, sql: intentReset }, 'done');
+        intentPageRuns.push(intents.rows / intents.seconds);
+        progress(`floor ${backend}: repetition ${rep + 1}/${options.repeat} page updates: ${Math.round(page.rows / page.seconds)} rows/s plain, ${Math.round(intents.rows / intents.seconds)} rows/s on the intents table`);
+      }
+      rows.push({ backend, workers: options.workers, single: median(singleRuns), fenced: median(fencedRuns), pageRowsPerSecond: median(pageRuns), intentPageRowsPerSecond: median(intentPageRuns), pageRows: options.pageRows, singleRuns, fencedRuns, pageRuns, intentPageRuns });
+    } finally {
+      for (const c of children) c.send({ type: 'exit' });
+      await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
+      await fx.close();
+    }
+  }
+  printTable(
+    `floor: raw transaction shapes without the supervisor (median of ${options.repeat}; commits with ${options.workers} processes x ${options.durationMs} ms; pages of ${options.pageSize} over ${options.pageRows.toLocaleString('en-US')} rows)`,
+    ['backend', 'single-row commits/s', 'fenced single-row commits/s', 'page update rows/s', 'intent page update rows/s'],
+    rows.map((r) => [r.backend, r.single, r.fenced, r.pageRowsPerSecond, r.intentPageRowsPerSecond]),
+  );
+
+  // Fractions of the floors.
+  let scanSource = 'this run';
+  let scan = options.scan;
+  if (!scan) {
+    const l = latest('scan');
+    scan = l ? (l.data as ScanRun[]) : undefined;
+    scanSource = l ? l.file : 'none';
+  }
+  let fenceSource = 'this run';
+  let fence = options.fence;
+  if (!fence) {
+    const l = latest('fence');
+    fence = l ? (l.data as FenceRow[]) : undefined;
+    fenceSource = l ? l.file : 'none';
+  }
+  const fractions: Array<Record<string, unknown>> = [];
+  const pct = (a: number, b: number) => `${((a / b) * 100).toFixed(1)} %`;
+  const table: Array<Array<string | number>> = [];
+  for (const r of rows) {
+    const scans = (scan ?? []).filter((s) => s.backend === r.backend);
+    const s = scans.find((x) => x.scopes === r.pageRows) ?? scans.sort((a, b) => Math.abs(a.scopes - r.pageRows) - Math.abs(b.scopes - r.pageRows))[0];
+    if (s) {
+      table.push([r.backend, `scan at ${s.scopes.toLocaleString('en-US')} scopes (admitted/s)`, s.perSecond, 'page update rows/s', r.pageRowsPerSecond, pct(s.perSecond, r.pageRowsPerSecond)]);
+      table.push([r.backend, `scan at ${s.scopes.toLocaleString('en-US')} scopes (admitted/s)`, s.perSecond, 'intent page update rows/s', r.intentPageRowsPerSecond, pct(s.perSecond, r.intentPageRowsPerSecond)]);
+      fractions.push({ backend: r.backend, what: 'scan', scopes: s.scopes, value: s.perSecond, floor: r.pageRowsPerSecond, fraction: s.perSecond / r.pageRowsPerSecond });
+      fractions.push({ backend: r.backend, what: 'scan vs intent pages', scopes: s.scopes, value: s.perSecond, floor: r.intentPageRowsPerSecond, fraction: s.perSecond / r.intentPageRowsPerSecond });
+    }
+    const f = (fence ?? []).find((x) => x.backend === r.backend);
+    if (f) {
+      const note = f.workers === r.workers ? '' : ` (fence ran ${f.workers} workers)`;
+      table.push([r.backend, `fence fenced commits/s${note}`, f.fenced, 'fenced single-row commits/s', r.fenced, pct(f.fenced, r.fenced)]);
+      table.push([r.backend, `fence unfenced commits/s${note}`, f.unfenced, 'single-row commits/s', r.single, pct(f.unfenced, r.single)]);
+      fractions.push({ backend: r.backend, what: 'fence fenced', value: f.fenced, floor: r.fenced, fraction: f.fenced / r.fenced });
+      fractions.push({ backend: r.backend, what: 'fence unfenced', value: f.unfenced, floor: r.single, fraction: f.unfenced / r.single });
+    }
+  }
+  printTable(`floor: supervisor figures as fractions of their floors (scan from ${scanSource}, fence from ${fenceSource})`,
+    ['backend', 'supervisor figure', 'value', 'floor', 'floor value', 'fraction'], table);
+  console.log(`raw results: ${writeResult('floor', { options: { ...options, scan: undefined, fence: undefined }, scanSource, fenceSource, rows, fractions })}`);
+  return rows;
+}
