@@ -72,6 +72,8 @@ export class FamilyPartition {
   timeouts = 0;
   readonly failures: Record<string, number> = {};
   private lastDiscoveryMs = 0;
+  /** Optional observer of every worker invocation's outcome (metrics); never affects dispatch. */
+  onInvocation: ((family: string, outcome: string, durationMs: number) => void) | null = null;
   /** Whether the automatic scan picks first at the next examination (see examine). */
   private scanTurn = false;
   private examinationError = false;
@@ -212,8 +214,18 @@ export class FamilyPartition {
     this.examinationError = true;
   }
 
+  /**
+   * Admission is batched: a scan page is admitted when the ready queue has room for at least half
+   * of it (or is empty), so a busy family admits pages of many keys in one transaction instead of
+   * one transaction per freed worker slot.
+   */
+  private admissionRoom(): boolean {
+    const threshold = Math.max(1, Math.min(this.settings.scanPageSize, Math.ceil(this.settings.readyQueueSize / 2)));
+    return this.room() >= threshold || (this.ready.length === 0 && this.room() > 0);
+  }
+
   private async maybeAdvanceScan(term: Term, now: number): Promise<void> {
-    if (this.scheduleDue(now) && this.room() > 0 && this.hasBudget()) await this.advanceScan(term);
+    if (this.scheduleDue(now) && this.admissionRoom() && this.hasBudget()) await this.advanceScan(term);
   }
 
   private pushReady(scopeId: string, source: ReadySource): boolean {
@@ -352,7 +364,7 @@ export class FamilyPartition {
       this.setNextDue(start.nextDueAt, start.dbNow, offset);
       this.logger.info({ binding: this.bindingName, family: this.family, scanGeneration: start.scanGeneration, outcome: start.outcome, upperPendingSequence: start.scanUpperPendingSequence }, 'automatic scan begun');
     }
-    while (this.scan && this.room() > 0) {
+    while (this.scan && this.admissionRoom()) {
       const limit = Math.min(this.settings.scanPageSize, this.room());
       const exclude = [...this.readySources.keys(), ...this.running.keys(), ...this.retryWait];
       let page;
@@ -435,6 +447,7 @@ export class FamilyPartition {
         supervisorGeneration: term.supervisorGeneration,
         workerId,
       });
+      try { this.onInvocation?.(this.family, outcome.status, outcome.durationMs); } catch { /* an observer never disturbs dispatch */ }
       successor = await this.settle(scopeId, term, generation, outcome, source);
     } catch (error) {
       if (error instanceof TermLostError) this.hooks.termLost(term);
