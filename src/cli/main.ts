@@ -13,6 +13,8 @@ import { openStore } from '../store/open.ts';
 import { buildRuntimeConfig, runUntilSignal } from './run.ts';
 import { seedDemo } from './demo.ts';
 import { TASKS_USAGE, tasksCommand } from './tasks.ts';
+import { modeSwitchCommand } from './mode-switch.ts';
+import { statusCommand } from './status.ts';
 
 const USAGE = `usage:
   apsup migrate up       apply pending migrations (and install stored procedures on MySQL/OceanBase)
@@ -23,6 +25,11 @@ const USAGE = `usage:
                          run the supervisors until SIGINT/SIGTERM
   apsup trigger <family> <scope>      accept an explicit request (requested generation + 1)
   apsup mark-dirty <family> <scope>   mark ordinary work (dirty generation + 1)
+  apsup mode-switch --to global|dedicated [--families <module>] [--json]
+                         switch the supervisor mode after every host of the old mode stopped:
+                         invalidates the old mode's terms and records the new mode
+  apsup status [--families <module>] [--json]
+                         recorded mode, supervisor terms and per-family schedule and backlog
   apsup start            migrate, seed a small demo workload and run the reference families
 ${TASKS_USAGE.split('\n').slice(1).join('\n')}
 
@@ -128,6 +135,7 @@ export async function main(argv: string[]): Promise<number> {
       before: { type: 'string' },
       limit: { type: 'string' },
       'older-than-days': { type: 'string' },
+      to: { type: 'string' },
     },
     strict: true,
   });
@@ -155,6 +163,10 @@ export async function main(argv: string[]): Promise<number> {
     case 'trigger':
     case 'mark-dirty':
       return intent(command, action, extra, values.families);
+    case 'mode-switch':
+      return modeSwitchCommand({ to: values.to, familiesModule: values.families, json: values.json });
+    case 'status':
+      return statusCommand({ familiesModule: values.families, json: values.json });
     case 'migrate':
       return migrate(action, values.json ?? false);
     case 'start':

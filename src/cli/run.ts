@@ -12,10 +12,13 @@ import { Runtime } from '../runtime/runtime.ts';
 import { HostLockError, acquireSqliteHostLock } from '../runtime/sqlite-host-lock.ts';
 import { databaseUrlOf } from '../runtime/runtime.ts';
 import type { BaseStore } from '../store/base-store.ts';
+import { StoreError } from '../store/errors.ts';
 import { parseTaskConfig, type TaskConfig } from '../tasks/config.ts';
 import { loadTaskRegistry } from '../tasks/load.ts';
 import { TaskRunner } from '../tasks/task-runner.ts';
 import { TaskStore } from '../tasks/task-store.ts';
+import { OBSERVABILITY_ADDRESS_VARIABLE, parseObservabilityAddress, type ObservabilityAddress } from '../observability/config.ts';
+import { ObservabilityServer } from '../observability/server.ts';
 
 export interface RunOptions {
   familiesModule?: string;
@@ -39,14 +42,35 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
   let runtime: Runtime;
   let releaseLock: () => void = () => undefined;
   let taskConfig: TaskConfig;
+  let observabilityAddress: ObservabilityAddress | null;
+  let mode = 'global';
   try {
     const { config, module } = await buildRuntimeConfig(options);
     taskConfig = parseTaskConfig(options.env ?? process.env);
+    observabilityAddress = parseObservabilityAddress(options.env ?? process.env);
     if (config.database.backend === 'sqlite' && config.role !== 'api') releaseLock = acquireSqliteHostLock(config.database.file);
+    mode = config.mode;
     runtime = new Runtime(config, logger);
     logger.info({ familiesModule: module }, 'families module loaded');
+    // The database records one mode (RFC 9): a start in the other mode is refused (every role);
+    // only `apsup mode-switch` changes it.
+    try {
+      const claim = await runtime.store.claimRuntimeMode(config.mode);
+      logger.info({ mode: claim.mode, outcome: claim.outcome }, 'runtime mode claimed');
+    } catch (error) {
+      await runtime.store.close();
+      throw error;
+    }
   } catch (error) {
     releaseLock();
+    if (error instanceof StoreError && (error.code === 'mode_mismatch' || error.code === 'maintenance')) {
+      const message = error.code === 'mode_mismatch'
+        ? `this database records supervisor mode ${mode === 'global' ? 'dedicated' : 'global'}; refusing to start in ${mode} mode (switch first: apsup mode-switch --to ${mode})`
+        : 'a mode switch is in progress on this database (maintenance); not starting';
+      logger.fatal({ err: message, code: error.code }, 'runtime mode refused; not starting');
+      console.error(`apsup: ${message}`);
+      return 2;
+    }
     if (error instanceof ConfigError || error instanceof RegistrationError || error instanceof HostLockError) {
       logger.fatal({ err: error.message }, 'invalid configuration; not starting');
       console.error(`apsup: ${error.message}`);
@@ -70,6 +94,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     stopRequested('fatal');
   };
   let runner: TaskRunner | null = null;
+  let observability: ObservabilityServer | null = null;
   let exitCode = 0;
   try {
     await runtime.start();
@@ -79,6 +104,15 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
       runner = new TaskRunner(new TaskStore(runtime.store as BaseStore), registry, taskConfig, databaseUrlOf(runtime.config.database), logger);
       await runner.start();
     }
+    // Observability never stops processing: an endpoint that cannot bind (e.g. the default port
+    // is taken by another process on this host) is reported and left out.
+    if (observabilityAddress) {
+      const explicit = (options.env ?? process.env)[OBSERVABILITY_ADDRESS_VARIABLE] !== undefined;
+      observability = await ObservabilityServer.start(runtime, { address: observabilityAddress, logger }).catch((error: Error) => {
+        (explicit ? logger.error : logger.info).call(logger, { address: observabilityAddress, err: error.message, variable: OBSERVABILITY_ADDRESS_VARIABLE }, 'observability endpoint not started');
+        return null;
+      });
+    }
     await onStarted?.(runtime);
     const signal = await stopped;
     if (signal === 'fatal') exitCode = 1;
@@ -87,6 +121,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     process.off('SIGINT', onInt);
     process.off('SIGTERM', onTerm);
     clearInterval(keepAlive);
+    await observability?.stop();
     await runner?.stop();
     await runtime.stop();
     releaseLock();

@@ -8,13 +8,32 @@ import {
 } from './identifiers.ts';
 import { OPERATIONS, type OperationName } from './operations.ts';
 import {
-  single, toAckResult, toAdmittedPage, toBindingState, toDbTime, toIntent, toKeyPage, toLeaseRead, toScanFinish, toScanStart,
+  dbTime, single, toAckResult, toAdmittedPage, toBindingState, toDbTime, toIntent, toKeyPage, toLeaseRead, toScanFinish, toScanStart,
   toTermResult, type Row,
 } from './rows.ts';
 import type {
-  AckRequest, AckResult, Backend, BindingState, IntentSnapshot, KeyPage, LeaseRead, ScanFinish, ScanStart,
-  SchedulePolicy, Store, Term, TermResult, TxHandle,
+  AckRequest, AckResult, Backend, BindingState, FamilyBacklog, IntentSnapshot, KeyPage, LeaseRead, ModeSwitchResult,
+  RuntimeMode, RuntimeModeClaim, RuntimeModeState, ScanFinish, ScanStart, SchedulePolicy, Store, Term, TermResult, TxHandle,
 } from './types.ts';
+
+/** Default and largest cap of the status counts (pc_aps_read_family_backlog). */
+export const BACKLOG_COUNT_CAP = 1_000_000;
+
+function assertMode(operation: string, mode: unknown): asserts mode is RuntimeMode {
+  if (mode !== 'global' && mode !== 'dedicated') {
+    throw new InvalidArgumentError(operation, `mode must be global or dedicated, got ${JSON.stringify(mode)}`);
+  }
+}
+
+function modeOf(value: unknown): RuntimeMode | null {
+  return value === 'global' || value === 'dedicated' ? value : null;
+}
+
+function mustTime(value: unknown, column: string): Date {
+  const date = dbTime(value);
+  if (!date) throw new Error(`column ${column} is unexpectedly NULL`);
+  return date;
+}
 
 export type Params = Record<string, string | number | null>;
 
@@ -225,5 +244,54 @@ export abstract class BaseStore implements Store {
       clean_through_dirty_generation: clean,
     }, tx);
     return toAckResult(single(rows, op));
+  }
+
+  async readRuntimeMode(): Promise<RuntimeModeState> {
+    const op = 'pc_aps_read_runtime_mode';
+    const row = single(await this.rows(op, {}), op);
+    return { mode: modeOf(row.mode), maintenance: Number(row.maintenance) === 1, dbNow: mustTime(row.db_now, 'db_now') };
+  }
+
+  async claimRuntimeMode(mode: RuntimeMode): Promise<RuntimeModeClaim> {
+    const op = 'pc_aps_claim_runtime_mode';
+    assertMode(op, mode);
+    const row = single(await this.rows(op, { mode }), op);
+    return {
+      mode: modeOf(row.mode) ?? mode,
+      maintenance: Number(row.maintenance) === 1,
+      outcome: String(row.outcome) as RuntimeModeClaim['outcome'],
+      dbNow: mustTime(row.db_now, 'db_now'),
+    };
+  }
+
+  async switchMode(toMode: RuntimeMode, oldSupervisorKeys: readonly string[]): Promise<ModeSwitchResult> {
+    const op = 'pc_aps_switch_mode';
+    assertMode(op, toMode);
+    if (oldSupervisorKeys.length === 0) throw new InvalidArgumentError(op, 'at least one old supervisor key');
+    for (const key of oldSupervisorKeys) assertSupervisorKey(op, key);
+    const sets = await this.call(op, { to_mode: toMode, old_supervisor_keys: oldSupervisorKeys.join(',') });
+    if (sets.length !== 2) throw new Error(`${op}: expected 2 result sets, got ${sets.length}`);
+    const head = single(sets[0], op);
+    return {
+      mode: modeOf(head.mode) ?? toMode,
+      invalidated: sets[1].map((r) => toTermResult(r)),
+      dbNow: mustTime(head.db_now, 'db_now'),
+    };
+  }
+
+  async readFamilyBacklog(bindingName: string, countCap = BACKLOG_COUNT_CAP): Promise<FamilyBacklog> {
+    const op = 'pc_aps_read_family_backlog';
+    assertBindingName(op, bindingName);
+    if (!Number.isSafeInteger(countCap) || countCap < 1 || countCap > BACKLOG_COUNT_CAP) {
+      throw new InvalidArgumentError(op, `count cap must be an integer in 1..${BACKLOG_COUNT_CAP}, got ${String(countCap)}`);
+    }
+    const row = single(await this.rows(op, { binding_name: bindingName, count_cap: countCap }), op);
+    return {
+      bindingName,
+      owedCount: Number(row.owed_count),
+      backlogCount: Number(row.backlog_count),
+      countCap,
+      dbNow: mustTime(row.db_now, 'db_now'),
+    };
   }
 }

@@ -15,6 +15,9 @@ export const STORE_ERROR_CODES = [
   'attempt_lost',
   'task_not_found',
   'task_active',
+  'mode_mismatch',
+  'maintenance',
+  'live_candidate',
 ] as const;
 
 export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number];

@@ -89,6 +89,28 @@ export const OPERATIONS = {
     summary: 'fenced, in the business transaction: handled := claimed generation, optionally clean := snapshot dirty',
   },
 
+  // ---- recorded mode and maintenance (mode switch, status) ----
+  pc_aps_read_runtime_mode: {
+    params: [],
+    transaction: 'read',
+    summary: 'read the recorded supervisor mode (NULL before the first start) and the maintenance flag',
+  },
+  pc_aps_claim_runtime_mode: {
+    params: ['mode'],
+    transaction: 'own',
+    summary: 'a runtime start: record the mode when none is, accept the same, refuse the other (mode_mismatch) or during maintenance',
+  },
+  pc_aps_switch_mode: {
+    params: ['to_mode', 'old_supervisor_keys'],
+    transaction: 'own',
+    summary: 'mode switch: refuse a live old-mode lease (live_candidate), invalidate the old keys, record the new mode',
+  },
+  pc_aps_read_family_backlog: {
+    params: ['binding_name', 'count_cap'],
+    transaction: 'read',
+    summary: 'status: owed and ordinary-backlog key counts of one binding, each capped (bounded index reads)',
+  },
+
   // ---- durable tasks (src/tasks/task-store.ts) ----
   pc_task_assert_attempt: {
     params: ['task_id', 'attempt_token'],

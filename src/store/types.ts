@@ -114,6 +114,39 @@ export interface AckResult {
   cleanGeneration: number;
 }
 
+/** The supervisor mode a database records (RFC 8, 9): NULL before the first runtime start. */
+export type RuntimeMode = 'global' | 'dedicated';
+
+export interface RuntimeModeState {
+  mode: RuntimeMode | null;
+  /** True while a mode switch holds the database (starts are refused with 'maintenance'). */
+  maintenance: boolean;
+  dbNow: Date;
+}
+
+export interface RuntimeModeClaim extends RuntimeModeState {
+  mode: RuntimeMode;
+  /** 'recorded': the first start recorded its mode; 'matched': the recorded mode is the same. */
+  outcome: 'recorded' | 'matched';
+}
+
+export interface ModeSwitchResult {
+  mode: RuntimeMode;
+  /** The old mode's keys that had a row, after invalidation (holder NULL, generation advanced). */
+  invalidated: TermResult[];
+  dbNow: Date;
+}
+
+export interface FamilyBacklog {
+  bindingName: string;
+  /** Keys with requested > handled, at most countCap. */
+  owedCount: number;
+  /** Keys with dirty > clean, at most countCap. */
+  backlogCount: number;
+  countCap: number;
+  dbNow: Date;
+}
+
 /** The caller's own transaction handle: a better-sqlite3 Database inside BEGIN IMMEDIATE, or a mysql2 connection inside START TRANSACTION. */
 export type TxHandle = BetterSqlite3.Database | Connection | PoolConnection;
 
@@ -149,6 +182,14 @@ export interface Store {
 
   // Acknowledgement (9)
   ackInvocation(term: Term, ack: AckRequest, tx?: TxHandle): Promise<AckResult>;
+
+  // Recorded mode, mode switch and status
+  readRuntimeMode(): Promise<RuntimeModeState>;
+  /** A runtime start: records or matches the mode; throws StoreError 'mode_mismatch' or 'maintenance'. */
+  claimRuntimeMode(mode: RuntimeMode): Promise<RuntimeModeClaim>;
+  /** Invalidates the old mode's keys and records the new mode; throws StoreError 'live_candidate'. */
+  switchMode(toMode: RuntimeMode, oldSupervisorKeys: readonly string[]): Promise<ModeSwitchResult>;
+  readFamilyBacklog(bindingName: string, countCap?: number): Promise<FamilyBacklog>;
 
   /**
    * One parameterized statement outside any transaction, for a processor's or provider's reads of

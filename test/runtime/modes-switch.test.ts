@@ -1,13 +1,17 @@
-// Mode switch groundwork on SQLite (RFC section 9 "关闭与模式切换", acceptance item 11, partial):
-// a global runtime host stopped cleanly has its term invalidated (holder NULL, generation
-// advanced); a dedicated host then started on the same database keeps the accepted requests, the
-// dirty marks and the schedule checkpoints of the global one and processes them; and back to
-// global. Also: SQLite never becomes multi-process (a second host on the same file is refused;
-// a host whose permanent term was taken stops instead of taking it back).
+// Mode switch on SQLite (RFC section 9 "关闭与模式切换", acceptance item 11): a global runtime host
+// stopped cleanly has its term invalidated (holder NULL, generation advanced); `apsup
+// mode-switch --to dedicated` records the new mode (a global start is then refused); a dedicated
+// host started on the same database keeps the accepted requests, the dirty marks and the schedule
+// checkpoints of the global one and processes them; and back to global the same way. Also: SQLite
+// never becomes multi-process (a second host on the same file is refused; a host whose permanent
+// term was taken stops instead of taking it back; mode-switch is refused while a host runs), and
+// after a crashed global host, mode-switch invalidates its permanent term.
+// The MySQL side of A11 (live-lease refusal, stale worker fenced) is in test/ops/.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
+import { TermLostError } from '../../src/store/errors.ts';
 import { ALPHA_BINDING, BETA_BINDING, FAMILIES_MODULE_PATH } from '../fixtures/failover/families.ts';
 import { RuntimeProcess, killEverything, makeFixtureDir, runCli, trackPid, waitForJsonFile, withTimeout } from '../fixtures/failover/harness.ts';
 import { EFFECTS_DDL, heldFile, holdFile, outcomeFile, writeJsonAtomic, type HeldRecord, type OutcomeRecord } from '../fixtures/failover/protocol.ts';
@@ -94,6 +98,27 @@ describe('A11 groundwork on SQLite: global -> dedicated -> global keeps requests
     assert.deepEqual(await effect('h1'), []);
   });
 
+  test('mode-switch --to dedicated after the global host stopped: global invalidated again, mode recorded; a global start is refused', async () => {
+    assert.ok(checkpoint, 'the previous test ran');
+    assert.equal((await fx.store.readRuntimeMode()).mode, 'global', 'the first start recorded its mode');
+    const out = await runCli(['mode-switch', '--to', 'dedicated', '--families', FAMILIES_MODULE_PATH, '--json'], fx.url, dir);
+    assert.equal(out.code, 0, `apsup mode-switch: ${out.stderr}`);
+    const report = JSON.parse(out.stdout);
+    assert.deepEqual([report.previousMode, report.mode], ['global', 'dedicated']);
+    assert.deepEqual(report.invalidated, [{ supervisorKey: 'global', supervisorGeneration: globalGen + 1 }]);
+    const g = await lease('global');
+    assert.deepEqual([g.holderId, g.supervisorGeneration], [null, globalGen + 1]);
+    globalGen = g.supervisorGeneration;
+    assert.deepEqual(await fx.store.readRuntimeMode().then((m) => [m.mode, m.maintenance]), ['dedicated', false]);
+
+    const refused = new RuntimeProcess('global-refused', { url: fx.url, fixtureDir: dir, mode: 'global' });
+    const exit = await withTimeout(refused.exited, 20_000, 'refused global start');
+    assert.equal(exit.code, 2, 'a global start must refuse after the switch');
+    assert.match(refused.stderr, /records supervisor mode dedicated; refusing to start in global mode/);
+    assert.equal(refused.own(/term acquired|supervisor started/).length, 0);
+    assert.deepEqual(await lease('global').then((l) => [l.holderId, l.supervisorGeneration]), [null, globalGen], 'the refused start took no term');
+  });
+
   test('dedicated host on the same database: keeps the request, the dirty mark and the checkpoint, and processes them', async () => {
     assert.ok(checkpoint, 'the previous test ran');
     writeJsonAtomic(holdFile(dir, 'fo-beta', 'h2'), { supervisorKeys: [BETA_KEY] });
@@ -143,8 +168,19 @@ describe('A11 groundwork on SQLite: global -> dedicated -> global keeps requests
     assert.deepEqual([h2.requestedGeneration, h2.handledGeneration], [1, 0]);
   });
 
-  test('and back to global: a new global term (higher generation) recovers the dedicated era\'s work', async () => {
+  test('and back to global: mode-switch --to global invalidates the artifact keys; a new global term recovers the dedicated era\'s work', async () => {
     assert.ok(artifactGens, 'the previous test ran');
+    const out = await runCli(['mode-switch', '--to', 'global', '--families', FAMILIES_MODULE_PATH], fx.url, dir);
+    assert.equal(out.code, 0, `apsup mode-switch: ${out.stderr}`);
+    assert.match(out.stdout, /mode: dedicated -> global/);
+    for (const key of [ALPHA_KEY, BETA_KEY]) {
+      const l = await lease(key);
+      assert.deepEqual([l.holderId, l.supervisorGeneration], [null, artifactGens[key] + 1], `${key} invalidated by the switch`);
+      artifactGens[key] = l.supervisorGeneration;
+    }
+    const refused = new RuntimeProcess('dedicated-refused', { url: fx.url, fixtureDir: dir, mode: 'dedicated' });
+    assert.equal((await withTimeout(refused.exited, 20_000, 'refused dedicated start')).code, 2);
+    assert.match(refused.stderr, /records supervisor mode global; refusing to start in dedicated mode/);
     global2 = new RuntimeProcess('global-2', { url: fx.url, fixtureDir: dir, mode: 'global' });
     const started = await global2.waitForMsg('supervisor started', { supervisorKey: 'global', state: 'leader' });
     assert.ok(started.supervisorGeneration > globalGen, `global generation keeps increasing (${globalGen} -> ${started.supervisorGeneration})`);
@@ -172,6 +208,11 @@ describe('A11 groundwork on SQLite: global -> dedicated -> global keeps requests
       assert.match(second.stderr, /another runtime host \(pid \d+\) already runs on this SQLite database/);
       assert.equal(second.own(/term acquired|supervisor started/).length, 0);
     }
+    // mode-switch is refused while the host runs (SQLite: the host lock), and changes nothing.
+    const out = await runCli(['mode-switch', '--to', 'dedicated', '--families', FAMILIES_MODULE_PATH], fx.url, dir);
+    assert.equal(out.code, 2, out.stdout);
+    assert.match(out.stderr, /mode-switch refused: another runtime host \(pid \d+\) already runs on this SQLite database/);
+    assert.equal((await fx.store.readRuntimeMode()).mode, 'global');
     const afterRefusal = await lease('global');
     assert.deepEqual([afterRefusal.holderId, afterRefusal.supervisorGeneration], [before.holderId, before.supervisorGeneration], 'the running host\'s term is untouched');
     assert.equal((await fx.query(`SELECT COUNT(*) AS n FROM pc_artifact_processing_leases WHERE supervisor_key LIKE 'artifact:%' AND holder_id IS NOT NULL`))[0].n, 0);
@@ -217,9 +258,7 @@ describe('SQLite stays single-process: a host whose permanent term was taken sto
     assert.deepEqual(await fx.query('SELECT * FROM fo_effects'), [], 'and wrote nothing');
   });
 
-  test('mode switch after a crashed global host invalidates the old permanent term (apsup mode-switch)', {
-    todo: 'pending: `apsup mode-switch --to dedicated|global` (DESIGN.md section 3) is not implemented; a dedicated start leaves the crashed host\'s global term valid (RFC 9 step 2)',
-  }, async () => {
+  test('mode switch after a crashed global host invalidates the old permanent term (apsup mode-switch); dedicated then processes its request', async () => {
     writeJsonAtomic(holdFile(dir, 'fo-alpha', 'c1'), { supervisorKeys: ['global'] });
     await fx.store.acceptRequest(ALPHA_BINDING, 'c1');
     const crashed = new RuntimeProcess('crashing-global', { url: fx.url, fixtureDir: dir });
@@ -235,6 +274,20 @@ describe('SQLite stays single-process: a host whose permanent term was taken sto
     const after = await fx.store.readLease('global');
     assert.equal(after.holderId, null, 'the old mode\'s term is invalidated');
     assert.ok(after.supervisorGeneration > stale.supervisorGeneration, 'and its generation advanced');
+    assert.equal((await fx.store.readRuntimeMode()).mode, 'dedicated');
+    // A stale worker of the crashed host: its fenced commit is rejected.
+    await assert.rejects(fx.store.transaction(async (tx) => {
+      await fx.store.assertTerm(tx, { supervisorKey: 'global', holderId: started.holderId, supervisorGeneration: started.supervisorGeneration });
+    }), TermLostError);
+
+    const d = new RuntimeProcess('dedicated-after-crash', { url: fx.url, fixtureDir: dir, mode: 'dedicated' });
+    await d.waitForMsg('supervisor started', { supervisorKey: ALPHA_KEY, state: 'leader' });
+    await waitFor(async () => {
+      const i = await fx.store.readIntent(ALPHA_BINDING, 'c1');
+      return i !== null && i.handledGeneration === i.requestedGeneration;
+    }, 15_000);
+    assert.equal((await d.stop()).code, 0, d.stderr);
+    assert.deepEqual(await fx.store.readLease('global').then((l) => [l.holderId, l.supervisorGeneration]), [null, after.supervisorGeneration]);
   });
 });
 
