@@ -73,16 +73,10 @@ CREATE TABLE pc_aps_signals (
   code TEXT NOT NULL
 );
 
+-- The trigger aborts the statement with the inserted code as its message; the adapter maps known
+-- codes to typed errors (src/store/errors.ts), so new codes need no schema change. (RAISE with an
+-- expression needs SQLite >= 3.47; better-sqlite3 12 bundles 3.53.)
 CREATE TRIGGER pc_aps_signals_raise BEFORE INSERT ON pc_aps_signals
 BEGIN
-  SELECT CASE NEW.code
-    WHEN 'term_lost'           THEN RAISE(ABORT, 'term_lost')
-    WHEN 'scan_stale'          THEN RAISE(ABORT, 'scan_stale')
-    WHEN 'invalid_argument'    THEN RAISE(ABORT, 'invalid_argument')
-    WHEN 'intent_not_found'    THEN RAISE(ABORT, 'intent_not_found')
-    WHEN 'ack_beyond_request'  THEN RAISE(ABORT, 'ack_beyond_request')
-    WHEN 'clean_beyond_dirty'  THEN RAISE(ABORT, 'clean_beyond_dirty')
-    WHEN 'cron_fire_in_future' THEN RAISE(ABORT, 'cron_fire_in_future')
-    ELSE RAISE(ABORT, 'unknown_signal')
-  END;
+  SELECT RAISE(ABORT, NEW.code);
 END;

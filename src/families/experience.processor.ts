@@ -1,6 +1,6 @@
 /** Processor of the experience reference family (runs in a worker child process). */
 import { ConflictError, defineProcessor } from '../sdk/processor.ts';
-import { forUpdate, num, writeCursor } from './domain.ts';
+import { forUpdate, num } from './domain.ts';
 
 export default defineProcessor({
   async processScope(scopeId, ctx) {
@@ -22,6 +22,5 @@ export default defineProcessor({
         await ctx.query(tx, 'INSERT INTO ref_experience_state (scope_id, processed_version, refreshed_at) VALUES (?, ?, ?)', [scopeId, version, new Date().toISOString().replace('T', ' ').slice(0, 23)]);
       }
     }, { acknowledge: true, confirmClean: true });
-    void writeCursor;
   },
 });

@@ -1,6 +1,6 @@
 /** Processor of the topic-memory reference family (runs in a worker child process). */
 import { ConflictError, defineProcessor } from '../sdk/processor.ts';
-import { forUpdate, num, scalar, writeCursor } from './domain.ts';
+import { forUpdate, num, writeCursor } from './domain.ts';
 import { TOPIC_WINDOW } from './topic-memory.ts';
 
 export class PoisonedSourceError extends Error {
@@ -38,6 +38,5 @@ export default defineProcessor({
       await writeCursor(tx, 'ref_topic_cursors', scopeId, through, rows.length > 0);
       return reachedEnd;
     }, { acknowledge: true, confirmClean: (end) => end });
-    void scalar;
   },
 });
