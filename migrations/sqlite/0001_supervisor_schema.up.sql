@@ -69,6 +69,14 @@ CREATE TABLE pc_artifact_processing_binding_states (
   CHECK (scan_in_progress = 0 OR scan_upper_pending_sequence IS NOT NULL)
 );
 
+-- The one definition of a live term on SQLite, used by every fenced script (the MySQL side has
+-- the same rule once, in pc_aps_assert_term).
+CREATE VIEW pc_artifact_processing_live_terms AS
+SELECT supervisor_key, holder_id, supervisor_generation
+  FROM pc_artifact_processing_leases
+ WHERE holder_id IS NOT NULL
+   AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%d %H:%M:%f', 'now'));
+
 CREATE TABLE pc_aps_signals (
   code TEXT NOT NULL
 );

@@ -46,3 +46,11 @@ CREATE TABLE pc_durable_task_workers (
   published_at TEXT NOT NULL,
   expires_at   TEXT NOT NULL
 );
+
+-- The one definition of a live attempt on SQLite (running, unexpired lease by the database clock),
+-- used by every attempt-fenced script (MySQL: pc_task_assert_attempt).
+CREATE VIEW pc_durable_task_live_attempts AS
+SELECT task_id, attempt_token
+  FROM pc_durable_tasks
+ WHERE state = 'running'
+   AND lease_expires_at > strftime('%Y-%m-%d %H:%M:%f', 'now');

@@ -22,11 +22,9 @@ SELECT 'invalid_argument'
 INSERT INTO pc_aps_signals (code)
 SELECT 'term_lost'
  WHERE NOT EXISTS (
-   SELECT 1 FROM pc_artifact_processing_leases
-    WHERE supervisor_key = :supervisor_key
-      AND holder_id = :holder_id
-      AND supervisor_generation = :supervisor_generation
-      AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%d %H:%M:%f', 'now')));
+   SELECT 1 FROM pc_artifact_processing_live_terms
+    WHERE supervisor_key = :supervisor_key AND holder_id = :holder_id
+      AND supervisor_generation = :supervisor_generation);
 INSERT INTO pc_aps_signals (code)
 SELECT 'intent_not_found'
  WHERE NOT EXISTS (

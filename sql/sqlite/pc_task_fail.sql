@@ -10,9 +10,8 @@ SELECT 'task_not_found' WHERE NOT EXISTS (SELECT 1 FROM pc_durable_tasks WHERE t
 INSERT INTO pc_aps_signals (code)
 SELECT 'attempt_lost'
  WHERE NOT EXISTS (
-   SELECT 1 FROM pc_durable_tasks
-    WHERE task_id = :task_id AND state = 'running' AND attempt_token = :attempt_token
-      AND lease_expires_at > strftime('%Y-%m-%d %H:%M:%f', 'now'));
+   SELECT 1 FROM pc_durable_task_live_attempts
+    WHERE task_id = :task_id AND attempt_token = :attempt_token);
 UPDATE pc_durable_tasks
    SET state = 'failed', error_code = COALESCE(:error_code, 'failed'), error_message = :error_message,
        attempt_owner = NULL, lease_expires_at = NULL, finished_at = strftime('%Y-%m-%d %H:%M:%f', 'now'), updated_at = strftime('%Y-%m-%d %H:%M:%f', 'now')

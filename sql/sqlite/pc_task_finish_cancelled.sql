@@ -9,9 +9,8 @@ SELECT 'task_not_found' WHERE NOT EXISTS (SELECT 1 FROM pc_durable_tasks WHERE t
 INSERT INTO pc_aps_signals (code)
 SELECT 'attempt_lost'
  WHERE NOT EXISTS (
-   SELECT 1 FROM pc_durable_tasks
-    WHERE task_id = :task_id AND state = 'running' AND attempt_token = :attempt_token
-      AND lease_expires_at > strftime('%Y-%m-%d %H:%M:%f', 'now'));
+   SELECT 1 FROM pc_durable_task_live_attempts
+    WHERE task_id = :task_id AND attempt_token = :attempt_token);
 INSERT INTO pc_aps_signals (code)
 SELECT 'invalid_argument' FROM pc_durable_tasks WHERE task_id = :task_id AND cancel_requested <> 1;
 UPDATE pc_durable_tasks
