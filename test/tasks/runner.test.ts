@@ -134,17 +134,19 @@ for (const backend of BACKENDS) {
       const saved = { options: process.env.NODE_OPTIONS, ms: process.env.FX_SLOW_START_MS };
       process.env.NODE_OPTIONS = `${saved.options ?? ''} --import ${pathToFileURL(path.join(REPO_ROOT, 'test/fixtures/tasks/slow-start.mjs')).href}`.trim();
       process.env.FX_SLOW_START_MS = '2500';
+      let done;
       try {
         await runner.start();
         const r = await service.submit({ taskType: 'fx-quick', payload: {} });
-        await waitForTask(tasks, r.taskId, (t) => t.state !== 'pending');
+        // The environment stays in place until the task is terminal: the runner spawns the child
+        // after it records the claim, so restoring it earlier races the spawn.
+        done = await waitForTask(tasks, r.taskId, isTerminal);
       } finally {
         for (const [k, v] of [['NODE_OPTIONS', saved.options], ['FX_SLOW_START_MS', saved.ms]] as const) {
           if (v === undefined) delete process.env[k];
           else process.env[k] = v;
         }
       }
-      const done = await waitForTask(tasks, (await tasks.list({ limit: 1 })).tasks[0].taskId, isTerminal);
       assert.deepEqual([done.state, done.errorCode, done.attemptCount], ['succeeded', null, 1]);
       assert.ok(done.finishedAt!.getTime() - done.startedAt!.getTime() >= 2000, 'the child really started after the first lease had run out');
     });
