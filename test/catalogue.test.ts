@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { MIGRATIONS_DIR, PROCEDURES_DIR, SQLITE_SCRIPTS_DIR } from '../src/paths.ts';
 import { splitSqlStatements } from '../src/sql-split.ts';
-import { OPERATIONS, OPERATION_NAMES, type OperationName } from '../src/store/operations.ts';
+import { OPERATIONS, OPERATION_NAMES, type OperationName, type OperationSpec } from '../src/store/operations.ts';
 import { createBackend } from './helpers/backends.ts';
 
 const HEADER_SECTIONS = ['Purpose', 'Parameters', 'Result', 'Errors'] as const;
@@ -112,11 +112,22 @@ const FORBIDDEN: Array<[string, RegExp]> = [
   ['UNIX_TIMESTAMP(', /\bUNIX_TIMESTAMP\s*\(/i],
 ];
 
+/** Operations whose procedures the main migration chain installs (not the adoption conversions). */
+const MIGRATED_OPERATIONS = OPERATION_NAMES.filter((op) => (OPERATIONS[op] as OperationSpec).installedBy !== 'adoption');
+
 describe('operation catalogue: src/store/operations.ts agrees with the SQL files', () => {
+  test('adoption conversions are installed by no migration and are exactly the pc_aps_adopt_ operations', () => {
+    const adoption = OPERATION_NAMES.filter((op) => (OPERATIONS[op] as OperationSpec).installedBy === 'adoption');
+    assert.deepEqual(adoption, OPERATION_NAMES.filter((op) => op.startsWith('pc_aps_adopt_')));
+    assert.ok(adoption.length >= 2);
+    const installed = new Set(installedByMigrations().map((i) => i.name));
+    for (const op of adoption) assert.ok(!installed.has(op), `${op} must not be installed by a migration (it reads tables of a database being adopted)`);
+  });
+
   test('the catalogue is not empty and every name is pc_aps_ or pc_task_<snake_case>', () => {
     assert.ok(OPERATION_NAMES.length >= 14, `only ${OPERATION_NAMES.length} operations`);
     for (const op of OPERATION_NAMES) {
-      assert.match(op, /^pc_(?:aps|task)_[a-z]+(?:_[a-z]+)*$/);
+      assert.match(op, /^pc_(?:aps|task)_[a-z]+(?:_[a-z0-9]+)*$/);
       assert.ok(['own', 'caller', 'read'].includes(OPERATIONS[op].transaction), `${op}: transaction mode`);
       assert.equal(new Set(OPERATIONS[op].params).size, OPERATIONS[op].params.length, `${op}: duplicate parameter names`);
     }
@@ -223,7 +234,7 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
   test('every procedure is installed by "-- @procedure" lines (first install after the procedures it calls; later migrations may reinstall)', () => {
     const installed = installedByMigrations();
     const names = [...new Set(installed.map((i) => i.name))];
-    assert.deepEqual([...names].sort(), [...OPERATION_NAMES].sort(), 'the @procedure lines name exactly the catalogue');
+    assert.deepEqual([...names].sort(), [...MIGRATED_OPERATIONS].sort(), 'the @procedure lines name exactly the catalogue (adoption conversions excepted)');
     const position = new Map<string, number>();
     for (const i of installed) if (!position.has(i.name)) position.set(i.name, i.order);
     for (const op of OPERATION_NAMES) {
@@ -242,13 +253,13 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
         `SELECT ROUTINE_NAME AS name, ROUTINE_TYPE AS type FROM information_schema.ROUTINES
           WHERE ROUTINE_SCHEMA = DATABASE() ORDER BY ROUTINE_NAME`,
       );
-      assert.deepEqual(routines.map((r) => [r.name, r.type]), [...OPERATION_NAMES].sort().map((op) => [op, 'PROCEDURE']));
+      assert.deepEqual(routines.map((r) => [r.name, r.type]), [...MIGRATED_OPERATIONS].sort().map((op) => [op, 'PROCEDURE']));
       const params = await fx.query(
         `SELECT SPECIFIC_NAME AS routine, PARAMETER_NAME AS name, PARAMETER_MODE AS mode FROM information_schema.PARAMETERS
           WHERE SPECIFIC_SCHEMA = DATABASE() ORDER BY SPECIFIC_NAME, ORDINAL_POSITION`,
       );
       const mismatches: string[] = [];
-      for (const op of OPERATION_NAMES) {
+      for (const op of MIGRATED_OPERATIONS) {
         const installed = params.filter((p) => p.routine === op).map((p) => `${String(p.mode)} ${String(p.name)}`);
         const catalogue = OPERATIONS[op].params.map((p) => `IN p_${p}`);
         if (installed.join(', ') !== catalogue.join(', ')) {

@@ -15,12 +15,19 @@ import { seedDemo } from './demo.ts';
 import { TASKS_USAGE, tasksCommand } from './tasks.ts';
 import { modeSwitchCommand } from './mode-switch.ts';
 import { statusCommand } from './status.ts';
+import { adoptCommand, adoptionPlanFor } from './adopt.ts';
+import { AdoptionRequiredError } from '../migrations/adoption-detect.ts';
 
 const USAGE = `usage:
   apsup migrate up       apply pending migrations (and install stored procedures on MySQL/OceanBase)
   apsup migrate down     revert the last applied migration
   apsup migrate status   list migrations and procedure checksums [--json]; exit 3 on drift
-  apsup migrate sql      print exactly what 'migrate up' would run, for review
+  apsup migrate sql      print exactly what 'migrate up' would run, for review (on a Topic
+                         Memory PR #1490 database: the adoption plan)
+  apsup migrate adopt topic-memory-pr1490|profile-apscheduler [--dry-run] [--keep-legacy]
+                         [--job-id <id>] [--families <module>] [--json]
+                         convert a replaced scheduler's state in a maintenance window;
+                         exit 4 when refused with a report (nothing changed)
   apsup run [--role all|api|background] [--families <module>]
                          run the supervisors until SIGINT/SIGTERM
   apsup trigger <family> <scope>      accept an explicit request (requested generation + 1)
@@ -46,7 +53,17 @@ async function withMigrator<T>(fn: (migrator: Migrator) => Promise<T>): Promise<
   }
 }
 
-async function migrate(action: string | undefined, json: boolean): Promise<number> {
+interface MigrateOptions {
+  json: boolean;
+  familiesModule?: string;
+  source?: string;
+  dryRun?: boolean;
+  keepLegacy?: boolean;
+  jobId?: string;
+}
+
+async function migrate(action: string | undefined, options: MigrateOptions): Promise<number> {
+  const json = options.json;
   switch (action) {
     case 'up':
       return withMigrator(async (m) => {
@@ -66,10 +83,29 @@ async function migrate(action: string | undefined, json: boolean): Promise<numbe
         console.log(json ? JSON.stringify(status, null, 2) : formatStatus(status));
         return status.drift ? 3 : 0;
       });
-    case 'sql':
-      return withMigrator(async (m) => {
-        process.stdout.write(await m.pendingSql());
+    case 'sql': {
+      const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
+      const driver = await openMigrationDriver(target);
+      try {
+        try {
+          process.stdout.write(await new Migrator(driver).pendingSql());
+        } catch (error) {
+          if (!(error instanceof AdoptionRequiredError)) throw error;
+          process.stdout.write(`-- ${error.message}\n${await adoptionPlanFor(driver, { familiesModule: options.familiesModule })}`);
+        }
         return 0;
+      } finally {
+        await driver.close();
+      }
+    }
+    case 'adopt':
+      return adoptCommand({
+        source: options.source,
+        familiesModule: options.familiesModule,
+        dryRun: options.dryRun,
+        keepLegacy: options.keepLegacy,
+        jobId: options.jobId,
+        json,
       });
     default:
       console.error(USAGE);
@@ -136,6 +172,9 @@ export async function main(argv: string[]): Promise<number> {
       limit: { type: 'string' },
       'older-than-days': { type: 'string' },
       to: { type: 'string' },
+      'dry-run': { type: 'boolean', default: false },
+      'keep-legacy': { type: 'boolean', default: false },
+      'job-id': { type: 'string' },
     },
     strict: true,
   });
@@ -168,7 +207,14 @@ export async function main(argv: string[]): Promise<number> {
     case 'status':
       return statusCommand({ familiesModule: values.families, json: values.json });
     case 'migrate':
-      return migrate(action, values.json ?? false);
+      return migrate(action, {
+        json: values.json ?? false,
+        familiesModule: values.families,
+        source: extra,
+        dryRun: values['dry-run'],
+        keepLegacy: values['keep-legacy'],
+        jobId: values['job-id'],
+      });
     case 'start':
       return start();
     default:
@@ -182,9 +228,9 @@ if (invokedDirectly) {
   main(process.argv.slice(2)).then(
     (code) => { process.exitCode = code; },
     (error: unknown) => {
-      if (error instanceof ConfigError || error instanceof MigrationDriftError) {
+      if (error instanceof ConfigError || error instanceof MigrationDriftError || error instanceof AdoptionRequiredError) {
         console.error(`apsup: ${error.message}`);
-        process.exitCode = error instanceof MigrationDriftError ? 3 : 2;
+        process.exitCode = error instanceof MigrationDriftError ? 3 : error instanceof AdoptionRequiredError ? 4 : 2;
       } else {
         console.error(`apsup: ${(error as Error)?.message ?? String(error)}`);
         process.exitCode = 1;

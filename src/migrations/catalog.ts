@@ -76,8 +76,31 @@ export function ledgerBootstrap(backend: MigrationBackend): string[] {
 }
 
 function quote(value: string): string {
-  if (!/^[A-Za-z0-9_]+$/.test(value)) throw new Error(`refusing to inline ${JSON.stringify(value)}`);
+  if (!/^[A-Za-z0-9_:]+$/.test(value)) throw new Error(`refusing to inline ${JSON.stringify(value)}`);
   return `'${value}'`;
+}
+
+/** (Re)installs one procedure from its file and records its file and body checksums. */
+export function procedureInstall(name: string, installedBy: string): PlannedStatement[] {
+  const text = procedureText(name);
+  return [
+    { sql: `DROP PROCEDURE IF EXISTS ${name}` },
+    { sql: text, procedure: name },
+    { sql: `DELETE FROM ${PROCEDURE_LEDGER_TABLE} WHERE procedure_name = ${quote(name)}` },
+    {
+      sql: `INSERT INTO ${PROCEDURE_LEDGER_TABLE} (procedure_name, file_checksum, definition_checksum, migration_name, installed_at)\n`
+        + `SELECT ${quote(name)}, ${quote(sha256(text))}, SHA2(ROUTINE_DEFINITION, 256), ${quote(installedBy)}, UTC_TIMESTAMP(3)\n`
+        + `  FROM information_schema.ROUTINES\n WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE' AND ROUTINE_NAME = ${quote(name)}`,
+    },
+  ];
+}
+
+/** Drops a procedure installed by procedureInstall and its checksum record. */
+export function procedureRemoval(name: string): PlannedStatement[] {
+  return [
+    { sql: `DROP PROCEDURE IF EXISTS ${name}` },
+    { sql: `DELETE FROM ${PROCEDURE_LEDGER_TABLE} WHERE procedure_name = ${quote(name)}` },
+  ];
 }
 
 export function planUp(backend: MigrationBackend, migration: MigrationFile): PlannedStatement[] {
@@ -90,17 +113,7 @@ export function planUp(backend: MigrationBackend, migration: MigrationFile): Pla
   // Tables first, then the procedures that use them.
   const plan: PlannedStatement[] = [];
   for (const sql of splitSqlStatements(migration.up)) plan.push({ sql });
-  for (const name of directives(migration.up, 'procedure')) {
-    const text = procedureText(name);
-    plan.push({ sql: `DROP PROCEDURE IF EXISTS ${name}` });
-    plan.push({ sql: text, procedure: name });
-    plan.push({ sql: `DELETE FROM ${PROCEDURE_LEDGER_TABLE} WHERE procedure_name = ${quote(name)}` });
-    plan.push({
-      sql: `INSERT INTO ${PROCEDURE_LEDGER_TABLE} (procedure_name, file_checksum, definition_checksum, migration_name, installed_at)\n`
-        + `SELECT ${quote(name)}, ${quote(sha256(text))}, SHA2(ROUTINE_DEFINITION, 256), ${quote(migration.name)}, UTC_TIMESTAMP(3)\n`
-        + `  FROM information_schema.ROUTINES\n WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE' AND ROUTINE_NAME = ${quote(name)}`,
-    });
-  }
+  for (const name of directives(migration.up, 'procedure')) plan.push(...procedureInstall(name, migration.name));
   plan.push({ sql: `INSERT INTO ${LEDGER_TABLE} (name, checksum, applied_at) VALUES (${quote(migration.name)}, ${quote(migration.checksum)}, UTC_TIMESTAMP(3))` });
   return plan;
 }

@@ -18,7 +18,25 @@ export interface MigrationDriver {
   recordedProcedures(): Promise<RecordedProcedure[]>;
   /** Installed routine name -> SHA-256 of its body as the database reports it. */
   installedProcedures(): Promise<Map<string, string>>;
+  /** Whether the ledger table exists (read without creating it). */
+  ledgerExists(): Promise<boolean>;
+  /** Whether a table exists in the database (adoption detection). */
+  tableExists(name: string): Promise<boolean>;
+  /** A read-only query with :name parameters (adoption preflights). */
+  read(sql: string, params?: Record<string, unknown>): Promise<Record<string, unknown>[]>;
   close(): Promise<void>;
+}
+
+/** The :name parameters a statement uses (a :name inside a string literal does not count). */
+function namedParams(sql: string, params: Record<string, unknown>): Record<string, unknown> {
+  const code = sql.replace(/'(?:[^']|'')*'/g, "''").replace(/--[^\n]*/g, '');
+  const used = new Set([...code.matchAll(/(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]));
+  const out: Record<string, unknown> = {};
+  for (const name of used) {
+    if (!(name in params)) throw new Error(`statement uses :${name}, which was not given`);
+    out[name] = params[name];
+  }
+  return out;
 }
 
 export class SqliteMigrationDriver implements MigrationDriver {
@@ -52,6 +70,18 @@ export class SqliteMigrationDriver implements MigrationDriver {
 
   async installedProcedures(): Promise<Map<string, string>> {
     return new Map();
+  }
+
+  async ledgerExists(): Promise<boolean> {
+    return this.tableExists(LEDGER_TABLE);
+  }
+
+  async tableExists(name: string): Promise<boolean> {
+    return this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+  }
+
+  async read(sql: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>[]> {
+    return this.db.prepare(sql).all(namedParams(sql, params)) as Record<string, unknown>[];
   }
 
   async close(): Promise<void> {
@@ -111,6 +141,21 @@ export class MysqlMigrationDriver implements MigrationDriver {
         WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE' AND ROUTINE_NAME LIKE 'pc\\_%'`,
     );
     return new Map((rows as Array<{ name: string; checksum: string }>).map((r) => [String(r.name), String(r.checksum)]));
+  }
+
+  async ledgerExists(): Promise<boolean> {
+    return this.tableExists(LEDGER_TABLE);
+  }
+
+  async tableExists(name: string): Promise<boolean> {
+    const [rows] = await this.conn.query(
+      'SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?', [name]);
+    return (rows as unknown[]).length > 0;
+  }
+
+  async read(sql: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>[]> {
+    const [rows] = await this.conn.query({ sql, namedPlaceholders: true }, namedParams(sql, params) as Record<string, never>);
+    return rows as Record<string, unknown>[];
   }
 
   async close(): Promise<void> {

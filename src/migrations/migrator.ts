@@ -11,6 +11,14 @@ import {
   type MigrationBackend, type MigrationFile,
 } from './catalog.ts';
 import type { MigrationDriver } from './drivers.ts';
+import { AdoptionRequiredError, detectUnadoptedBaseline } from './adoption-detect.ts';
+import type { PlannedStatement } from './catalog.ts';
+import { OPERATIONS, type OperationSpec } from '../store/operations.ts';
+
+function isAdoptionProcedure(name: string): boolean {
+  const spec = (OPERATIONS as Record<string, OperationSpec>)[name];
+  return spec?.installedBy === 'adoption';
+}
 
 export interface MigrationStatusEntry {
   name: string;
@@ -20,7 +28,7 @@ export interface MigrationStatusEntry {
 
 export interface ProcedureStatusEntry {
   name: string;
-  state: 'ok' | 'pending' | 'file_changed' | 'definition_changed' | 'missing' | 'no_migration';
+  state: 'ok' | 'pending' | 'on_demand' | 'file_changed' | 'definition_changed' | 'missing' | 'no_migration';
   detail: string;
 }
 
@@ -86,10 +94,34 @@ export class Migrator {
     }
   }
 
-  async up(): Promise<string[]> {
+  /**
+   * A database that holds a scheduler this runtime replaces (Topic Memory PR #1490) and no
+   * migration ledger rows must be adopted, not migrated: `up` would collide with the deployed
+   * tables. Refuses with the command to run (adoption.ts).
+   */
+  private async refuseUnadoptedBaseline(): Promise<void> {
+    const baseline = await detectUnadoptedBaseline(this.driver);
+    if (baseline) throw new AdoptionRequiredError(baseline);
+  }
+
+  /** Applies the pending migrations, or those up to and including `to`. */
+  async up(options: { to?: string; adopting?: boolean } = {}): Promise<string[]> {
+    if (!options.adopting) await this.refuseUnadoptedBaseline();
     await this.checkAppliedUnchanged();
-    const done = await this.umzug().up();
+    if (options.to !== undefined && !this.files.some((f) => f.name === options.to)) {
+      throw new Error(`no migration named ${options.to} in migrations/${this.backend}/`);
+    }
+    const done = await this.umzug().up(options.to === undefined ? undefined : { to: options.to });
     return done.map((m) => m.name);
+  }
+
+  /** The plans of the pending migrations (after `after`, up to `to`), for an adoption plan. */
+  async pendingPlans(range: { after?: string; to?: string } = {}): Promise<Array<{ title: string; plan: PlannedStatement[] }>> {
+    const applied = new Set((await this.driver.ledgerExists()) ? (await this.driver.applied()).map((m) => m.name) : []);
+    return this.files
+      .filter((f) => !applied.has(f.name))
+      .filter((f) => (range.after === undefined || f.name > range.after) && (range.to === undefined || f.name <= range.to))
+      .map((f) => ({ title: `migration ${f.name} (sha256 ${f.checksum})`, plan: planUp(this.backend, f) }));
   }
 
   async down(): Promise<string[]> {
@@ -100,8 +132,9 @@ export class Migrator {
 
   /** Exactly the statements `up` would run now, as a reviewable script. */
   async pendingSql(): Promise<string> {
-    await this.driver.bootstrap();
-    const applied = new Set((await this.driver.applied()).map((m) => m.name));
+    await this.refuseUnadoptedBaseline();
+    // Read-only: the ledger is not created here (the script creates it).
+    const applied = new Set((await this.driver.ledgerExists()) ? (await this.driver.applied()).map((m) => m.name) : []);
     const parts = [renderPlan(this.backend, 'ledger (created if missing)', ledgerBootstrap(this.backend))];
     for (const file of this.files) {
       if (applied.has(file.name)) continue;
@@ -125,7 +158,7 @@ export class Migrator {
     }
     const procedures = this.backend === 'oceanbase' ? await this.procedureStatus(new Set(appliedByName.keys())) : [];
     const drift = migrations.some((m) => m.state === 'modified' || m.state === 'missing_file')
-      || procedures.some((p) => p.state !== 'ok' && p.state !== 'pending');
+      || procedures.some((p) => p.state !== 'ok' && p.state !== 'pending' && p.state !== 'on_demand');
     return { backend: this.backend, migrations, procedures, drift, pending: migrations.filter((m) => m.state === 'pending').length };
   }
 
@@ -142,7 +175,9 @@ export class Migrator {
       const record = recorded.get(name);
       const migrationsForIt = installers.get(name) ?? [];
       if (!record) {
-        if (migrationsForIt.length === 0) {
+        if (migrationsForIt.length === 0 && isAdoptionProcedure(name)) {
+          result.push({ name, state: 'on_demand', detail: 'installed by `apsup migrate adopt` right before it runs, dropped afterwards' });
+        } else if (migrationsForIt.length === 0) {
           result.push({ name, state: 'no_migration', detail: 'procedure file exists but no migration installs it' });
         } else {
           result.push({ name, state: 'pending', detail: `installed by pending ${migrationsForIt.filter((m) => !appliedNames.has(m)).join(', ') || migrationsForIt.join(', ')}` });

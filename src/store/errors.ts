@@ -18,6 +18,9 @@ export const STORE_ERROR_CODES = [
   'mode_mismatch',
   'maintenance',
   'live_candidate',
+  'adoption_done',
+  'adoption_conflict',
+  'adoption_inconsistent',
 ] as const;
 
 export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number];

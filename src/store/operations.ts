@@ -13,6 +13,12 @@ export interface OperationSpec {
   params: readonly string[];
   transaction: TransactionMode;
   summary: string;
+  /**
+   * 'adoption': a conversion of `apsup migrate adopt` that reads tables existing only in a
+   * database being adopted; its MySQL procedure is installed by the adoption plan right before it
+   * runs (not by a `-- @procedure` line of the main chain) and dropped afterwards.
+   */
+  installedBy?: 'adoption';
 }
 
 const TERM = ['supervisor_key', 'holder_id', 'supervisor_generation'] as const;
@@ -109,6 +115,18 @@ export const OPERATIONS = {
     params: ['binding_name', 'count_cap'],
     transaction: 'read',
     summary: 'status: owed and ordinary-backlog key counts of one binding, each capped (bounded index reads)',
+  },
+  pc_aps_adopt_topic_memory_pr1490: {
+    params: ['binding_name'],
+    transaction: 'own',
+    summary: 'adoption: PR #1490 pending/flush/auto-wave state -> intents, checkpoint and fenced lease, consistency-checked',
+    installedBy: 'adoption',
+  },
+  pc_aps_adopt_profile_apscheduler: {
+    params: ['binding_name', 'job_id', 'expected_job_state', 'expected_next_run_time', 'checkpoint_at'],
+    transaction: 'own',
+    summary: 'adoption: Profile APScheduler job -> cron checkpoint at the latest fire taken; the job is removed',
+    installedBy: 'adoption',
   },
 
   // ---- durable tasks (src/tasks/task-store.ts) ----
