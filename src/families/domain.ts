@@ -1,4 +1,5 @@
 /** Small portable helpers for the reference families' domain SQL (SQLite and MySQL). */
+import type { PendingWorkProvider } from '../registry/registration.ts';
 import type { Backend, Store, TxHandle } from '../store/types.ts';
 import { txQuery } from '../store/tx-query.ts';
 
@@ -41,4 +42,31 @@ export async function appendJournal(
     return seq;
   };
   return tx ? run(tx) : store.transaction(run);
+}
+
+/**
+ * Pending-work calibration for a journal family (RFC 1, 11): every scope whose journal is ahead of
+ * its cursor but has no dirty mark is re-marked, at most `limit` per call, oldest scope ids first.
+ */
+export function journalAheadProvider(journal: string, cursors: string, bindingName: string): PendingWorkProvider {
+  return {
+    async remarkDirty({ markDirty, query, limit, signal }) {
+      const rows = await query(
+        `SELECT s.scope_id FROM ${journal} s
+           LEFT JOIN ${cursors} c ON c.scope_id = s.scope_id
+           LEFT JOIN pc_artifact_processing_intents i ON i.binding_name = ? AND i.scope_id = s.scope_id
+          WHERE s.seq > COALESCE(c.through_seq, 0)
+            AND (i.scope_id IS NULL OR i.dirty_generation = i.clean_generation)
+          GROUP BY s.scope_id
+          ORDER BY s.scope_id
+          LIMIT ?`,
+        [bindingName, limit],
+      );
+      for (const row of rows) {
+        if (signal.aborted) break;
+        await markDirty(String(row.scope_id));
+      }
+      return rows.length;
+    },
+  };
 }

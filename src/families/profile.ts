@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import type { FamilyRegistration } from '../registry/registration.ts';
 import type { Store, TxHandle } from '../store/types.ts';
-import { appendJournal } from './domain.ts';
+import { appendJournal, journalAheadProvider } from './domain.ts';
 
 export const PROFILE_BINDING = 'profile.candidates';
 
@@ -17,6 +17,9 @@ export const profile: FamilyRegistration = {
   schedule: { kind: 'cron', expression: '0 2 * * *', timezone: 'Asia/Shanghai' },
   processor: { module: fileURLToPath(new URL('./profile.processor.ts', import.meta.url)) },
   defaults: { maxWorkers: 4, workerTimeoutSeconds: 600 },
+  // Calibration: a scope whose journal is ahead of its cursor but has no dirty mark is re-marked
+  // (also signals/sources recorded before the switch from a replaced scheduler).
+  pendingWork: journalAheadProvider('ref_profile_signals', 'ref_profile_cursors', PROFILE_BINDING),
 };
 
 /** Domain API: records a profile signal and marks the key dirty in one transaction. */

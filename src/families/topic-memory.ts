@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import type { FamilyRegistration } from '../registry/registration.ts';
 import type { Store, TxHandle } from '../store/types.ts';
-import { appendJournal } from './domain.ts';
+import { appendJournal, journalAheadProvider } from './domain.ts';
 
 export const TOPIC_MEMORY_BINDING = 'topic-memory.sources';
 export const TOPIC_WINDOW = 3;
@@ -18,26 +18,9 @@ export const topicMemory: FamilyRegistration = {
   schedule: { kind: 'interval', seconds: 300 },
   processor: { module: fileURLToPath(new URL('./topic-memory.processor.ts', import.meta.url)) },
   defaults: { maxWorkers: 4, workerTimeoutSeconds: 600 },
-  pendingWork: {
-    // Calibration: a scope whose journal is ahead of its cursor but has no dirty mark is re-marked.
-    async remarkDirty({ markDirty, query, limit, signal }) {
-      const rows = await query(
-        `SELECT s.scope_id FROM ref_topic_sources s
-           LEFT JOIN ref_topic_cursors c ON c.scope_id = s.scope_id
-           LEFT JOIN pc_artifact_processing_intents i ON i.binding_name = ? AND i.scope_id = s.scope_id
-          WHERE s.seq > COALESCE(c.through_seq, 0)
-            AND (i.scope_id IS NULL OR i.dirty_generation = i.clean_generation)
-          GROUP BY s.scope_id
-          LIMIT ?`,
-        [TOPIC_MEMORY_BINDING, limit],
-      );
-      for (const row of rows) {
-        if (signal.aborted) break;
-        await markDirty(String(row.scope_id));
-      }
-      return rows.length;
-    },
-  },
+  // Calibration: a scope whose journal is ahead of its cursor but has no dirty mark is re-marked
+  // (also signals/sources recorded before the switch from a replaced scheduler).
+  pendingWork: journalAheadProvider('ref_topic_sources', 'ref_topic_cursors', TOPIC_MEMORY_BINDING),
 };
 
 /** Domain API: appends one source to a scope's journal and marks the key dirty in the same transaction. */
