@@ -32,8 +32,18 @@ export interface ProcedureStatusEntry {
   detail: string;
 }
 
+export interface AdoptionStatusEntry {
+  adoption: string;
+  state: string;
+  summary: string;
+  convertedAt: string;
+  retiredAt: string | null;
+}
+
 export interface MigrationStatus {
   backend: MigrationBackend;
+  /** Conversions of replaced schedulers (`apsup migrate adopt`), from pc_aps_adoptions. */
+  adoptions: AdoptionStatusEntry[];
   migrations: MigrationStatusEntry[];
   procedures: ProcedureStatusEntry[];
   drift: boolean;
@@ -159,7 +169,16 @@ export class Migrator {
     const procedures = this.backend === 'oceanbase' ? await this.procedureStatus(new Set(appliedByName.keys())) : [];
     const drift = migrations.some((m) => m.state === 'modified' || m.state === 'missing_file')
       || procedures.some((p) => p.state !== 'ok' && p.state !== 'pending' && p.state !== 'on_demand');
-    return { backend: this.backend, migrations, procedures, drift, pending: migrations.filter((m) => m.state === 'pending').length };
+    const adoptions = (await this.driver.tableExists('pc_aps_adoptions'))
+      ? (await this.driver.read('SELECT adoption, state, summary, converted_at, retired_at FROM pc_aps_adoptions ORDER BY adoption')).map((r) => ({
+        adoption: String(r.adoption),
+        state: String(r.state),
+        summary: String(r.summary),
+        convertedAt: String(r.converted_at),
+        retiredAt: r.retired_at === null || r.retired_at === undefined ? null : String(r.retired_at),
+      }))
+      : [];
+    return { backend: this.backend, adoptions, migrations, procedures, drift, pending: migrations.filter((m) => m.state === 'pending').length };
   }
 
   private async procedureStatus(appliedNames: Set<string>): Promise<ProcedureStatusEntry[]> {
@@ -219,6 +238,10 @@ function ledgerBootstrap(backend: MigrationBackend) {
 export function formatStatus(status: MigrationStatus): string {
   const lines = [`backend: ${status.backend === 'sqlite' ? 'sqlite' : 'oceanbase/mysql'}`, 'migrations:'];
   for (const m of status.migrations) lines.push(`  ${m.state.padEnd(12)} ${m.name}${m.appliedAt ? `  (applied ${m.appliedAt})` : ''}`);
+  if (status.adoptions.length > 0) {
+    lines.push('adoptions:');
+    for (const a of status.adoptions) lines.push(`  ${a.state.padEnd(12)} ${a.adoption}  (${a.convertedAt}) ${a.summary}`);
+  }
   if (status.procedures.length > 0) {
     lines.push('procedures:');
     for (const p of status.procedures) lines.push(`  ${p.state.padEnd(18)} ${p.name}  ${p.detail}`);

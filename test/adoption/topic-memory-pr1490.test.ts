@@ -331,6 +331,7 @@ for (const backend of BACKENDS) {
       const status = await cli(['migrate', 'status']);
       assert.equal(status.code, 0, status.stdout + status.stderr);
       assert.match(status.stdout, /up to date/);
+      assert.match(status.stdout, /retired\s+topic_memory_pr1490 .*binding topic-memory\.sources: \d+ keys/, 'status lists the adoption');
       const unknown = await cli(['migrate', 'adopt', 'nothing-such']);
       assert.equal(unknown.code, 2);
     });
