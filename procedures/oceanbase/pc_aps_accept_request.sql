@@ -13,6 +13,10 @@
 --   requested_generation, handled_generation, last_auto_scan_generation): the intent after the request.
 -- Errors (SQLSTATE '45000', MESSAGE_TEXT):
 --   invalid_argument  empty binding or scope.
+--   maintenance       the deployment is in maintenance (`apsup maintenance on`, a mode switch):
+--                     domain writes and explicit triggers pause; the caller's transaction
+--                     (domain input included) must roll back. Read without a lock (READ
+--                     COMMITTED): the switch never depends on it, it only drains new writes.
 CREATE PROCEDURE pc_aps_accept_request(
   IN p_binding_name VARCHAR(128),
   IN p_scope_id     VARCHAR(191)
@@ -21,6 +25,9 @@ BEGIN
   DECLARE v_now DATETIME(3);
   IF p_binding_name IS NULL OR p_binding_name = '' OR p_scope_id IS NULL OR p_scope_id = '' THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
+  END IF;
+  IF EXISTS (SELECT 1 FROM pc_artifact_processing_runtime WHERE runtime_id = 1 AND maintenance = 1) THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'maintenance';
   END IF;
   SET v_now = UTC_TIMESTAMP(3);
 

@@ -11,9 +11,16 @@
 --   requested_generation, handled_generation, last_auto_scan_generation): the intent after the mark.
 -- Errors (message):
 --   invalid_argument  empty binding or scope.
+--   maintenance       the deployment is in maintenance (`apsup maintenance on`, a mode switch):
+--                     domain writes and explicit triggers pause; the caller's transaction
+--                     (domain input included) must roll back.
 INSERT INTO pc_aps_signals (code)
 SELECT 'invalid_argument'
  WHERE :binding_name IS NULL OR :binding_name = '' OR :scope_id IS NULL OR :scope_id = '';
+INSERT INTO pc_aps_signals (code)
+SELECT 'maintenance'
+  FROM pc_artifact_processing_runtime
+ WHERE runtime_id = 1 AND maintenance = 1;
 -- Update first: an existing key must not consume an AUTOINCREMENT value.
 UPDATE pc_artifact_processing_intents
    SET dirty_generation = dirty_generation + 1,

@@ -16,6 +16,8 @@ import { TASKS_USAGE, tasksCommand } from './tasks.ts';
 import { modeSwitchCommand } from './mode-switch.ts';
 import { statusCommand } from './status.ts';
 import { adoptCommand, adoptionPlanFor } from './adopt.ts';
+import { maintenanceCommand } from './maintenance.ts';
+import { StoreError } from '../store/errors.ts';
 import { AdoptionRequiredError } from '../migrations/adoption-detect.ts';
 
 const USAGE = `usage:
@@ -35,6 +37,9 @@ const USAGE = `usage:
   apsup mode-switch --to global|dedicated [--families <module>] [--json]
                          switch the supervisor mode after every host of the old mode stopped:
                          invalidates the old mode's terms and records the new mode
+  apsup maintenance on|off|status [--json]
+                         maintenance window: while on, dirty marks, explicit triggers and
+                         runtime starts are refused (mode-switch ends it)
   apsup status [--families <module>] [--json]
                          recorded mode, supervisor terms and per-family schedule and backlog
   apsup start            migrate, seed a small demo workload and run the reference families
@@ -149,6 +154,12 @@ async function intent(kind: 'trigger' | 'mark-dirty', family: string | undefined
       : await store.markDirty(f.registration.bindingName, scope);
     console.log(JSON.stringify({ status: 'accepted', family, ...result }));
     return 0;
+  } catch (error) {
+    if (error instanceof StoreError && error.code === 'maintenance') {
+      console.error(`apsup: ${kind} refused: the deployment is in maintenance (apsup maintenance status); nothing was written`);
+      return 2;
+    }
+    throw error;
   } finally {
     await store.close();
   }
@@ -204,6 +215,8 @@ export async function main(argv: string[]): Promise<number> {
       return intent(command, action, extra, values.families);
     case 'mode-switch':
       return modeSwitchCommand({ to: values.to, familiesModule: values.families, json: values.json });
+    case 'maintenance':
+      return maintenanceCommand(action, { json: values.json });
     case 'status':
       return statusCommand({ familiesModule: values.families, json: values.json });
     case 'migrate':

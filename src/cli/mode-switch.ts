@@ -84,6 +84,7 @@ export async function modeSwitchCommand(options: ModeSwitchOptions): Promise<num
     const summary = {
       status: 'switched',
       previousMode: before.mode,
+      maintenanceEnded: before.maintenance,
       mode: result.mode,
       invalidated: result.invalidated.map((t) => ({ supervisorKey: t.supervisorKey, supervisorGeneration: t.supervisorGeneration })),
       skipped: oldKeys.filter((k) => !result.invalidated.some((t) => t.supervisorKey === k)),
@@ -94,6 +95,7 @@ export async function modeSwitchCommand(options: ModeSwitchOptions): Promise<num
       console.log(`mode: ${before.mode ?? '(none recorded)'} -> ${result.mode}`);
       for (const t of summary.invalidated) console.log(`invalidated ${t.supervisorKey}: generation ${t.supervisorGeneration}, holder cleared`);
       for (const k of summary.skipped) console.log(`skipped ${k}: never used (no term to invalidate)`);
+      if (before.maintenance) console.log('maintenance window ended: writes, triggers and starts are accepted again');
       console.log(`requests, dirty marks and checkpoints kept; start the runtime with ${'POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_SUPERVISOR_MODE'}=${to}`);
     }
     return 0;

@@ -66,7 +66,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     if (error instanceof StoreError && (error.code === 'mode_mismatch' || error.code === 'maintenance')) {
       const message = error.code === 'mode_mismatch'
         ? `this database records supervisor mode ${mode === 'global' ? 'dedicated' : 'global'}; refusing to start in ${mode} mode (switch first: apsup mode-switch --to ${mode})`
-        : 'a mode switch is in progress on this database (maintenance); not starting';
+        : 'the deployment is in maintenance (a mode switch or `apsup maintenance on`); not starting until it ends';
       logger.fatal({ err: message, code: error.code }, 'runtime mode refused; not starting');
       console.error(`apsup: ${message}`);
       return 2;

@@ -40,6 +40,7 @@ export const PROFILE_APSCHEDULER = 'profile-apscheduler';
 export const ADOPTION_SOURCES = [TOPIC_MEMORY_PR1490, PROFILE_APSCHEDULER] as const;
 export type AdoptionSource = (typeof ADOPTION_SOURCES)[number];
 export const DEFAULT_PROFILE_JOB_ID = 'profile-refresh';
+const PROFILE_APSCHEDULER_LEDGER_NAME = 'profile_apscheduler';
 
 /** The migration after which each conversion was written (it needs the adoption ledger). */
 const CONVERSION_AFTER: Record<MigrationBackend, string> = { sqlite: '0006_adoptions', oceanbase: '0009_adoptions' };
@@ -355,7 +356,7 @@ export async function adoptProfileApscheduler(ctx: AdoptionContext): Promise<Ado
     ['checkpoint_at', decision.checkpointAt ? toDbTime(decision.checkpointAt) : null],
   ];
   const backend = driver.backend;
-  const plan = conversionPlan(backend, PROFILE_OP, params, `adopt:${source}`);
+  const plan = conversionPlan(backend, PROFILE_OP, params, `adopt:${PROFILE_APSCHEDULER_LEDGER_NAME}`);
   if (backend === 'oceanbase') plan.push(...procedureRemoval(PROFILE_OP));
   if (ctx.dryRun) {
     const text = [
@@ -366,7 +367,7 @@ export async function adoptProfileApscheduler(ctx: AdoptionContext): Promise<Ado
     ].join('\n');
     return result(source, 'planned', { steps: [decision.reason], plan: `${text}\n` });
   }
-  if (backend === 'oceanbase') await driver.execute(procedureInstall(PROFILE_OP, `adopt:${source}`));
+  if (backend === 'oceanbase') await driver.execute(procedureInstall(PROFILE_OP, `adopt:${PROFILE_APSCHEDULER_LEDGER_NAME}`));
   let conversion: Record<string, unknown>;
   try {
     conversion = await callConversion(ctx.openStore, PROFILE_OP, Object.fromEntries(params));

@@ -12,7 +12,7 @@ import {
   toTermResult, type Row,
 } from './rows.ts';
 import type {
-  AckRequest, AckResult, Backend, BindingState, FamilyBacklog, IntentSnapshot, KeyPage, LeaseRead, ModeSwitchResult,
+  AckRequest, AckResult, Backend, BindingState, FamilyBacklog, IntentSnapshot, KeyPage, LeaseRead, MaintenanceChange, ModeSwitchResult,
   RuntimeMode, RuntimeModeClaim, RuntimeModeState, ScanFinish, ScanStart, SchedulePolicy, Store, Term, TermResult, TxHandle,
 } from './types.ts';
 
@@ -276,6 +276,17 @@ export abstract class BaseStore implements Store {
       mode: modeOf(head.mode) ?? toMode,
       invalidated: sets[1].map((r) => toTermResult(r)),
       dbNow: mustTime(head.db_now, 'db_now'),
+    };
+  }
+
+  async setMaintenance(on: boolean): Promise<MaintenanceChange> {
+    const op = 'pc_aps_set_maintenance';
+    const row = single(await this.rows(op, { maintenance: on ? 1 : 0 }), op);
+    return {
+      mode: modeOf(row.mode),
+      maintenance: Number(row.maintenance) === 1,
+      changed: Number(row.changed) > 0,
+      dbNow: mustTime(row.db_now, 'db_now'),
     };
   }
 

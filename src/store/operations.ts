@@ -111,6 +111,11 @@ export const OPERATIONS = {
     transaction: 'own',
     summary: 'mode switch: refuse a live old-mode lease (live_candidate), invalidate the old keys, record the new mode',
   },
+  pc_aps_set_maintenance: {
+    params: ['maintenance'],
+    transaction: 'own',
+    summary: 'maintenance window on/off: while on, dirty marks, explicit requests and runtime starts are refused (maintenance)',
+  },
   pc_aps_read_family_backlog: {
     params: ['binding_name', 'count_cap'],
     transaction: 'read',

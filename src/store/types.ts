@@ -119,7 +119,10 @@ export type RuntimeMode = 'global' | 'dedicated';
 
 export interface RuntimeModeState {
   mode: RuntimeMode | null;
-  /** True while a mode switch holds the database (starts are refused with 'maintenance'). */
+  /**
+   * True during a maintenance window (`apsup maintenance on`, a mode switch): dirty marks,
+   * explicit requests and runtime starts are refused with 'maintenance'.
+   */
   maintenance: boolean;
   dbNow: Date;
 }
@@ -128,6 +131,11 @@ export interface RuntimeModeClaim extends RuntimeModeState {
   mode: RuntimeMode;
   /** 'recorded': the first start recorded its mode; 'matched': the recorded mode is the same. */
   outcome: 'recorded' | 'matched';
+}
+
+export interface MaintenanceChange extends RuntimeModeState {
+  /** False when the flag already had the requested value. */
+  changed: boolean;
 }
 
 export interface ModeSwitchResult {
@@ -189,6 +197,8 @@ export interface Store {
   claimRuntimeMode(mode: RuntimeMode): Promise<RuntimeModeClaim>;
   /** Invalidates the old mode's keys and records the new mode; throws StoreError 'live_candidate'. */
   switchMode(toMode: RuntimeMode, oldSupervisorKeys: readonly string[]): Promise<ModeSwitchResult>;
+  /** Maintenance window on/off (pc_aps_set_maintenance). */
+  setMaintenance(on: boolean): Promise<MaintenanceChange>;
   readFamilyBacklog(bindingName: string, countCap?: number): Promise<FamilyBacklog>;
 
   /**

@@ -220,6 +220,15 @@ function adopt(fx: BackendFixture, options: Partial<AdoptionContext> = {}) {
   return withAdoption(fx, (ctx) => adoptProfileApscheduler(ctx), options);
 }
 
+/**
+ * The end-to-end tests must not straddle a real fire (18:00 UTC): a test starting within 30 s of
+ * one waits until just after it, so the fire it computes is the one the runtime sees.
+ */
+async function clearOfNextFire(): Promise<void> {
+  const untilNext = dayAfter(latestFireAtOrBefore(Date.now())).getTime() - Date.now();
+  if (untilNext < 30_000) await new Promise((r) => setTimeout(r, untilNext + 1_000));
+}
+
 /** The fires around now: `taken` = latest 18:00 UTC <= now, `next` = the one after it. */
 function firesNow(): { taken: Date; next: Date } {
   const taken = latestFireAtOrBefore(Date.now());
@@ -472,6 +481,7 @@ for (const backend of BACKENDS) {
     const env = { [`${P}PROFILE_MAX_WORKERS`]: '2' };
 
     test('next fire in the future: no automatic scan; explicit requests produce a candidate only where the taken fire has none', async () => {
+      await clearOfNextFire();
       const fx = await createBackend(backend);
       let runtime: Runtime | undefined;
       try {
@@ -483,8 +493,9 @@ for (const backend of BACKENDS) {
         const candidatesBefore = await candidates(fx);
 
         runtime = await startRuntime(fx, [profile], { env });
-        // The first check finds the taken fire already checked: the next due time is the next fire.
-        const nextDue = await waitFor(() => statsOf(runtime!, 'profile').nextDueAt, 20_000);
+        // The first check finds the taken fire already checked (it has run once nextDueAt is set):
+        // the next due time is the next fire, and the scan generation checked below stays 0.
+        const nextDue = (await waitFor(() => statsOf(runtime!, 'profile').nextDueAt, 20_000))!;
         assert.ok(Math.abs(Date.parse(nextDue) - next.getTime()) < 5_000, `next due ${nextDue}, expected the next fire ${next.toISOString()}`);
 
         const requested = new Map<string, number>();
@@ -527,6 +538,7 @@ for (const backend of BACKENDS) {
     });
 
     test('missed fire: the catch-up scan runs at once; each scope ahead of its cursor gets exactly one new candidate', async () => {
+      await clearOfNextFire();
       const fx = await createBackend(backend);
       let runtime: Runtime | undefined;
       try {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
 import { StoreError, TermLostError } from '../../src/store/errors.ts';
+import { txQuery } from '../../src/store/tx-query.ts';
 
 const BINDING = 'ops_alpha';
 
@@ -36,6 +37,38 @@ for (const backend of BACKENDS) {
       } finally {
         await fx.query('UPDATE pc_artifact_processing_runtime SET maintenance = 0 WHERE runtime_id = 1');
       }
+    });
+
+    test('maintenance pauses dirty marks and explicit triggers (the caller\'s domain write rolls back with them) and starts; off resumes; a switch ends it', async () => {
+      await fx.query('CREATE TABLE ops_domain_rows (scope_id VARCHAR(64) NOT NULL PRIMARY KEY)');
+      await fx.store.markDirty(BINDING, 'm1');
+      const on = await fx.store.setMaintenance(true);
+      assert.deepEqual([on.maintenance, on.changed], [true, true]);
+      assert.deepEqual([(await fx.store.setMaintenance(true)).changed], [false], 'turning it on twice changes nothing');
+      const isMaintenance = (e: unknown) => e instanceof StoreError && e.code === 'maintenance';
+      try {
+        await assert.rejects(fx.store.markDirty(BINDING, 'm1'), isMaintenance);
+        await assert.rejects(fx.store.acceptRequest(BINDING, 'm2'), isMaintenance);
+        await assert.rejects(fx.store.transaction(async (tx) => {
+          await txQuery(tx, 'INSERT INTO ops_domain_rows (scope_id) VALUES (?)', ['m3']);
+          await fx.store.markDirty(BINDING, 'm3', tx);
+        }), isMaintenance);
+        assert.deepEqual(await fx.query('SELECT scope_id FROM ops_domain_rows'), [], 'the domain input and its dirty mark are refused together');
+        await assert.rejects(fx.store.claimRuntimeMode('global'), isMaintenance);
+        assert.equal((await fx.store.readIntent(BINDING, 'm1'))?.dirtyGeneration, 1, 'nothing was written');
+        assert.equal(await fx.store.readIntent(BINDING, 'm2'), null);
+      } finally {
+        const off = await fx.store.setMaintenance(false);
+        assert.deepEqual([off.maintenance, off.changed], [false, true]);
+      }
+      assert.equal((await fx.store.markDirty(BINDING, 'm1')).dirtyGeneration, 2);
+      assert.equal((await fx.store.acceptRequest(BINDING, 'm2')).requestedGeneration, 1);
+      await fx.store.setMaintenance(true);
+      const mode = (await fx.store.readRuntimeMode()).mode;
+      const other = mode === 'dedicated' ? 'global' : 'dedicated';
+      await fx.store.switchMode(other, [mode === 'dedicated' ? 'artifact:ops' : 'global']);
+      assert.equal((await fx.store.readRuntimeMode()).maintenance, false, 'the mode switch ends the maintenance window');
+      await fx.store.switchMode(mode ?? 'global', [other === 'dedicated' ? 'artifact:ops' : 'global']);
     });
 
     test('switch global -> dedicated: invalidates global, keeps intents and checkpoints, fences a stale worker', async () => {

@@ -1,0 +1,9 @@
+-- Migration 0010 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): the maintenance window pauses
+-- domain writes and explicit triggers (RFC 9 step 1). pc_aps_mark_dirty and pc_aps_accept_request
+-- now refuse with 'maintenance' while pc_artifact_processing_runtime.maintenance = 1;
+-- pc_aps_set_maintenance turns the window on and off (`apsup maintenance on|off`); a mode switch
+-- ends it. No table changes. Irreversible by design (no down file): the previous procedure
+-- versions are not kept.
+-- @procedure pc_aps_mark_dirty
+-- @procedure pc_aps_accept_request
+-- @procedure pc_aps_set_maintenance
