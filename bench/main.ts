@@ -13,6 +13,7 @@ import { runFailoverSuite } from './suites/failover.ts';
 import { runIdleSuite } from './suites/idle.ts';
 import { runFloorSuite } from './suites/floor.ts';
 import { runAll } from './suites/all.ts';
+import { runAdoptSuite } from './suites/adopt.ts';
 
 const USAGE = `usage: npm run bench -- <suite> [options]
 suites:
@@ -28,6 +29,8 @@ suites:
             process; MySQL from an api process and in-process)
   failover  MySQL: SIGKILL of the leader until the new leader's first invocation
   idle      SQL statements of an idle host with one interval family (300 s)
+  adopt     maintenance window of the Topic Memory PR #1490 adoption at N legacy scopes
+            (preflight alone, whole adoption; --scopes, default 10000,100000)
   all       every suite, sized for about 10 minutes on 2 cores; prints the targets table
 options:
   --backend sqlite|mysql   one backend (default: both)
@@ -120,6 +123,9 @@ async function main(): Promise<number> {
       return 0;
     case 'idle':
       await runIdleSuite({ backends, windowSeconds: Number(values.window ?? 60), settleSeconds: 3 });
+      return 0;
+    case 'adopt':
+      await runAdoptSuite({ backends, sizes: parsedScopes ?? [10_000, 100_000], repeat });
       return 0;
     case 'floor':
       await runFloorSuite({ backends, workers: workers ?? 8, repeat, durationMs: Number(values.duration), pageRows: 100_000, pageSize: page });

@@ -2,8 +2,8 @@
  * Prometheus metrics of one runtime host (prom-client, a registry of its own). Numbers are read
  * at scrape time from Runtime.status() and the partitions (collect callbacks); cumulative numbers
  * of the runtime are exposed as counters that only ever increase (a value that went down — a
- * restarted component, or the consecutive renewal-failure count reset by a good renewal — adds
- * its new value). Invocation durations come from the partitions' optional onInvocation hook.
+ * restarted component — adds its new value; renewal failures are counted cumulatively by the
+ * term keeper, so a failure followed by a good renewal between two scrapes is still counted). Invocation durations come from the partitions' optional onInvocation hook.
  *
  * Labels are bounded: `family` (plus `reason` for failures, `supervisor_key` for terms). Scope,
  * worker, holder and request ids are never labels (RFC 12).
@@ -134,7 +134,7 @@ export function createRuntimeMetrics(runtime: Runtime, facts: PersistedFacts, op
     labelNames: ['supervisor_key'],
     registers: [registry],
     collect() {
-      for (const s of runtime.status().supervisors) this.inc({ supervisor_key: s.supervisorKey }, seen.delta(`renew/${s.supervisorKey}`, s.renewalFailures));
+      for (const s of runtime.status().supervisors) this.inc({ supervisor_key: s.supervisorKey }, seen.delta(`renew/${s.supervisorKey}`, s.renewalFailuresTotal));
     },
   });
   new client.Gauge({

@@ -31,7 +31,7 @@ export interface RuntimeStatus {
   mode: string;
   role: string;
   holderId: string;
-  supervisors: Array<{ supervisorKey: string; state: string; supervisorGeneration: number | null; renewalFailures: number; termChanges: number }>;
+  supervisors: Array<{ supervisorKey: string; state: string; supervisorGeneration: number | null; renewalFailures: number; renewalFailuresTotal: number; termChanges: number }>;
   families: FamilyStats[];
 }
 
@@ -173,6 +173,7 @@ export class Runtime {
         state: s.keeper.state,
         supervisorGeneration: s.term?.supervisorGeneration ?? null,
         renewalFailures: s.keeper.renewalFailures,
+        renewalFailuresTotal: s.keeper.renewalFailuresTotal,
         termChanges: s.keeper.termChanges,
       })),
       families: this.supervisors.flatMap((s) => s.partitions.map((p) => p.stats())),

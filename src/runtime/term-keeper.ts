@@ -34,7 +34,10 @@ export class TermKeeper extends EventEmitter {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private busy: Promise<void> = Promise.resolve();
+  /** Consecutive failed renewals of the current term (reset by a good renewal). */
   renewalFailures = 0;
+  /** Every failed renewal since this keeper started (only increases: the metric's source). */
+  renewalFailuresTotal = 0;
   termChanges = 0;
 
   constructor(private readonly store: Store, private readonly options: TermKeeperOptions) {
@@ -86,6 +89,7 @@ export class TermKeeper extends EventEmitter {
     } catch (error) {
       if (this.term) {
         this.renewalFailures += 1;
+        this.renewalFailuresTotal += 1;
         if (error instanceof TermLostError || performance.now() >= this.localDeadline) {
           this.lose(error instanceof TermLostError ? 'term_lost' : 'renewal_deadline_passed');
         } else {

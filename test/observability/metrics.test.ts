@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Runtime } from '../../src/runtime/runtime.ts';
 import type { ObservabilityServer } from '../../src/observability/server.ts';
-import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
+import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { createFixtureTables, intentOf, setBehaviour, startRuntime, statsOf, testFamily, waitForState } from '../fixtures/runtime-harness.ts';
 import { get, samples, startEndpoint, value } from './helpers.ts';
 
@@ -87,5 +87,32 @@ for (const backend of BACKENDS) {
       const again = (await get(server, '/metrics')).body;
       assert.ok((value(again, 'artifact_processing_invocations_total', { family: 'ob-alpha' }) ?? 0) >= (value(body, 'artifact_processing_invocations_total', { family: 'ob-alpha' }) ?? 0));
     });
+
+    if (backend === 'mysql') {
+      test('a failed renewal followed by a good one before the next scrape is still counted', async () => {
+        const store = runtime.store as unknown as { renewTerm: (...args: unknown[]) => Promise<unknown> };
+        const original = store.renewTerm;
+        let failures = 0;
+        store.renewTerm = async function (this: unknown, ...args: unknown[]) {
+          if (failures === 0) {
+            failures += 1;
+            throw new Error('transient network error (injected)');
+          }
+          return original.apply(this, args);
+        };
+        try {
+          await waitFor(() => {
+            const s = runtime.status().supervisors.find((x) => x.supervisorKey === 'global');
+            return s !== undefined && s.renewalFailuresTotal === 1 && s.renewalFailures === 0 && s.state === 'leader';
+          }, 10_000);
+        } finally {
+          store.renewTerm = original;
+        }
+        const body = (await get(server, '/metrics')).body;
+        assert.equal(value(body, 'artifact_processing_renewal_failures_total', { supervisor_key: 'global' }), 1,
+          'the consecutive count was reset by the good renewal; the counter must not lose the failure');
+        assert.equal(value(body, 'artifact_processing_term_changes_total', { supervisor_key: 'global' }), 1, 'a transient failure within the TTL does not change the term');
+      });
+    }
   });
 }
