@@ -446,7 +446,7 @@ export class FamilyPartition {
         holderId: term.holderId,
         supervisorGeneration: term.supervisorGeneration,
         workerId,
-      });
+      }, intent);
       try { this.onInvocation?.(this.family, outcome.status, outcome.durationMs); } catch { /* an observer never disturbs dispatch */ }
       successor = await this.settle(scopeId, term, generation, outcome, source);
     } catch (error) {
@@ -480,7 +480,11 @@ export class FamilyPartition {
     // Never report done without the persisted acknowledgement (RFC 5), and never report a
     // failure for an invocation whose acknowledgement did commit (the worker crashed, timed out
     // or threw only after its commit: the notification was lost, the work is done).
-    const after = outcome.status === 'conflict' ? null : await this.store.readIntent(this.bindingName, scopeId);
+    // A worker that reports 'ok' sends the row its committed acknowledgement left (a persisted
+    // fact, not an exit code); every other outcome is checked against the database.
+    const after = outcome.status === 'conflict' ? null
+      : outcome.status === 'ok' && 'acknowledgement' in outcome && outcome.acknowledgement ? outcome.acknowledgement
+        : await this.store.readIntent(this.bindingName, scopeId);
     const acknowledged = after !== null && after.handledGeneration >= generation;
     if (acknowledged) {
       this.backoff.succeed(scopeId);

@@ -8,6 +8,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { SRC_DIR } from '../paths.ts';
 import type { ExecutionContext } from '../sdk/processor.ts';
+import type { IntentSnapshot } from '../store/types.ts';
 import type { ChildMessage, InvocationStatus, ResultMessage } from '../worker/protocol.ts';
 import type { Logger } from '../logging.ts';
 
@@ -15,7 +16,7 @@ const WORKER_MAIN = path.join(SRC_DIR, 'worker', 'worker-main.ts');
 const TSX_LOADER = import.meta.resolve('tsx');
 
 export type WorkerOutcome =
-  | { status: InvocationStatus; durationMs: number; error?: ResultMessage['error']; pid: number }
+  | { status: InvocationStatus; durationMs: number; error?: ResultMessage['error']; pid: number; acknowledgement?: ResultMessage['acknowledgement'] }
   | { status: 'timeout' | 'crashed'; durationMs: number; error?: { name: string; message: string }; pid: number; exitCode: number | null; signal: string | null };
 
 export interface WorkerPoolOptions {
@@ -88,7 +89,7 @@ export class WorkerPool {
   }
 
   /** Runs one invocation; resolves after the result, or after a confirmed exit on timeout/crash. */
-  async run(scopeId: string, context: ExecutionContext): Promise<WorkerOutcome> {
+  async run(scopeId: string, context: ExecutionContext, snapshot?: IntentSnapshot): Promise<WorkerOutcome> {
     if (this.closed) throw new Error('worker pool is closed');
     const worker = this.idle.pop() ?? this.spawn();
     const started = performance.now();
@@ -109,7 +110,7 @@ export class WorkerPool {
       };
       const onMessage = (m: ChildMessage) => {
         if (m.type === 'result' && m.invocationId === invocationId) {
-          finish({ status: m.status, durationMs: m.durationMs, error: m.error, pid }, true);
+          finish({ status: m.status, durationMs: m.durationMs, error: m.error, pid, acknowledgement: m.acknowledgement }, true);
         }
       };
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
@@ -140,6 +141,7 @@ export class WorkerPool {
           processorModule: this.options.processorModule,
           processorExport: this.options.processorExport,
           context,
+          ...(snapshot ? { snapshot } : {}),
         });
       }, () => undefined);
     });

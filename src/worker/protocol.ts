@@ -1,5 +1,14 @@
 /** Messages between the supervisor (parent) and a worker child process over the IPC channel. */
 import type { ExecutionContext } from '../sdk/processor.ts';
+import type { IntentSnapshot } from '../store/types.ts';
+
+/** The generations a committed acknowledgement left on the intent row (the ack's own result). */
+export interface AcknowledgedGenerations {
+  requestedGeneration: number;
+  handledGeneration: number;
+  dirtyGeneration: number;
+  cleanGeneration: number;
+}
 
 export interface InvokeMessage {
   type: 'invoke';
@@ -8,6 +17,12 @@ export interface InvokeMessage {
   processorModule: string;
   processorExport?: string;
   context: ExecutionContext;
+  /**
+   * The intent as the supervisor read it when it claimed the requested generation (the start
+   * snapshot: its dirty generation is the one a clean confirmation may confirm). The worker reads
+   * it itself when absent.
+   */
+  snapshot?: IntentSnapshot;
 }
 
 export type InvocationStatus =
@@ -24,6 +39,8 @@ export interface ResultMessage {
   status: InvocationStatus;
   error?: { name: string; message: string; code?: string };
   durationMs: number;
+  /** Set only after the acknowledging transaction committed: the row it left. */
+  acknowledgement?: AcknowledgedGenerations;
 }
 
 export type ParentMessage = InvokeMessage | { type: 'shutdown' };

@@ -10,8 +10,8 @@ import { AuthorizationError, ConflictError, type Processor, type ProcessorContex
 import { StoreError, TermLostError } from '../store/errors.ts';
 import { openStore } from '../store/open.ts';
 import { txQuery } from '../store/tx-query.ts';
-import type { Store } from '../store/types.ts';
-import type { ChildMessage, InvokeMessage, ParentMessage, ResultMessage } from './protocol.ts';
+import type { AckResult, Store } from '../store/types.ts';
+import type { AcknowledgedGenerations, ChildMessage, InvokeMessage, ParentMessage, ResultMessage } from './protocol.ts';
 
 const logger = createLogger({ name: 'apsup-worker' });
 let store: Store | null = null;
@@ -40,19 +40,30 @@ async function loadProcessor(modulePath: string, exportName?: string): Promise<P
 async function invoke(message: InvokeMessage): Promise<ResultMessage> {
   const started = performance.now();
   const { context, scopeId } = message;
+  let acknowledgement: AcknowledgedGenerations | undefined;
   const done = (status: ResultMessage['status'], error?: unknown): ResultMessage => ({
     type: 'result',
     invocationId: message.invocationId,
     status,
     durationMs: performance.now() - started,
+    ...(acknowledgement ? { acknowledgement } : {}),
     ...(error ? { error: { name: (error as Error).name ?? 'Error', message: (error as Error).message ?? String(error), code: (error as StoreError).code } } : {}),
   });
+  const committed = (ack: AckResult) => {
+    acknowledgement = {
+      requestedGeneration: ack.requestedGeneration,
+      handledGeneration: ack.handledGeneration,
+      dirtyGeneration: ack.dirtyGeneration,
+      cleanGeneration: ack.cleanGeneration,
+    };
+  };
   const db = store!;
   const term = { supervisorKey: context.supervisorKey, holderId: context.holderId, supervisorGeneration: context.supervisorGeneration };
   let acknowledged = false;
   current = new AbortController();
   try {
-    const snapshot = await db.readIntent(context.bindingName, scopeId);
+    // The supervisor's claim read is the start snapshot (one read per invocation, not two).
+    const snapshot = message.snapshot ?? await db.readIntent(context.bindingName, scopeId);
     if (!snapshot) throw new Error('intent row not found for the scheduling key');
     if (snapshot.handledGeneration >= context.claimedRequestGeneration) {
       // Already acknowledged (e.g. commit succeeded but the notification was lost): never consume new input for it.
@@ -74,21 +85,25 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
       principal: { kind: 'background', id: `apsup-background:${context.artifactFamily}`, family: context.artifactFamily },
       signal: current.signal,
       async commit(fn, options = {}) {
+        let ack: AckResult | null = null;
         return db.transaction(async (tx) => {
           await db.assertTerm(tx, term);
           const result = await fn(tx);
           if (options.acknowledge) {
             const clean = typeof options.confirmClean === 'function' ? options.confirmClean(result) : options.confirmClean;
-            await db.ackInvocation(term, ackOptions(clean), tx);
+            ack = await db.ackInvocation(term, ackOptions(clean), tx);
           }
           return result;
         }).then((result) => {
-          if (options.acknowledge) acknowledged = true;
+          if (ack) {
+            acknowledged = true;
+            committed(ack);
+          }
           return result;
         });
       },
       async acknowledge(options = {}) {
-        await db.transaction(async (tx) => db.ackInvocation(term, ackOptions(options.confirmClean), tx));
+        committed(await db.transaction(async (tx) => db.ackInvocation(term, ackOptions(options.confirmClean), tx)));
         acknowledged = true;
       },
       query: txQuery,
