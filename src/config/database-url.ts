@@ -1,10 +1,10 @@
 /**
  * POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: `sqlite:<path>` (default
  * `sqlite:./var/powercontext.sqlite`) or `mysql://user:pass@host:port/db` (`oceanbase://` is the
- * same backend). Validated with zod; errors name the variable. `redactDatabaseUrl` is the only
- * form that may reach a log.
+ * same backend). Validated here without zod (worker children parse it at start-up and do not
+ * pay for loading zod); errors name the variable. `redactDatabaseUrl` is the only form that may
+ * reach a log.
  */
-import { z } from 'zod';
 
 export const DATABASE_URL_VARIABLE = 'POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL';
 export const DEFAULT_DATABASE_URL = 'sqlite:./var/powercontext.sqlite';
@@ -12,8 +12,6 @@ export const DEFAULT_DATABASE_URL = 'sqlite:./var/powercontext.sqlite';
 export type DatabaseTarget =
   | { backend: 'sqlite'; file: string }
   | { backend: 'mysql'; host: string; port: number; user: string; password: string; database: string };
-
-const urlSchema = z.string().trim().min(1, 'must not be empty');
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -23,9 +21,8 @@ export class ConfigError extends Error {
 }
 
 export function parseDatabaseUrl(raw: string | undefined, variable = DATABASE_URL_VARIABLE): DatabaseTarget {
-  const parsed = urlSchema.safeParse(raw ?? DEFAULT_DATABASE_URL);
-  if (!parsed.success) throw new ConfigError(`${variable} ${parsed.error.issues[0]?.message ?? 'is invalid'}`);
-  const value = parsed.data;
+  const value = (raw ?? DEFAULT_DATABASE_URL).trim();
+  if (value.length === 0) throw new ConfigError(`${variable} must not be empty`);
   if (value.startsWith('sqlite:')) {
     const file = value.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (!file) throw new ConfigError(`${variable}: sqlite: needs a file path, e.g. sqlite:./var/powercontext.sqlite`);

@@ -8,7 +8,7 @@ import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.
 import { createLogger } from '../logging.ts';
 import { AuthorizationError, ConflictError, type Processor, type ProcessorContext } from '../sdk/processor.ts';
 import { StoreError, TermLostError } from '../store/errors.ts';
-import { openStore } from '../store/open.ts';
+import { openStoreLazily } from '../store/open-lazy.ts';
 import { txQuery } from '../store/tx-query.ts';
 import type { AckResult, Store } from '../store/types.ts';
 import type { AcknowledgedGenerations, ChildMessage, InvokeMessage, ParentMessage, ResultMessage } from './protocol.ts';
@@ -121,7 +121,7 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
 }
 
 async function main(): Promise<void> {
-  store = openStore(parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]));
+  store = await openStoreLazily(parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]));
   let queue = Promise.resolve();
   process.on('message', (message: ParentMessage) => {
     if (message.type === 'shutdown') {
