@@ -41,10 +41,15 @@ const TUNING: Record<string, { default: number; min: number; max?: number; integ
   SCAN_PAGE_SIZE: { default: 500, min: 1, max: 5000, integer: true },
   TERMINATE_GRACE_SECONDS: { default: 5, min: 0.05 },
   DISCOVERY_TIMEOUT_SECONDS: { default: 10, min: 0.05 },
+  // Worker processes per family started ahead of need by every background host (leader and
+  // standby), so the first invocation after a start or a takeover does not wait for a cold
+  // worker; never more than the family's budget; 0 starts workers only on demand.
+  WARM_WORKERS: { default: 1, min: 0, integer: true },
 };
 type TuningKey =
   | 'LEASE_TTL_SECONDS' | 'RENEW_SECONDS' | 'POLL_SECONDS' | 'RETRY_BASE_SECONDS' | 'RETRY_MAX_SECONDS'
-  | 'CONFLICT_RETRY_SECONDS' | 'READY_QUEUE_SIZE' | 'SCAN_PAGE_SIZE' | 'TERMINATE_GRACE_SECONDS' | 'DISCOVERY_TIMEOUT_SECONDS';
+  | 'CONFLICT_RETRY_SECONDS' | 'READY_QUEUE_SIZE' | 'SCAN_PAGE_SIZE' | 'TERMINATE_GRACE_SECONDS' | 'DISCOVERY_TIMEOUT_SECONDS'
+  | 'WARM_WORKERS';
 
 export interface FamilyConfig {
   registration: FamilyRegistration;
@@ -69,12 +74,15 @@ export interface RuntimeConfig {
   scanPageSize: number;
   terminateGraceMs: number;
   discoveryTimeoutMs: number;
+  /** Idle worker processes per family started at start-up (capped by each family's budget). */
+  warmWorkers: number;
   families: FamilyConfig[];
   aliasesUsed: Array<{ alias: string; target: string }>;
 }
 
 const positiveNumber = z.coerce.number({ message: 'must be a number' }).finite('must be finite').positive('must be positive');
 const positiveInt = positiveNumber.int('must be an integer');
+const nonNegativeInt = z.coerce.number({ message: 'must be a number' }).finite('must be finite').int('must be an integer').min(0, 'must not be negative');
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' }).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 type Env = Record<string, string | undefined>;
@@ -130,7 +138,8 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     const spec = TUNING[key];
     const variable = `${ENV_PREFIX}ARTIFACT_PROCESSING_${key}`;
     const raw = read(env, `ARTIFACT_PROCESSING_${key}`);
-    const value = raw === undefined ? spec.default : parseWith(spec.integer ? positiveInt : positiveNumber, raw, variable);
+    const schema = spec.integer ? (spec.min === 0 ? nonNegativeInt : positiveInt) : positiveNumber;
+    const value = raw === undefined ? spec.default : parseWith(schema, raw, variable);
     if (value < spec.min) throw new ConfigError(`${variable} must be at least ${spec.min} (got ${JSON.stringify(raw)})`);
     if (spec.max !== undefined && value > spec.max) throw new ConfigError(`${variable} must be at most ${spec.max} (got ${JSON.stringify(raw)})`);
     tuning[key] = value;
@@ -244,6 +253,7 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     scanPageSize: tuning.SCAN_PAGE_SIZE,
     terminateGraceMs: Math.round(tuning.TERMINATE_GRACE_SECONDS * 1000),
     discoveryTimeoutMs: Math.round(tuning.DISCOVERY_TIMEOUT_SECONDS * 1000),
+    warmWorkers: tuning.WARM_WORKERS,
     families,
     aliasesUsed,
   };

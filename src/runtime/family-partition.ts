@@ -44,6 +44,10 @@ export interface FamilyStats {
   invocations: number;
   failures: Record<string, number>;
   timeouts: number;
+  /** Live worker processes of the family: running, idle (warm) and terminating. */
+  workerProcesses: number;
+  /** Worker processes started since the host started (cold starts). */
+  workerSpawns: number;
 }
 
 export class FamilyPartition {
@@ -570,6 +574,8 @@ export class FamilyPartition {
       invocations: this.invocations,
       failures: { ...this.failures },
       timeouts: this.timeouts,
+      workerProcesses: this.pool.processCount,
+      workerSpawns: this.pool.spawned,
     };
   }
 

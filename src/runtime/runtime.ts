@@ -37,6 +37,7 @@ export interface RuntimeStatus {
 
 export class Runtime {
   readonly store: Store;
+  private readonly pools: WorkerPool[] = [];
   readonly holderId: string;
   readonly supervisors: Supervisor[] = [];
   private readonly byFamily = new Map<string, { partition?: FamilyPartition; supervisor?: Supervisor; bindingName: string }>();
@@ -88,6 +89,7 @@ export class Runtime {
         currentTerm: () => supervisor.term,
       }, logger);
       supervisor.partitions.push(partition);
+      this.pools.push(pool);
       this.byFamily.set(familyConfig.registration.family, { partition, supervisor, bindingName: familyConfig.registration.bindingName });
     }
   }
@@ -106,6 +108,11 @@ export class Runtime {
       });
     }
     await Promise.all(this.supervisors.map((s) => s.start()));
+    // Background hosts (leader or standby) keep warm workers: no cold start on the first
+    // invocation after a start or a takeover.
+    if (this.supervisors.length > 0 && this.config.warmWorkers > 0) {
+      for (const pool of this.pools) pool.prewarm(this.config.warmWorkers);
+    }
     if (this.store instanceof SqliteStore && this.config.database.backend === 'sqlite' && this.supervisors.length > 0) {
       this.unwatch = watchSqliteCommits(this.store.db, this.config.database.file, () => {
         for (const s of this.supervisors) {

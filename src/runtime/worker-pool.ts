@@ -171,6 +171,20 @@ export class WorkerPool {
     else worker.child.kill('SIGTERM');
   }
 
+  /**
+   * Starts worker processes ahead of need until `count` are idle (or starting), never beyond
+   * maxIdle processes in all; an invocation takes a starting one and waits for it to be ready.
+   */
+  prewarm(count: number): number {
+    let started = 0;
+    const target = Math.min(count, this.options.maxIdle);
+    while (!this.closed && this.idle.length < target && this.all.size < this.options.maxIdle) {
+      this.idle.push(this.spawn());
+      started += 1;
+    }
+    return started;
+  }
+
   /** Terminates the processes that are running an invocation (idle ones stay). */
   async terminateBusy(): Promise<void> {
     const busy = [...this.all].filter((w) => !this.idle.includes(w));

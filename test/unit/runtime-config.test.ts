@@ -279,6 +279,13 @@ describe('effective policies', () => {
       [c.leaseTtlMs, c.renewEveryMs, c.pollEveryMs, c.retryBaseMs, c.retryMaxMs, c.conflictRetryMs, c.readyQueueSize, c.scanPageSize],
       [15_000, 5_000, 5_000, 30_000, 1_800_000, 2_000, 64, 500],
     );
+    assert.equal(c.warmWorkers, 1, 'one warm worker per family by default');
+  });
+
+  test('WARM_WORKERS: 0 turns warm workers off; negative or fractional values are rejected naming the variable', () => {
+    assert.equal(parse({ ARTIFACT_PROCESSING_WARM_WORKERS: '0' }).warmWorkers, 0);
+    assert.equal(parse({ ARTIFACT_PROCESSING_WARM_WORKERS: '3' }).warmWorkers, 3);
+    for (const bad of ['-1', '1.5', 'many']) rejects({ ARTIFACT_PROCESSING_WARM_WORKERS: bad }, [`${P}ARTIFACT_PROCESSING_WARM_WORKERS`]);
   });
 
   test('tuning variables are read and validated, naming the variable', () => {
