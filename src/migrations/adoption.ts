@@ -28,6 +28,7 @@ import { MIGRATIONS_DIR, SQLITE_SCRIPTS_DIR } from '../paths.ts';
 import type { FamilyRegistration, SchedulePolicyDecl } from '../registry/registration.ts';
 import { splitSqlStatements } from '../sql-split.ts';
 import { BaseStore } from '../store/base-store.ts';
+import { StoreError } from '../store/errors.ts';
 import type { OperationName } from '../store/operations.ts';
 import { toDbTime } from '../store/rows.ts';
 import type { Store } from '../store/types.ts';
@@ -232,7 +233,21 @@ export async function adoptTopicMemoryPr1490(ctx: AdoptionContext): Promise<Adop
     const applied = await migrator.up({ to: CONVERSION_AFTER[backend], adopting: true });
     if (applied.length > 0) steps.push(`migrated: ${applied.join(', ')}`);
     if (backend === 'oceanbase') await driver.execute(procedureInstall(TOPIC_OP, `adopt:${TOPIC_MEMORY_PR1490_LEDGER_NAME}`));
-    conversion = await callConversion(ctx.openStore, TOPIC_OP, { binding_name: binding });
+    try {
+      conversion = await callConversion(ctx.openStore, TOPIC_OP, { binding_name: binding });
+    } catch (error) {
+      if (!(error instanceof StoreError)) throw error;
+      // The conversion rolled back as a whole; the set-aside tables still hold every legacy row.
+      return result(source, 'refused', {
+        steps,
+        problems: [{
+          problem: error.code,
+          bindingName: binding,
+          scopeId: null,
+          detail: 'the conversion was rolled back (nothing converted); the PR #1490 binding states and lease are set aside as pc_aps_pr1490_*: correct the data and run the adoption again to resume',
+        }],
+      });
+    }
     steps.push(`converted: ${String(conversion.summary)}`);
     phase = 'converted';
   }

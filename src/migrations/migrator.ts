@@ -121,6 +121,7 @@ export class Migrator {
     if (options.to !== undefined && !this.files.some((f) => f.name === options.to)) {
       throw new Error(`no migration named ${options.to} in migrations/${this.backend}/`);
     }
+    if (options.to !== undefined && (await this.driver.applied()).some((m) => m.name === options.to)) return [];
     const done = await this.umzug().up(options.to === undefined ? undefined : { to: options.to });
     return done.map((m) => m.name);
   }

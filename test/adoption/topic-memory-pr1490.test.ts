@@ -203,6 +203,20 @@ for (const backend of BACKENDS) {
       assert.equal(Number(r.conversion?.intent_keys), expectedIntents(data).size);
     });
 
+    test('data that turns inconsistent after the set-aside step: the conversion rolls back, the report names it, a corrected run resumes', async () => {
+      await legacy({ waveInProgress: true, bulk: 10 });
+      const text = adoptionFile(fx.backend === 'sqlite' ? 'sqlite' : 'oceanbase', 'topic_memory_pr1490.set_aside.sql');
+      await driver.execute(fx.backend === 'sqlite' ? [{ sql: text }] : splitSqlStatements(text).map((sql) => ({ sql })));
+      await fx.query('UPDATE pc_artifact_processing_pending SET flushed_generation = flush_generation + 5 WHERE scope_id = ?', ['tm-flush-open']);
+      const r = await adoptTopicMemoryPr1490(context());
+      assert.equal(r.outcome, 'refused', JSON.stringify(r));
+      assert.deepEqual(r.problems.map((p) => p.problem), ['adoption_inconsistent']);
+      assert.equal(await topicMemoryPr1490Phase(driver), 'set_aside');
+      assert.deepEqual(await fx.query('SELECT scope_id FROM pc_artifact_processing_intents'), [], 'nothing was converted');
+      await fx.query('UPDATE pc_artifact_processing_pending SET flushed_generation = flush_generation - 1 WHERE scope_id = ?', ['tm-flush-open']);
+      assert.equal((await adoptTopicMemoryPr1490(context())).outcome, 'adopted');
+    });
+
     test('--keep-legacy keeps the old tables after the checked conversion; the conversion never runs twice; a later run retires', async () => {
       await legacy({ waveInProgress: true });
       const r = await adoptTopicMemoryPr1490(context({ keepLegacy: true }));
