@@ -4,9 +4,11 @@
 -- pc_aps_set_maintenance turns the window on and off (`apsup maintenance on|off`); a mode switch
 -- ends it. Also reinstalls pc_aps_read_family_backlog with index hints (the status counts read the
 -- covering owed/scan indexes instead of the primary key; measured 4x faster at 1M keys on
--- MariaDB). No table changes. Irreversible by design (no down file): the previous procedure
+-- MariaDB), and installs pc_aps_acknowledge (an acknowledgement without business writes in one
+-- call instead of START TRANSACTION, CALL, COMMIT). No table changes. Irreversible by design (no down file): the previous procedure
 -- versions are not kept.
 -- @procedure pc_aps_mark_dirty
 -- @procedure pc_aps_accept_request
 -- @procedure pc_aps_set_maintenance
 -- @procedure pc_aps_read_family_backlog
+-- @procedure pc_aps_acknowledge

@@ -232,18 +232,12 @@ export abstract class BaseStore implements Store {
 
   async ackInvocation(term: Term, ack: AckRequest, tx?: TxHandle): Promise<AckResult> {
     const op = 'pc_aps_ack_invocation';
-    const params = termParams(op, term);
-    const key = keyParams(op, ack.bindingName, ack.scopeId);
-    assertGeneration(op, 'claimed request generation', ack.claimedRequestGeneration, 1);
-    const clean = ack.cleanThroughDirtyGeneration ?? null;
-    if (clean !== null) assertGeneration(op, 'clean-through dirty generation', clean, 0);
-    const rows = await this.rows(op, {
-      ...params,
-      ...key,
-      claimed_request_generation: ack.claimedRequestGeneration,
-      clean_through_dirty_generation: clean,
-    }, tx);
-    return toAckResult(single(rows, op));
+    return toAckResult(single(await this.rows(op, ackParams(op, term, ack), tx), op));
+  }
+
+  async acknowledge(term: Term, ack: AckRequest): Promise<AckResult> {
+    const op = 'pc_aps_acknowledge';
+    return toAckResult(single(await this.rows(op, ackParams(op, term, ack)), op));
   }
 
   async readRuntimeMode(): Promise<RuntimeModeState> {
@@ -305,4 +299,16 @@ export abstract class BaseStore implements Store {
       dbNow: mustTime(row.db_now, 'db_now'),
     };
   }
+}
+
+function ackParams(op: OperationName, term: Term, ack: AckRequest): Params {
+  assertGeneration(op, 'claimed request generation', ack.claimedRequestGeneration, 1);
+  const clean = ack.cleanThroughDirtyGeneration ?? null;
+  if (clean !== null) assertGeneration(op, 'clean-through dirty generation', clean, 0);
+  return {
+    ...termParams(op, term),
+    ...keyParams(op, ack.bindingName, ack.scopeId),
+    claimed_request_generation: ack.claimedRequestGeneration,
+    clean_through_dirty_generation: clean,
+  };
 }

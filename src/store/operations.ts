@@ -111,6 +111,11 @@ export const OPERATIONS = {
     transaction: 'own',
     summary: 'mode switch: refuse a live old-mode lease (live_candidate), invalidate the old keys, record the new mode',
   },
+  pc_aps_acknowledge: {
+    params: [...TERM, 'binding_name', 'scope_id', 'claimed_request_generation', 'clean_through_dirty_generation'],
+    transaction: 'own',
+    summary: 'pc_aps_ack_invocation in its own transaction, one call: an acknowledgement without business writes',
+  },
   pc_aps_set_maintenance: {
     params: ['maintenance'],
     transaction: 'own',

@@ -190,6 +190,8 @@ export interface Store {
 
   // Acknowledgement (9)
   ackInvocation(term: Term, ack: AckRequest, tx?: TxHandle): Promise<AckResult>;
+  /** ackInvocation in its own transaction, one call (pc_aps_acknowledge): no business writes. */
+  acknowledge(term: Term, ack: AckRequest): Promise<AckResult>;
 
   // Recorded mode, mode switch and status
   readRuntimeMode(): Promise<RuntimeModeState>;

@@ -103,7 +103,7 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
         });
       },
       async acknowledge(options = {}) {
-        committed(await db.transaction(async (tx) => db.ackInvocation(term, ackOptions(options.confirmClean), tx)));
+        committed(await db.acknowledge(term, ackOptions(options.confirmClean)));
         acknowledged = true;
       },
       query: txQuery,

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { PoolConnection } from 'mysql2/promise';
-import { StoreError, type StoreErrorCode } from '../../src/store/errors.ts';
+import { StoreError, TermLostError, type StoreErrorCode } from '../../src/store/errors.ts';
 import type { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { IntentSnapshot, Store, Term, TxHandle } from '../../src/store/types.ts';
@@ -342,6 +342,22 @@ for (const backend of BACKENDS) {
       );
       const empty = await store.listOwedRequests('owed-none', 0, 5);
       assert.deepEqual(empty, { keys: [], nextAfterSequence: 0, exhausted: true });
+    });
+
+    test('acknowledge (pc_aps_acknowledge): ackInvocation in one call, in its own transaction; a lost term or a refused ack writes nothing', async () => {
+      const { store } = fx;
+      const t = await takeTerm(store);
+      const b = 'ack-alone';
+      for (let i = 0; i < 2; i++) await store.acceptRequest(b, 'k');
+      await store.markDirty(b, 'k');
+      const start = await mustRead(store, b, 'k');
+      await rejectsWithCode(store.acknowledge(t, { bindingName: b, scopeId: 'k', claimedRequestGeneration: 3 }), 'ack_beyond_request');
+      await assert.rejects(store.acknowledge({ ...t, supervisorGeneration: t.supervisorGeneration + 1 }, { bindingName: b, scopeId: 'k', claimedRequestGeneration: 1 }), TermLostError);
+      assert.deepEqual(gens(await store.readIntent(b, 'k')), gens(start), 'refused acknowledgements change nothing');
+      const a = await store.acknowledge(t, { bindingName: b, scopeId: 'k', claimedRequestGeneration: 1, cleanThroughDirtyGeneration: 1 });
+      assert.deepEqual([a.outcome, a.requestedGeneration, a.handledGeneration, a.dirtyGeneration, a.cleanGeneration], ['acknowledged', 2, 1, 1, 1]);
+      assert.deepEqual(gens(await other.readIntent(b, 'k')), gens({ ...start, handledGeneration: 1, cleanGeneration: 1 }), 'committed: another connection sees it');
+      assert.equal((await store.acknowledge(t, { bindingName: b, scopeId: 'k', claimedRequestGeneration: 1 })).outcome, 'already_handled');
     });
 
     test('ackInvocation: handled up to the claim, clean up to the snapshot, never beyond, never backwards', async () => {

@@ -21,11 +21,24 @@ export interface SqliteScript {
 
 const scripts = new Map<string, SqliteScript>();
 
+/**
+ * The text of sql/sqlite/<name>.sql with every `-- @include <other>` line replaced by the text of
+ * sql/sqlite/<other>.sql (one level; an included script must not own a transaction), so an
+ * operation can run another one's statements in its own transaction without a copy.
+ */
+export function sqliteScriptText(name: string): string {
+  const text = fs.readFileSync(path.join(SQLITE_SCRIPTS_DIR, `${name}.sql`), 'utf8');
+  return text.replace(/^--\s*@include\s+([a-z0-9_]+)\s*$/gm, (_line, other: string) => {
+    const included = fs.readFileSync(path.join(SQLITE_SCRIPTS_DIR, `${other}.sql`), 'utf8');
+    if (/^\s*(BEGIN|COMMIT)\b/im.test(included)) throw new Error(`sql/sqlite/${name}.sql includes ${other}, which owns a transaction`);
+    return included;
+  });
+}
+
 export function loadSqliteScript(name: string): SqliteScript {
   let script = scripts.get(name);
   if (script) return script;
-  const text = fs.readFileSync(path.join(SQLITE_SCRIPTS_DIR, `${name}.sql`), 'utf8');
-  const all = splitSqlStatements(text);
+  const all = splitSqlStatements(sqliteScriptText(name));
   const isBegin = (s: string) => /^BEGIN\s+IMMEDIATE$/i.test(s);
   const isCommit = (s: string) => /^COMMIT$/i.test(s);
   const ownsTransaction = all.some(isBegin);
