@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, DATABASE_URL_VARIABLE, parseDatabaseUrl, redactDatabaseUrl } from '../config/database-url.ts';
-import { openMigrationDriver } from '../migrations/drivers.ts';
+import { openMigrationDriver, type MigrationDriver } from '../migrations/drivers.ts';
 import { MigrationDriftError, Migrator, formatStatus } from '../migrations/migrator.ts';
 import { createLogger } from '../logging.ts';
 import { openStore } from '../store/open.ts';
@@ -48,11 +48,11 @@ ${TASKS_USAGE.split('\n').slice(1).join('\n')}
 database: ${DATABASE_URL_VARIABLE}=sqlite:<path> | mysql://user:pass@host:port/db | oceanbase://...
           (default sqlite:./var/powercontext.sqlite)`;
 
-async function withMigrator<T>(fn: (migrator: Migrator) => Promise<T>): Promise<T> {
+async function withMigrator<T>(fn: (migrator: Migrator, driver: MigrationDriver) => Promise<T>): Promise<T> {
   const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
   const driver = await openMigrationDriver(target);
   try {
-    return await fn(new Migrator(driver));
+    return await fn(new Migrator(driver), driver);
   } finally {
     await driver.close();
   }
@@ -88,21 +88,16 @@ async function migrate(action: string | undefined, options: MigrateOptions): Pro
         console.log(json ? JSON.stringify(status, null, 2) : formatStatus(status));
         return status.drift ? 3 : 0;
       });
-    case 'sql': {
-      const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
-      const driver = await openMigrationDriver(target);
-      try {
+    case 'sql':
+      return withMigrator(async (m, driver) => {
         try {
-          process.stdout.write(await new Migrator(driver).pendingSql());
+          process.stdout.write(await m.pendingSql());
         } catch (error) {
           if (!(error instanceof AdoptionRequiredError)) throw error;
           process.stdout.write(`-- ${error.message}\n${await adoptionPlanFor(driver, { familiesModule: options.familiesModule })}`);
         }
         return 0;
-      } finally {
-        await driver.close();
-      }
-    }
+      });
     case 'adopt':
       return adoptCommand({
         source: options.source,

@@ -174,7 +174,8 @@ function result(source: AdoptionSource, outcome: AdoptionResult['outcome'], fiel
 const TOPIC_OP = 'pc_aps_adopt_topic_memory_pr1490' satisfies OperationName;
 
 function topicRetirePlan(backend: MigrationBackend): PlannedStatement[] {
-  return statementsOf(backend, adoptionFile(backend, 'topic_memory_pr1490.retire.sql'));
+  const plan = statementsOf(backend, adoptionFile(backend, 'topic_memory_pr1490.retire.sql'));
+  return backend === 'oceanbase' ? [...plan, ...procedureRemoval(TOPIC_OP)] : plan;
 }
 
 /** The whole adoption as a reviewable script, from the phase the database is in. */

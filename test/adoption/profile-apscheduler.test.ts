@@ -159,6 +159,13 @@ async function seedProfileDomain(fx: BackendFixture, taken: Date): Promise<void>
 
 interface CandidateRow { scopeId: string; fireAt: string; throughSeq: number; status: string }
 
+/** A fresh job store and an unadopted binding on the same database (tests sharing one fixture). */
+async function resetAdoption(fx: BackendFixture): Promise<void> {
+  await fx.query('DROP TABLE IF EXISTS apscheduler_jobs');
+  for (const t of ['pc_aps_adoptions', 'pc_artifact_processing_binding_states', 'pc_artifact_processing_intents',
+    'ref_profile_signals', 'ref_profile_cursors', 'ref_profile_candidates']) await fx.query(`DELETE FROM ${t}`);
+}
+
 async function candidates(fx: BackendFixture, scopeId?: string): Promise<CandidateRow[]> {
   const rows = await fx.query(
     `SELECT scope_id, fire_at, through_seq, status FROM ref_profile_candidates${scopeId ? ' WHERE scope_id = ?' : ''} ORDER BY scope_id, fire_at`,
@@ -313,11 +320,7 @@ for (const backend of BACKENDS) {
     before(async () => { fx = await createBackend(backend); });
     after(async () => { await fx?.cleanup(); });
     // Each test starts from a fresh job store and an unadopted binding on the same database.
-    async function reset(): Promise<void> {
-      await fx.query('DROP TABLE IF EXISTS apscheduler_jobs');
-      for (const t of ['pc_aps_adoptions', 'pc_artifact_processing_binding_states', 'pc_artifact_processing_intents',
-        'ref_profile_signals', 'ref_profile_cursors', 'ref_profile_candidates']) await fx.query(`DELETE FROM ${t}`);
-    }
+    const reset = () => resetAdoption(fx);
 
     test('missed fire: next_run_time = the latest fire <= now -> checkpoint one day before it (one catch-up due)', async () => {
       await reset();
@@ -378,11 +381,7 @@ for (const backend of BACKENDS) {
     let fx: BackendFixture;
     before(async () => { fx = await createBackend(backend); });
     after(async () => { await fx?.cleanup(); });
-    async function reset(): Promise<void> {
-      await fx.query('DROP TABLE IF EXISTS apscheduler_jobs');
-      for (const t of ['pc_aps_adoptions', 'pc_artifact_processing_binding_states', 'pc_artifact_processing_intents',
-        'ref_profile_signals', 'ref_profile_cursors', 'ref_profile_candidates']) await fx.query(`DELETE FROM ${t}`);
-    }
+    const reset = () => resetAdoption(fx);
 
     test('next_run_time in the future but not a fire: refused with job_not_a_cron_fire, nothing changed', async () => {
       await reset();

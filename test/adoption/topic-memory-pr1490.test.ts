@@ -34,13 +34,6 @@ async function rowsOf(fx: BackendFixture, table: string): Promise<string[]> {
   return (await fx.query(`SELECT * FROM ${table}`)).map((r) => JSON.stringify(Object.entries(r).map(([k, v]) => [k, v === null ? null : String(v)]))).sort();
 }
 
-async function tableExists(fx: BackendFixture, name: string): Promise<boolean> {
-  const rows = fx.backend === 'sqlite'
-    ? await fx.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", [name])
-    : await fx.query('SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?', [name]);
-  return rows.length > 0;
-}
-
 for (const backend of BACKENDS) {
   describe(`[${backend}] apsup migrate adopt topic-memory-pr1490`, () => {
     let fx: BackendFixture;
@@ -112,7 +105,7 @@ for (const backend of BACKENDS) {
 
       assert.deepEqual(await Promise.all(TABLES_KEPT.map((t) => rowsOf(fx, t))), kept, 'Topic pending and cursors are untouched');
       for (const gone of ['pc_artifact_processing_auto_wave_targets', 'pc_aps_pr1490_binding_states', 'pc_aps_pr1490_leases']) {
-        assert.equal(await tableExists(fx, gone), false, `${gone} retired`);
+        assert.equal(await driver.tableExists(gone), false, `${gone} retired`);
       }
       assert.deepEqual((await fx.query('SELECT adoption, state FROM pc_aps_adoptions')).map((x) => [x.adoption, x.state]), [['topic_memory_pr1490', 'retired']]);
       const status = await new Migrator(driver).status();
@@ -221,8 +214,8 @@ for (const backend of BACKENDS) {
       await legacy({ waveInProgress: true });
       const r = await adoptTopicMemoryPr1490(context({ keepLegacy: true }));
       assert.equal(r.outcome, 'adopted', JSON.stringify(r));
-      assert.equal(await tableExists(fx, 'pc_aps_pr1490_binding_states'), true);
-      assert.equal(await tableExists(fx, 'pc_artifact_processing_auto_wave_targets'), true);
+      assert.equal(await driver.tableExists('pc_aps_pr1490_binding_states'), true);
+      assert.equal(await driver.tableExists('pc_artifact_processing_auto_wave_targets'), true);
       assert.equal(await topicMemoryPr1490Phase(driver), 'converted');
       const store = openStore(fx.target) as BaseStore;
       try {
@@ -239,7 +232,7 @@ for (const backend of BACKENDS) {
       }
       const again = await adoptTopicMemoryPr1490(context());
       assert.equal(again.outcome, 'adopted');
-      assert.equal(await tableExists(fx, 'pc_aps_pr1490_binding_states'), false);
+      assert.equal(await driver.tableExists('pc_aps_pr1490_binding_states'), false);
       assert.equal(await topicMemoryPr1490Phase(driver), 'retired');
     });
 
