@@ -2,6 +2,10 @@
 -- Purpose: the live holder extends its lease (lease row and its 32 fence rows). The generation never changes on renewal. A term
 --   that has already expired cannot be renewed, even if nobody took it over: the holder must
 --   stop dispatching and acquire again (which yields a new generation).
+-- Locks: the lease row first (SELECT ... FOR UPDATE), then its fence rows, the same order as
+--   pc_aps_acquire_term and pc_aps_invalidate_term (COMPATIBILITY, lock order), so a renewal racing
+--   a takeover at expiry waits for it and gets term_lost, never a deadlock. The term is validated on
+--   the locked lease row with the clock read after the lock.
 -- Transaction: owns its transaction. Do not call inside an open transaction.
 -- Parameters:
 --   p_supervisor_key        VARCHAR(191)
@@ -10,7 +14,8 @@
 --   p_ttl_ms                INT           new time to live from now, 1000 .. 3600000 ms
 -- Result: one row (supervisor_key, holder_id, supervisor_generation, expires_at, outcome='renewed', db_now)
 -- Errors (SQLSTATE '45000', MESSAGE_TEXT):
---   term_lost         the caller no longer holds a live term at that generation.
+--   term_lost         the caller no longer holds a live term at that generation (no lease row,
+--                     another holder, another generation, released, or expired by the database clock).
 --   invalid_argument  ttl out of range.
 CREATE PROCEDURE pc_aps_renew_term(
   IN p_supervisor_key        VARCHAR(191),
@@ -19,8 +24,13 @@ CREATE PROCEDURE pc_aps_renew_term(
   IN p_ttl_ms                INT
 )
 BEGIN
-  DECLARE v_now     DATETIME(3);
-  DECLARE v_expires DATETIME(3);
+  DECLARE v_found      INT DEFAULT 1;
+  DECLARE v_now        DATETIME(3);
+  DECLARE v_expires    DATETIME(3);
+  DECLARE v_holder     VARCHAR(128) DEFAULT NULL;
+  DECLARE v_generation BIGINT DEFAULT NULL;
+  DECLARE v_current    DATETIME(3) DEFAULT NULL;
+  DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
     ROLLBACK;
@@ -32,8 +42,20 @@ BEGIN
   END IF;
 
   START TRANSACTION;
-  CALL pc_aps_assert_term(p_supervisor_key, p_holder_id, p_supervisor_generation);
+  -- Lease row first (lock order), validated under its lock with the clock read after the lock.
+  SELECT holder_id, supervisor_generation, expires_at
+    INTO v_holder, v_generation, v_current
+    FROM pc_artifact_processing_leases
+   WHERE supervisor_key = p_supervisor_key
+     FOR UPDATE;
   SET v_now = UTC_TIMESTAMP(3);
+  IF v_found = 0
+     OR p_holder_id IS NULL OR p_supervisor_generation IS NULL
+     OR v_holder IS NULL OR v_holder <> p_holder_id
+     OR v_generation <> p_supervisor_generation
+     OR (v_current IS NOT NULL AND v_current <= v_now) THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'term_lost';
+  END IF;
   SET v_expires = DATE_ADD(v_now, INTERVAL p_ttl_ms * 1000 MICROSECOND);
   UPDATE pc_artifact_processing_leases
      SET expires_at = v_expires, renewed_at = v_now, updated_at = v_now

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { InvalidArgumentError, TermLostError } from '../../src/store/errors.ts';
 import type { LeaseRead, Store, Term, TermResult } from '../../src/store/types.ts';
+import { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
 import { BACKENDS, createBackend, term, waitFor, type BackendFixture } from '../helpers/backends.ts';
 
 const LONG_TTL = 60_000;
@@ -561,7 +562,7 @@ describe('[sqlite] terms: every acquisition takes the term unconditionally', () 
     await assertRejectedEverywhere(store, first, binding, scanGeneration);
   });
 
-  test('two connections in one process: both take the term in turn, distinct generations, the later one wins', async () => {
+  test('two stores in one process take the term one after the other (better-sqlite3 is synchronous: not a race; the race is in fencing-processes.test.ts): distinct generations, the later one wins', async () => {
     const store1 = fx.store;
     const store2 = fx.openStore();
     const key = 'artifact:sqlite-two-conns';
@@ -721,6 +722,79 @@ describe('[mysql] terms: races between two connections', () => {
       await store2.markDirty(binding, 'k', tx);
     });
     assert.equal((await store1.readIntent(binding, 'k'))?.dirtyGeneration, 2);
+  });
+
+  test('two candidates race for an EXPIRED lease (failover): exactly one takes it at generation + 1, also when the expired holder is one of them', async () => {
+    const key = 'artifact:race-expired';
+    let generation = 0;
+    for (let round = 0; round < 3; round++) {
+      const held = await store1.acquireTerm(key, 'holder-a', 1000);
+      assert.equal(held.outcome, 'acquired');
+      generation = held.supervisorGeneration;
+      await waitUntilExpired(store2, key);
+      const [a, b] = await Promise.all([
+        store1.acquireTerm(key, 'holder-a', LONG_TTL),
+        store2.acquireTerm(key, 'holder-b', LONG_TTL),
+      ]);
+      const winner = checkRace(a, b, generation + 1);
+      const lease = await store2.readLease(key);
+      assert.deepEqual([lease.holderId, lease.supervisorGeneration, lease.live], [winner.holderId, generation + 1, true]);
+      // The expired term is fenced out even when its holder won again (no ABA).
+      await assert.rejects(store1.transaction((tx) => store1.assertTerm(tx, asTerm(held))), termLost('pc_aps_assert_term'));
+      await store1.invalidateTerm(key);
+    }
+  });
+
+  test('a renewal racing a takeover at expiry gets term_lost (lease row locked first, like acquire), never a deadlock', async () => {
+    const key = 'artifact:race-renew';
+    const { host, port, user, password, database } = fx.target as Extract<BackendFixture['target'], { backend: 'mysql' }>;
+    // One connection per store, so each operation runs on a connection whose id we know.
+    const taker = MysqlStore.open({ host, port, user, password, database }, 1);
+    const renewer = MysqlStore.open({ host, port, user, password, database }, 1);
+    const blocker = await (store1 as MysqlStore).pool.getConnection();
+    try {
+      const connectionId = async (s: MysqlStore) => Number((await s.domainQuery('SELECT CONNECTION_ID() AS id'))[0].id);
+      const takerId = await connectionId(taker);
+      const renewerId = await connectionId(renewer);
+      // Waiting on the lease row held by the blocker: the connection's current statement (inside
+      // the procedure) reads or writes the lease table. (MariaDB reports a PK lookup that waits in
+      // the optimizer as state 'Statistics', not always as an INNODB_TRX lock wait.)
+      const blockedOnLease = async (id: number) => {
+        const rows = await fx.query(
+          "SELECT INFO AS info FROM information_schema.PROCESSLIST WHERE ID = ? AND COMMAND = 'Query'", [id]);
+        return rows.length === 1 && /pc_artifact_processing_leases/.test(String(rows[0].info)) && !/^\s*CALL/i.test(String(rows[0].info));
+      };
+      const held = await store1.acquireTerm(key, 'holder-a', 4000);
+      assert.equal(held.outcome, 'acquired');
+      // A third transaction holds the lease row, so the takeover and the renewal queue on it while
+      // the term is still live: the takeover first, then the renewal (which, in the old order,
+      // had already passed its fence check and held its fence slot).
+      await blocker.query('START TRANSACTION');
+      await blocker.query('SELECT supervisor_generation FROM pc_artifact_processing_leases WHERE supervisor_key = ? FOR UPDATE', [key]);
+      const takeoverP = taker.acquireTerm(key, 'holder-b', LONG_TTL);
+      takeoverP.catch(() => undefined);
+      await waitFor(() => blockedOnLease(takerId), 10_000, 10);
+      const renewalP = renewer.renewTerm(asTerm(held), LONG_TTL);
+      renewalP.catch(() => undefined);
+      await waitFor(() => blockedOnLease(renewerId), 10_000, 10);
+      // The lease expires by the database clock while both wait; then the row is released.
+      await waitUntilExpired(store2, key);
+      await blocker.query('COMMIT');
+
+      const renewal = await renewalP.then(() => 'renewed', (e: unknown) => e);
+      assert.ok(renewal instanceof TermLostError, `the renewal must raise TermLostError, got ${String(renewal)} (${(renewal as { code?: string }).code ?? ''})`);
+      assert.equal(renewal.operation, 'pc_aps_renew_term');
+      const takeover = await takeoverP;
+      assert.deepEqual([takeover.outcome, takeover.holderId, takeover.supervisorGeneration], ['acquired', 'holder-b', held.supervisorGeneration + 1]);
+      const lease = await store2.readLease(key);
+      assert.deepEqual([lease.holderId, lease.supervisorGeneration, lease.live], ['holder-b', held.supervisorGeneration + 1, true]);
+      await store2.transaction((tx) => store2.assertTerm(tx, asTerm(takeover)));
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      blocker.release();
+      await taker.close();
+      await renewer.close();
+    }
   });
 
   test('a candidate facing a live term gets standby at once, even while a fenced write holds its fence slot', async () => {
