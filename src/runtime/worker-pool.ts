@@ -3,6 +3,11 @@
  * invocation at a time, reused for later invocations of the same family. A timeout covers the
  * whole invocation from dispatch: SIGTERM, a bounded wait, then SIGKILL; the invocation settles
  * (and the caller releases the budget) only once the exit is confirmed.
+ *
+ * A process being terminated (timeout, lost term, shutdown) is never reused: a result it still
+ * sends (a processor that honours ctx.signal replies `failed`) is kept and the invocation settles
+ * on the confirmed exit, as `timeout` when the timeout started the termination. The grace period
+ * reaches the child (APSUP_WORKER_TERMINATE_GRACE_MS), which leaves once its invocation reported.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -38,7 +43,12 @@ interface WorkerProcess {
   ready: Promise<void>;
   exited: Promise<void>;
   alive: boolean;
+  /** Set once termination began (resolves on the confirmed exit); such a process is never reused. */
+  terminating: Promise<void> | null;
 }
+
+/** Environment variable that gives a worker child the grace period of a graceful termination. */
+export const WORKER_GRACE_VARIABLE = 'APSUP_WORKER_TERMINATE_GRACE_MS';
 
 let invocationCounter = 0;
 
@@ -54,12 +64,17 @@ export class WorkerPool {
   private spawn(): WorkerProcess {
     const child = fork(WORKER_MAIN, [], {
       execArgv: ['--import', TSX_LOADER],
-      env: { ...process.env, ...this.options.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: this.options.databaseUrl },
+      env: {
+        ...process.env,
+        ...this.options.env,
+        POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: this.options.databaseUrl,
+        [WORKER_GRACE_VARIABLE]: String(this.options.graceMs),
+      },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'json',
     });
     this.spawned += 1;
-    const worker: WorkerProcess = { child, alive: true, readyAt: null, ready: Promise.resolve(), exited: Promise.resolve() };
+    const worker: WorkerProcess = { child, alive: true, readyAt: null, ready: Promise.resolve(), exited: Promise.resolve(), terminating: null };
     worker.exited = new Promise<void>((resolve) => {
       child.once('exit', () => {
         worker.alive = false;
@@ -91,33 +106,44 @@ export class WorkerPool {
   /** Runs one invocation; resolves after the result, or after a confirmed exit on timeout/crash. */
   async run(scopeId: string, context: ExecutionContext, snapshot?: IntentSnapshot): Promise<WorkerOutcome> {
     if (this.closed) throw new Error('worker pool is closed');
-    const worker = this.idle.pop() ?? this.spawn();
+    const worker = this.takeIdle() ?? this.spawn();
     const started = performance.now();
     const invocationId = ++invocationCounter;
     const pid = worker.child.pid ?? -1;
     return new Promise<WorkerOutcome>((resolve) => {
       let settled = false;
       let timedOut = false;
+      /** A result that arrived while the process was being terminated: settled on the exit. */
+      let late: ResultMessage | null = null;
       const finish = (outcome: WorkerOutcome, reusable: boolean) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         worker.child.off('message', onMessage);
         worker.child.off('exit', onExit);
-        if (reusable && worker.alive && !this.closed && this.idle.length < this.options.maxIdle) this.idle.push(worker);
-        else if (reusable && worker.alive) this.retire(worker);
+        const healthy = reusable && worker.alive && worker.terminating === null;
+        if (healthy && !this.closed && this.idle.length < this.options.maxIdle) this.idle.push(worker);
+        else if (healthy) this.retire(worker);
         resolve(outcome);
       };
       const onMessage = (m: ChildMessage) => {
-        if (m.type === 'result' && m.invocationId === invocationId) {
-          finish({ status: m.status, durationMs: m.durationMs, error: m.error, pid, acknowledgement: m.acknowledgement }, true);
+        if (m.type !== 'result' || m.invocationId !== invocationId) return;
+        if (timedOut || worker.terminating !== null) {
+          // The process is being terminated: its budget slot is held until the exit is confirmed.
+          late = m;
+          return;
         }
+        finish({ status: m.status, durationMs: m.durationMs, error: m.error, pid, acknowledgement: m.acknowledgement }, true);
       };
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
         const durationMs = performance.now() - started;
         if (timedOut) {
           const phase = worker.readyAt === null ? ' (the worker process was still starting up)' : '';
-          finish({ status: 'timeout', durationMs, pid, exitCode: code, signal, error: { name: 'TimeoutError', message: `invocation exceeded ${this.options.timeoutMs} ms${phase}` } }, false);
+          const reply = late ? `; the processor replied ${late.status} during the termination` : '';
+          finish({ status: 'timeout', durationMs, pid, exitCode: code, signal, error: { name: 'TimeoutError', message: `invocation exceeded ${this.options.timeoutMs} ms${phase}${reply}` } }, false);
+        } else if (late) {
+          // Terminated for another reason (lost term, shutdown): the reply counts, after the exit.
+          finish({ status: late.status, durationMs, error: late.error, pid, acknowledgement: late.acknowledgement }, false);
         } else {
           finish({ status: 'crashed', durationMs, pid, exitCode: code, signal, error: { name: 'WorkerCrash', message: `worker exited (code ${code}, signal ${signal})` } }, false);
         }
@@ -147,23 +173,41 @@ export class WorkerPool {
     });
   }
 
-  /** Graceful termination, a bounded wait, then a forced kill; resolves when the exit is confirmed. */
-  async terminate(worker: WorkerProcess): Promise<void> {
-    if (!worker.alive) return;
-    this.terminating += 1;
-    try {
-      worker.child.kill('SIGTERM');
-      const graceful = await Promise.race([
-        worker.exited.then(() => true),
-        new Promise<boolean>((r) => setTimeout(() => r(false), this.options.graceMs).unref()),
-      ]);
-      if (!graceful && worker.alive) {
-        worker.child.kill('SIGKILL');
-        await worker.exited;
-      }
-    } finally {
-      this.terminating -= 1;
+  /** An idle process that is alive and not being terminated, if any. */
+  private takeIdle(): WorkerProcess | undefined {
+    for (;;) {
+      const worker = this.idle.pop();
+      if (!worker || (worker.alive && worker.terminating === null)) return worker;
     }
+  }
+
+  /**
+   * Graceful termination, a bounded wait, then a forced kill; resolves when the exit is
+   * confirmed. Idempotent: a second call waits for the termination already under way.
+   */
+  terminate(worker: WorkerProcess): Promise<void> {
+    if (!worker.alive) return Promise.resolve();
+    if (worker.terminating) return worker.terminating;
+    const i = this.idle.indexOf(worker);
+    if (i >= 0) this.idle.splice(i, 1);
+    this.terminating += 1;
+    worker.terminating = (async () => {
+      try {
+        worker.child.kill('SIGTERM');
+        const graceful = await Promise.race([
+          worker.exited.then(() => true),
+          new Promise<boolean>((r) => setTimeout(() => r(false), this.options.graceMs).unref()),
+        ]);
+        if (!graceful && worker.alive) {
+          this.options.logger.warn({ family: this.options.family, workerPid: worker.child.pid, graceMs: this.options.graceMs }, 'worker did not exit within the grace period; killing it');
+          worker.child.kill('SIGKILL');
+          await worker.exited;
+        }
+      } finally {
+        this.terminating -= 1;
+      }
+    })();
+    return worker.terminating;
   }
 
   private retire(worker: WorkerProcess): void {

@@ -17,9 +17,18 @@ const logger = createLogger({ name: 'apsup-worker' });
 let store: Store | null = null;
 const processors = new Map<string, Processor>();
 let current: AbortController | null = null;
+/** Set by SIGTERM: the process leaves as soon as the running invocation has reported. */
+let terminating = false;
+/** The grace period of a graceful termination, given by the supervisor (TERMINATE_GRACE_SECONDS). */
+const graceMs = Number(process.env.APSUP_WORKER_TERMINATE_GRACE_MS) > 0 ? Number(process.env.APSUP_WORKER_TERMINATE_GRACE_MS) : 5000;
 
-function send(message: ChildMessage): void {
-  process.send?.(message);
+function send(message: ChildMessage, then?: () => void): void {
+  if (!process.send) { then?.(); return; }
+  process.send(message, undefined, {}, () => then?.());
+}
+
+function leave(): void {
+  process.exit(143);
 }
 
 async function loadProcessor(modulePath: string, exportName?: string): Promise<Processor> {
@@ -132,13 +141,22 @@ async function main(): Promise<void> {
       return;
     }
     if (message.type === 'invoke') {
-      queue = queue.then(async () => send(await invoke(message)));
+      queue = queue.then(async () => {
+        const result = await invoke(message);
+        // Once terminating, leave right after the reply (the supervisor settles on the exit).
+        await new Promise<void>((resolve) => send(result, resolve));
+        if (terminating) leave();
+      });
     }
   });
   process.on('SIGTERM', () => {
-    // Graceful termination: tell the running processor, give it a moment, then leave.
+    // Graceful termination: tell the running processor, leave once it has reported, and at the
+    // latest when the grace period ends (the supervisor kills the process then).
+    if (terminating) return;
+    terminating = true;
+    if (!current) leave();
     current?.abort();
-    setTimeout(() => process.exit(143), 200).unref();
+    setTimeout(leave, graceMs).unref();
   });
   process.on('disconnect', () => process.exit(0));
   send({ type: 'ready', pid: process.pid });
