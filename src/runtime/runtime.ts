@@ -16,6 +16,9 @@ import { WorkerPool } from './worker-pool.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { watchSqliteCommits } from './sqlite-wakeup.ts';
 
+/** How long shutdown waits for the store's connections to close. */
+const CLOSE_BOUND_MS = 5000;
+
 export function newHolderId(): string {
   const host = os.hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 60) || 'host';
   return `${host}:${process.pid}:${crypto.randomBytes(6).toString('hex')}`;
@@ -31,7 +34,7 @@ export interface RuntimeStatus {
   mode: string;
   role: string;
   holderId: string;
-  supervisors: Array<{ supervisorKey: string; state: string; supervisorGeneration: number | null; renewalFailures: number; renewalFailuresTotal: number; termChanges: number }>;
+  supervisors: Array<{ supervisorKey: string; state: string; supervisorGeneration: number | null; renewalFailures: number; renewalFailuresTotal: number; termChanges: number; dispatchSuspended: boolean }>;
   families: FamilyStats[];
 }
 
@@ -182,6 +185,7 @@ export class Runtime {
         renewalFailures: s.keeper.renewalFailures,
         renewalFailuresTotal: s.keeper.renewalFailuresTotal,
         termChanges: s.keeper.termChanges,
+        dispatchSuspended: s.keeper.suspended,
       })),
       families: this.supervisors.flatMap((s) => s.partitions.map((p) => p.stats())),
     };
@@ -192,7 +196,13 @@ export class Runtime {
       this.logger.info({ holderId: this.holderId }, 'shutting down: discovery and dispatch stopped');
       this.unwatch?.();
       await Promise.all(this.supervisors.map((s) => s.stop()));
-      await this.store.close();
+      // A hung connection must not keep the process from ending (the lease then expires).
+      let timer: NodeJS.Timeout | undefined;
+      const closed = await Promise.race([
+        this.store.close().then(() => true),
+        new Promise<boolean>((r) => { timer = setTimeout(() => r(false), CLOSE_BOUND_MS); timer.unref?.(); }),
+      ]).finally(() => clearTimeout(timer));
+      if (!closed) this.logger.warn({ holderId: this.holderId, boundMs: CLOSE_BOUND_MS }, 'database connections did not close in time; leaving them');
       this.logger.info({ holderId: this.holderId }, 'shut down');
     })();
     return this.stopping;

@@ -51,6 +51,11 @@ export class Supervisor {
       options.logger.warn({ supervisorKey: term.supervisorKey, holderId: term.holderId, supervisorGeneration: term.supervisorGeneration, reason }, 'term lost; dispatch stopped');
       void this.terminateWorkers();
     });
+    // RFC 8: a failed renewal stops dispatch at once; only a good renewal of the same term resumes it.
+    this.keeper.on('suspended', (term, reason) => {
+      options.logger.warn({ supervisorKey: term.supervisorKey, supervisorGeneration: term.supervisorGeneration, reason }, 'lease renewal failed; no new admission or dispatch until it is renewed');
+    });
+    this.keeper.on('resumed', () => this.wake());
     this.keeper.on('standby', (holderId) => {
       options.logger.info({ supervisorKey: options.supervisorKey, leader: holderId }, 'standby: another candidate holds the term');
     });
@@ -97,13 +102,13 @@ export class Supervisor {
 
   private async tick(): Promise<void> {
     const term = this.keeper.term;
-    if (!term || this.stopped) return;
+    if (!term || this.stopped || this.keeper.suspended) return;
     this.ticks += 1;
     let failed = false;
     const n = this.partitions.length;
     const start = this.rotation++ % Math.max(1, n);
     for (let i = 0; i < n; i += 1) {
-      if (this.stopped || this.keeper.term !== term) return;
+      if (this.stopped || this.keeper.term !== term || this.keeper.suspended) return;
       const partition = this.partitions[(start + i) % n];
       if (!partition.wantsExamination(Date.now())) continue;
       try {

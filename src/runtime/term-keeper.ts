@@ -1,9 +1,15 @@
 /**
  * Term keeper of one supervisor key. SQLite: takes the term once at start (every legitimate
  * start increments the generation; no expiry, no renewal). MySQL/OceanBase: competes for the
- * lease, renews it on a short period while leading, and stays a healthy standby otherwise; a
- * failed renewal (lost term, or no confirmed renewal before the local deadline) reports the loss
- * at once so the supervisor stops dispatching.
+ * lease, renews it on a short period while leading, and stays a healthy standby otherwise.
+ *
+ * RFC 8 ("续租失败立即停止派发，尽力终止 Worker"): a renewal that fails or does not answer within
+ * its bound suspends dispatch at once ('suspended'); the keeper keeps retrying, and only a
+ * successful renewal of the same term resumes dispatch ('resumed'). The term is lost ('lost':
+ * the supervisor terminates its workers) on term_lost or when the local deadline (the start of
+ * the last good renewal + TTL, never later than the database's expiry) passes, whether or not a
+ * renewal is still pending: a hung statement cannot keep an old leader dispatching. Shutdown
+ * never waits for a hung renewal longer than a bound.
  */
 import { EventEmitter } from 'node:events';
 import { TermLostError } from '../store/errors.ts';
@@ -24,7 +30,30 @@ export declare interface TermKeeper {
   on(event: 'acquired', listener: (term: Term) => void): this;
   on(event: 'lost', listener: (term: Term, reason: string) => void): this;
   on(event: 'standby', listener: (holderId: string | null) => void): this;
+  on(event: 'suspended', listener: (term: Term, reason: string) => void): this;
+  on(event: 'resumed', listener: (term: Term) => void): this;
 }
+
+class RenewalTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`lease renewal did not answer within ${ms} ms`);
+    this.name = 'RenewalTimeoutError';
+  }
+}
+
+/** Settles like `work`, or rejects once `ms` passed (the work itself goes on unobserved). */
+function within<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  work.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), Math.max(0, ms));
+    timer.unref?.();
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** The longest a single lease statement may take before it counts as failed. */
+const MIN_STATEMENT_BOUND_MS = 1000;
 
 export class TermKeeper extends EventEmitter {
   state: TermState = 'starting';
@@ -32,7 +61,13 @@ export class TermKeeper extends EventEmitter {
   /** Local monotonic deadline after which the term must be considered lost without a renewal. */
   private localDeadline = 0;
   private timer: NodeJS.Timeout | null = null;
+  /** Fires at the local deadline: the term is lost then, whatever a pending renewal does. */
+  private deadlineTimer: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** A term this keeper gave up that the database may still hold for it (invalidated before the next acquisition). */
+  private lostTerm: Term | null = null;
+  /** True from a failed (or unanswered) renewal until a renewal of the same term succeeds. */
+  suspended = false;
   private busy: Promise<void> = Promise.resolve();
   /** Consecutive failed renewals of the current term (reset by a good renewal). */
   renewalFailures = 0;
@@ -73,13 +108,35 @@ export class TermKeeper extends EventEmitter {
         return; // no renewal on SQLite
       }
       if (this.term) {
-        await this.store.renewTerm(this.term, ttlMs);
-        this.localDeadline = startedAt + ttlMs;
+        const term = this.term;
+        const bound = this.statementBound();
+        await within(this.store.renewTerm(term, ttlMs), bound, () => new RenewalTimeoutError(bound));
+        if (this.term !== term) return; // lost meanwhile (deadline, fenced write): stay lost
+        this.setDeadline(startedAt + ttlMs);
         this.renewalFailures = 0;
+        if (this.suspended) {
+          this.suspended = false;
+          logger.info({ supervisorKey, supervisorGeneration: term.supervisorGeneration }, 'lease renewed; dispatch resumed');
+          this.emit('resumed', term);
+        }
       } else {
-        const result = await this.store.acquireTerm(supervisorKey, holderId, ttlMs);
+        const bound = Math.max(MIN_STATEMENT_BOUND_MS, ttlMs / 2);
+        if (this.lostTerm) {
+          // A term given up locally (deadline) may still be live in the database: make its
+          // commits fail before leading again (RFC 6: "任期变化必须先使旧提交失效，再恢复新派发"),
+          // so the same holder never resumes the old generation.
+          const lost = this.lostTerm;
+          try {
+            await within(this.store.invalidateTerm(supervisorKey, { holderId: lost.holderId, supervisorGeneration: lost.supervisorGeneration }), bound, () => new RenewalTimeoutError(bound));
+          } catch (error) {
+            if (!(error instanceof TermLostError)) throw error;
+          }
+          this.lostTerm = null;
+        }
+        const result = await within(this.store.acquireTerm(supervisorKey, holderId, ttlMs), bound, () => new RenewalTimeoutError(bound));
+        if (this.stopped) return;
         if (result.outcome === 'acquired' || result.outcome === 'renewed') {
-          this.localDeadline = startedAt + ttlMs;
+          this.setDeadline(startedAt + ttlMs);
           this.becomeLeader({ supervisorKey, holderId, supervisorGeneration: result.supervisorGeneration });
         } else if (this.state !== 'standby') {
           this.state = 'standby';
@@ -93,14 +150,42 @@ export class TermKeeper extends EventEmitter {
         if (error instanceof TermLostError || performance.now() >= this.localDeadline) {
           this.lose(error instanceof TermLostError ? 'term_lost' : 'renewal_deadline_passed');
         } else {
-          logger.warn({ supervisorKey, err: (error as Error).message }, 'lease renewal failed; retrying before the lease expires');
+          const term = this.term;
+          const first = !this.suspended;
+          this.suspended = true;
+          logger.warn({ supervisorKey, supervisorGeneration: term.supervisorGeneration, errorType: (error as Error).name, err: (error as Error).message, remainingMs: Math.round(this.localDeadline - performance.now()) },
+            'lease renewal failed; dispatch suspended, retrying before the lease expires');
+          if (first) this.emit('suspended', term, (error as Error).message);
         }
       } else {
         logger.warn({ supervisorKey, err: (error as Error).message }, 'lease acquisition failed; retrying');
       }
     } finally {
-      if (this.store.backend !== 'sqlite') this.schedule(renewEveryMs);
+      if (this.store.backend !== 'sqlite') {
+        // While suspended, retry sooner if the deadline is nearer than a period.
+        const remaining = this.term ? this.localDeadline - performance.now() : Infinity;
+        this.schedule(Math.max(10, Math.min(renewEveryMs, this.suspended ? remaining / 2 : Infinity)));
+      }
     }
+  }
+
+  /** One lease statement may take a period (at least 1 s), never beyond the local deadline. */
+  private statementBound(): number {
+    const remaining = this.localDeadline - performance.now();
+    return Math.max(1, Math.min(remaining, Math.max(MIN_STATEMENT_BOUND_MS, this.options.renewEveryMs)));
+  }
+
+  private setDeadline(at: number): void {
+    this.localDeadline = at;
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = setTimeout(() => {
+      this.deadlineTimer = null;
+      if (!this.term) return;
+      if (performance.now() < this.localDeadline) { this.setDeadline(this.localDeadline); return; }
+      this.options.logger.warn({ supervisorKey: this.term.supervisorKey, supervisorGeneration: this.term.supervisorGeneration }, 'no confirmed lease renewal before the local deadline');
+      this.lose('renewal_deadline_passed');
+    }, Math.max(0, at - performance.now()));
+    this.deadlineTimer.unref?.();
   }
 
   private becomeLeader(term: Term): void {
@@ -113,6 +198,9 @@ export class TermKeeper extends EventEmitter {
   private lose(reason: string): void {
     const term = this.term;
     this.term = null;
+    this.suspended = false;
+    if (this.deadlineTimer) { clearTimeout(this.deadlineTimer); this.deadlineTimer = null; }
+    if (term && this.store.backend !== 'sqlite') this.lostTerm = term;
     this.state = this.stopped ? 'stopped' : 'standby';
     this.termChanges += 1;
     if (term) this.emit('lost', term, reason);
@@ -136,17 +224,27 @@ export class TermKeeper extends EventEmitter {
     }
   }
 
-  /** Stops renewing and invalidates the term in the database (shutdown). */
+  /**
+   * Stops renewing and invalidates the term in the database (shutdown). A pending renewal is
+   * awaited for at most one statement bound, and so is the invalidation: a hung database
+   * connection delays shutdown, it never blocks it (the lease then simply expires).
+   */
   async stop(invalidate = true): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
-    await this.busy.catch(() => undefined);
+    if (this.deadlineTimer) { clearTimeout(this.deadlineTimer); this.deadlineTimer = null; }
+    const bound = Math.max(MIN_STATEMENT_BOUND_MS, this.options.renewEveryMs);
+    await within(this.busy, bound, () => new RenewalTimeoutError(bound)).catch(() => undefined);
     const term = this.term;
     this.term = null;
+    this.suspended = false;
     this.state = 'stopped';
     if (term && invalidate) {
       try {
-        await this.store.invalidateTerm(term.supervisorKey, { holderId: term.holderId, supervisorGeneration: term.supervisorGeneration });
+        await within(
+          this.store.invalidateTerm(term.supervisorKey, { holderId: term.holderId, supervisorGeneration: term.supervisorGeneration }),
+          bound, () => new RenewalTimeoutError(bound),
+        );
       } catch (error) {
         if (!(error instanceof TermLostError)) this.options.logger.warn({ supervisorKey: term.supervisorKey, err: (error as Error).message }, 'term invalidation at shutdown failed');
       }
