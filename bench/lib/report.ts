@@ -49,9 +49,24 @@ export function machineInfo(): Record<string, unknown> {
   };
 }
 
-export function writeResult(suite: string, data: unknown): string {
-  const dir = path.join(PACKAGE_ROOT, 'bench', 'results');
+/** bench/results/, or APSUP_BENCH_RESULTS_DIR (smoke runs that must not mix with real results). */
+export function resultsDir(): string {
+  const dir = process.env.APSUP_BENCH_RESULTS_DIR ? path.resolve(process.env.APSUP_BENCH_RESULTS_DIR) : path.join(PACKAGE_ROOT, 'bench', 'results');
   fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** The latest raw result of a suite in resultsDir() (for figures a suite compares with). */
+export function latestResult<T>(suite: string): { file: string; data: T } | null {
+  const dir = resultsDir();
+  const file = fs.readdirSync(dir).filter((f) => f.startsWith(`${suite}-`) && f.endsWith('.json')).sort().at(-1);
+  if (!file) return null;
+  const full = path.join(dir, file);
+  return { file: path.relative(process.cwd(), full) || full, data: (JSON.parse(fs.readFileSync(full, 'utf8')) as { data: T }).data };
+}
+
+export function writeResult(suite: string, data: unknown): string {
+  const dir = resultsDir();
   const file = path.join(dir, `${suite}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   fs.writeFileSync(file, `${JSON.stringify({ suite, machine: machineInfo(), data }, null, 2)}\n`);
   return file;
