@@ -5,7 +5,11 @@
  * APSUP_BENCH_HOST=apsup-run runs the whole `apsup run` host (supervisors and the durable task
  * runner, via runUntilSignal) instead of the supervisor Runtime alone.
  * IPC (each request carries an id that its reply repeats):
- *   start                 -> started {t}        builds and starts the runtime
+ *   start [expect N]      -> started {t, counting} builds and starts the runtime; with expect, counts
+ *                                               every worker outcome in this process (the partitions'
+ *                                               onInvocation hook: a counter, no SQL) and pushes
+ *                                               mark {what: 'tenth'|'done', n, t} (no id) when the
+ *                                               count reaches ceil(N/10) and N
  *   trigger family scope  -> triggered {t0, t1} runtime.trigger (the in-process API path)
  *   counts                -> counts {...}       statements executed so far
  *   status                -> status {...}       runtime.status()
@@ -24,7 +28,7 @@ const { Runtime } = await import('../../src/runtime/runtime.ts');
 const { createLogger } = await import('../../src/logging.ts');
 const { runUntilSignal } = await import('../../src/cli/run.ts');
 
-type Msg = { id?: number; type: string; family?: string; scope?: string };
+type Msg = { id?: number; type: string; family?: string; scope?: string; expect?: number };
 type RuntimeInstance = InstanceType<typeof Runtime>;
 
 const logger = createLogger({ name: 'apsup-bench' });
@@ -43,7 +47,24 @@ async function start(): Promise<void> {
   }
   const { registrations } = await loadFamilies(FAMILIES);
   runtime = new Runtime(parseRuntimeConfig(process.env, registrations), logger);
-  await runtime.start();
+}
+
+/** Counts worker outcomes of every partition; false when the runtime exposes no hook. */
+function countOutcomes(expect: number): boolean {
+  const partitions = (runtime?.supervisors ?? []).flatMap((s) => s.partitions ?? []);
+  if (partitions.length === 0 || !partitions.every((p) => 'onInvocation' in p)) return false;
+  const tenth = Math.ceil(expect / 10);
+  let n = 0;
+  for (const p of partitions) {
+    const previous = p.onInvocation;
+    p.onInvocation = (family, outcome, durationMs) => {
+      previous?.(family, outcome, durationMs);
+      n += 1;
+      if (n === tenth) process.send?.({ type: 'mark', what: 'tenth', n, t: now() });
+      if (n === expect) process.send?.({ type: 'mark', what: 'done', n, t: now() });
+    };
+  }
+  return true;
 }
 
 process.on('message', (m: Msg) => {
@@ -53,7 +74,10 @@ process.on('message', (m: Msg) => {
         case 'start': {
           const t = now();
           await start();
-          reply(m, { type: 'started', t, startedMs: now() - t });
+          // apsup-run builds and starts its runtime itself; the plain Runtime is hooked before it starts.
+          const counting = m.expect ? countOutcomes(m.expect) : false;
+          if (!hostDone) await runtime!.start();
+          reply(m, { type: 'started', t, startedMs: now() - t, counting });
           break;
         }
         case 'trigger': {

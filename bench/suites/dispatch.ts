@@ -3,15 +3,29 @@
  * admission of a seeded backlog of dirty scopes (interval schedule 1 s, so the first scan begins
  * at start-up), dispatch to worker processes, a no-op processor (ctx.acknowledge, confirming the
  * snapshot clean), settlement and budget release. The runtime runs in its own host process
- * (bench/lib/runtime-child.ts) with the bench families module; the clock runs from the start
- * command until no key of the backlog owes work any more (requested > handled or dirty > clean,
- * polled every 50 ms from this process). Worker processes are started lazily by the runtime, so
- * the figure "from start" includes their start-up; "after the first 10 %" excludes it.
- * Two shapes: W workers in one family, and 4 families sharing one supervisor (the same N and W
- * split evenly). graphile-worker runs the same jobs at the same concurrency (suite peer).
+ * (bench/lib/runtime-child.ts) with the bench families module. Default 50,000 invocations (the
+ * issue's figure); `all` runs fewer.
+ *
+ * The clock runs from the start command until the last invocation's acknowledgement. Completion
+ * is detected without SQL on the hot path: the runtime host counts worker outcomes in process (the
+ * partitions' onInvocation hook, a counter) and pushes a message at 10 % and at N; the suite then
+ * confirms with one COUNT query that no key of the backlog owes work (requested > handled or
+ * dirty > clean), and only if some does (a retried failure, an acknowledgement still being
+ * committed) polls every 20 ms until none does. A COUNT every 2 s guards against a count that
+ * never reaches N. (The former COUNT every 50 ms from this process cost CPU on the same cores and
+ * grew with the backlog; see bench/RESULTS.md.) Worker processes start with the runtime
+ * (WARM_WORKERS) or lazily, so "from start" includes their start-up; "after the first 10 %"
+ * excludes it.
+ *
+ * Two shapes: W workers in one family, and 4 families sharing one supervisor (the same N, and W
+ * split evenly, at least one worker each). graphile-worker runs the same jobs at the same
+ * concurrency (suite peer); its repetitions are interleaved with the supervisor's (repetition r
+ * of every supervisor shape, then repetition r of the peer), so every ratio compares runs made
+ * minutes apart at most.
  */
+import type { ChildProcess } from 'node:child_process';
 import { median, printTable, progress, writeResult } from '../lib/report.ts';
-import { openBenchDatabase } from '../lib/fixture.ts';
+import { openBenchDatabase, type BackendFixtureLike } from '../lib/fixture.ts';
 import { seedDirtyScopes } from '../lib/seed.ts';
 import { BENCH_FAMILY_NAMES, benchBinding } from '../fixtures/families.ts';
 import { call } from '../lib/children.ts';
@@ -19,7 +33,7 @@ import { forkRuntime, remainingWork, runtimeEnv, sleep, stopRuntime } from '../l
 import type { RuntimeStatus } from '../../src/runtime/runtime.ts';
 import type { StatementCounts } from '../lib/count-statements.ts';
 import type { Backend } from '../../src/store/types.ts';
-import { runGraphileWorker, type PeerResult } from './peer.ts';
+import { openPeer, peerResult, type PeerResult, type PeerRun } from './peer.ts';
 
 export interface DispatchOptions {
   backends: Backend[];
@@ -30,6 +44,8 @@ export interface DispatchOptions {
   peer: boolean;
 }
 
+export interface DispatchRun { seconds: number; perSecond: number; steadyPerSecond: number; invocations: number; failures: number; workerProcesses: number; completion: 'counted' | 'polled'; confirmPolls: number }
+
 export interface DispatchRow {
   backend: Backend;
   families: number;
@@ -37,106 +53,152 @@ export interface DispatchRow {
   invocations: number;
   perSecond: number;
   steadyPerSecond: number;
-  runs: Array<{ seconds: number; perSecond: number; steadyPerSecond: number; invocations: number; failures: number; workerProcesses: number }>;
+  runs: DispatchRun[];
 }
+
+interface Shape { backend: Backend; families: number; workersPerFamily: number; fx: BackendFixtureLike; bindings: string[]; env: NodeJS.ProcessEnv; runs: DispatchRun[] }
+
+const wallNow = () => performance.timeOrigin + performance.now();
 
 function split(total: number, parts: number): number[] {
   return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
 }
 
-async function measureOnce(backend: Backend, families: number, workersPerFamily: number, invocations: number, repeat: number): Promise<DispatchRow> {
+function label(s: { backend: Backend; families: number; workersPerFamily: number }): string {
+  return `dispatch ${s.backend} ${s.families} famil${s.families === 1 ? 'y' : 'ies'} x ${s.workersPerFamily} workers`;
+}
+
+async function prepare(backend: Backend, families: number, workersPerFamily: number, invocations: number): Promise<Shape> {
   const fx = await openBenchDatabase(backend);
-  const names = BENCH_FAMILY_NAMES.slice(0, families);
-  const bindings = names.map(benchBinding);
-  const runs: DispatchRow['runs'] = [];
-  try {
-    const counts = split(invocations, families);
-    for (let i = 0; i < families; i += 1) await seedDirtyScopes(fx, bindings[i], counts[i]);
-    await fx.exec(backend === 'mysql' ? 'ANALYZE TABLE pc_artifact_processing_intents' : 'ANALYZE');
-    const env = runtimeEnv(fx.db.url, {
-      APSUP_BENCH_FAMILIES: families,
-      APSUP_BENCH_PROCESSOR: 'noop',
-      APSUP_BENCH_SCHEDULE_SECONDS: 1,
-      APSUP_BENCH_MAX_WORKERS: workersPerFamily,
-      POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_ROLE: 'all',
-      // APSUP_BENCH_DISPATCH_COUNT=1: also count the host's SQL statements (adds a little overhead).
-      APSUP_BENCH_COUNT_SQL: process.env.APSUP_BENCH_DISPATCH_COUNT === '1' ? 1 : undefined,
-    });
-    for (let rep = 0; rep < repeat; rep += 1) {
-      if (rep > 0) {
-        // Every key has ordinary work again; the schedule is due at once.
-        const marks = bindings.map(() => '?').join(', ');
-        await fx.exec(`UPDATE pc_artifact_processing_intents SET dirty_generation = dirty_generation + 1 WHERE binding_name IN (${marks})`, bindings);
-        await fx.exec('UPDATE pc_artifact_processing_binding_states SET last_schedule_checkpoint_at = NULL');
-      }
-      const child = await forkRuntime(env, `dispatch-${backend}`);
-      let status: RuntimeStatus | null = null;
-      try {
-        const t0 = performance.now();
-        await call(child, { type: 'start' });
-        let tenthAt = 0;
-        const tenth = Math.ceil(invocations * 0.1);
-        let lastReport = t0;
-        for (;;) {
-          const work = await remainingWork(fx, bindings);
-          const left = work.dirty + work.owed;
-          const now = performance.now();
-          // The no-op processor confirms the snapshot clean in its acknowledgement: the dirty
-          // count falls by one per acknowledged invocation.
-          if (!tenthAt && work.dirty <= invocations - tenth) tenthAt = now;
-          if (left === 0) break;
-          if (now - lastReport > 5000) {
-            progress(`dispatch ${backend} ${families} famil${families === 1 ? 'y' : 'ies'}: ${left.toLocaleString('en-US')} key marks left after ${((now - t0) / 1000).toFixed(1)} s`);
-            lastReport = now;
-          }
-          if (now - t0 > 600_000) throw new Error(`dispatch ${backend}: backlog not drained after 600 s (${left} key marks left)`);
-          await sleep(50);
-        }
-        const end = performance.now();
-        status = (await call<{ status: RuntimeStatus }>(child, { type: 'status' })).status;
-        if (process.env.APSUP_BENCH_DISPATCH_COUNT === '1') {
-          const counts = await call<StatementCounts>(child, { type: 'counts' });
-          const top = Object.entries(counts.byKind).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${(v / invocations).toFixed(2)}`).join(', ');
-          progress(`dispatch ${backend}: host statements per invocation: ${(counts.total / invocations).toFixed(2)} (${top})`);
-        }
-        const seconds = (end - t0) / 1000;
-        const done = status.families.reduce((s, f) => s + f.invocations, 0);
-        const failures = status.families.reduce((s, f) => s + Object.values(f.failures).reduce((a, b) => a + b, 0), 0);
-        const run = { seconds, perSecond: invocations / seconds, steadyPerSecond: (invocations - tenth) / ((end - (tenthAt || t0)) / 1000), invocations: done, failures, workerProcesses: families * workersPerFamily };
-        runs.push(run);
-        progress(`dispatch ${backend} ${families} famil${families === 1 ? 'y' : 'ies'} x ${workersPerFamily} workers: repetition ${rep + 1}/${repeat}: ${invocations.toLocaleString('en-US')} in ${seconds.toFixed(2)} s = ${Math.round(run.perSecond)}/s (after the first 10 %: ${Math.round(run.steadyPerSecond)}/s; invocations counted ${done}, failures ${failures})`);
-      } finally {
-        await stopRuntime(child);
-      }
-    }
-  } finally {
-    await fx.close();
+  const bindings = BENCH_FAMILY_NAMES.slice(0, families).map(benchBinding);
+  const counts = split(invocations, families);
+  for (let i = 0; i < families; i += 1) await seedDirtyScopes(fx, bindings[i], counts[i]);
+  await fx.exec(backend === 'mysql' ? 'ANALYZE TABLE pc_artifact_processing_intents' : 'ANALYZE');
+  const env = runtimeEnv(fx.db.url, {
+    APSUP_BENCH_FAMILIES: families,
+    APSUP_BENCH_PROCESSOR: 'noop',
+    APSUP_BENCH_SCHEDULE_SECONDS: 1,
+    APSUP_BENCH_MAX_WORKERS: workersPerFamily,
+    POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_ROLE: 'all',
+    // APSUP_BENCH_DISPATCH_COUNT=1: also count the host's SQL statements (adds a little overhead).
+    APSUP_BENCH_COUNT_SQL: process.env.APSUP_BENCH_DISPATCH_COUNT === '1' ? 1 : undefined,
+  });
+  return { backend, families, workersPerFamily, fx, bindings, env, runs: [] };
+}
+
+async function runOnce(shape: Shape, invocations: number, rep: number, repeat: number): Promise<DispatchRun> {
+  const { fx, bindings, backend } = shape;
+  if (rep > 0) {
+    // Every key has ordinary work again; the schedule is due at once.
+    const marks = bindings.map(() => '?').join(', ');
+    await fx.exec(`UPDATE pc_artifact_processing_intents SET dirty_generation = dirty_generation + 1 WHERE binding_name IN (${marks})`, bindings);
+    await fx.exec('UPDATE pc_artifact_processing_binding_states SET last_schedule_checkpoint_at = NULL');
   }
-  return {
-    backend, families, workersPerFamily, invocations,
-    perSecond: median(runs.map((r) => r.perSecond)),
-    steadyPerSecond: median(runs.map((r) => r.steadyPerSecond)),
-    runs,
+  const child: ChildProcess = await forkRuntime(shape.env, `dispatch-${backend}`);
+  const tenth = Math.ceil(invocations * 0.1);
+  const marks: { tenth?: number; done?: number } = {};
+  const onMark = (m: { type: string; what?: 'tenth' | 'done'; t?: number }) => {
+    if (m.type === 'mark' && m.what && marks[m.what] === undefined) marks[m.what] = m.t;
   };
+  child.on('message', onMark);
+  try {
+    const t0 = wallNow();
+    const started = await call<{ counting: boolean }>(child, { type: 'start', expect: invocations });
+    const completion: DispatchRun['completion'] = started.counting ? 'counted' : 'polled';
+    let end = 0;
+    let tenthAt = 0;
+    let confirmPolls = 0;
+    let lastReport = t0;
+    let lastGuard = t0;
+    for (;;) {
+      const now = wallNow();
+      if (completion === 'counted') {
+        if (marks.done !== undefined || now - lastGuard >= 2000) {
+          // Confirmation after the N-th outcome (or the 2 s guard): nothing owed any more.
+          lastGuard = now;
+          const work = await remainingWork(fx, bindings);
+          if (marks.done !== undefined) confirmPolls += 1;
+          if (work.dirty + work.owed === 0) {
+            end = confirmPolls <= 1 && marks.done !== undefined ? marks.done : wallNow();
+            if (marks.done === undefined) progress(`${label(shape)}: the backlog drained before ${invocations} outcomes were counted; end time from the 2 s guard (up to 2 s late)`);
+            break;
+          }
+        }
+      } else {
+        // No outcome counter in the host (an older runtime): poll the database every 250 ms.
+        const work = await remainingWork(fx, bindings);
+        if (!tenthAt && work.dirty <= invocations - tenth) tenthAt = wallNow();
+        if (work.dirty + work.owed === 0) { end = wallNow(); break; }
+      }
+      if (now - lastReport > 5000) {
+        const status = (await call<{ status: RuntimeStatus }>(child, { type: 'status' })).status;
+        const done = status.families.reduce((s, f) => s + f.invocations, 0);
+        progress(`${label(shape)}: repetition ${rep + 1}/${repeat}: ${done.toLocaleString('en-US')} of ${invocations.toLocaleString('en-US')} invocations after ${((now - t0) / 1000).toFixed(1)} s`);
+        lastReport = now;
+      }
+      if (now - t0 > 900_000) throw new Error(`${label(shape)}: backlog not drained after 900 s`);
+      await sleep(completion === 'polled' ? 250 : marks.done !== undefined ? 20 : 50);
+    }
+    if (completion === 'counted') tenthAt = marks.tenth ?? t0;
+    const status = (await call<{ status: RuntimeStatus }>(child, { type: 'status' })).status;
+    if (process.env.APSUP_BENCH_DISPATCH_COUNT === '1') {
+      const counts = await call<StatementCounts>(child, { type: 'counts' });
+      const top = Object.entries(counts.byKind).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${(v / invocations).toFixed(2)}`).join(', ');
+      progress(`${label(shape)}: host statements per invocation: ${(counts.total / invocations).toFixed(2)} (${top})`);
+    }
+    const seconds = (end - t0) / 1000;
+    const done = status.families.reduce((s, f) => s + f.invocations, 0);
+    const failures = status.families.reduce((s, f) => s + Object.values(f.failures).reduce((a, b) => a + b, 0), 0);
+    const run: DispatchRun = {
+      seconds, perSecond: invocations / seconds, steadyPerSecond: (invocations - tenth) / ((end - (tenthAt || t0)) / 1000),
+      invocations: done, failures, workerProcesses: shape.families * shape.workersPerFamily, completion, confirmPolls,
+    };
+    progress(`${label(shape)}: repetition ${rep + 1}/${repeat}: ${invocations.toLocaleString('en-US')} in ${seconds.toFixed(2)} s = ${Math.round(run.perSecond)}/s (after the first 10 %: ${Math.round(run.steadyPerSecond)}/s; invocations counted ${done}, failures ${failures}, completion ${completion})`);
+    return run;
+  } finally {
+    child.off('message', onMark);
+    await stopRuntime(child);
+  }
 }
 
 export async function runDispatchSuite(options: DispatchOptions): Promise<{ rows: DispatchRow[]; peer: PeerResult | null }> {
-  const rows: DispatchRow[] = [];
-  for (const backend of options.backends) {
-    for (const families of options.familyCounts) {
-      const perFamily = Math.max(1, Math.ceil(options.workers / families));
-      progress(`dispatch ${backend}: ${options.invocations.toLocaleString('en-US')} invocations, ${families} famil${families === 1 ? 'y' : 'ies'} x ${perFamily} workers`);
-      rows.push(await measureOnce(backend, families, perFamily, options.invocations, options.repeat));
-    }
-  }
+  const shapes: Shape[] = [];
   let peer: PeerResult | null = null;
-  if (options.peer) {
-    progress(`peer: graphile-worker, ${options.invocations.toLocaleString('en-US')} no-op jobs, concurrency ${options.workers}`);
-    peer = await runGraphileWorker(options.invocations, options.workers, options.repeat);
+  try {
+    for (const backend of options.backends) {
+      for (const families of options.familyCounts) {
+        const perFamily = Math.max(1, Math.ceil(options.workers / families));
+        progress(`${label({ backend, families, workersPerFamily: perFamily })}: seeding ${options.invocations.toLocaleString('en-US')} dirty scopes`);
+        shapes.push(await prepare(backend, families, perFamily, options.invocations));
+      }
+    }
+    const gw = options.peer ? await openPeer(options.workers) : null;
+    if (gw && !gw.ok) peer = gw;
+    const peerRuns: PeerRun[] = [];
+    try {
+      for (let rep = 0; rep < options.repeat; rep += 1) {
+        for (const shape of shapes) shape.runs.push(await runOnce(shape, options.invocations, rep, options.repeat));
+        if (gw?.ok) {
+          progress(`peer graphile-worker: repetition ${rep + 1}/${options.repeat}: ${options.invocations.toLocaleString('en-US')} no-op jobs, concurrency ${options.workers}`);
+          const r = await gw.session.run(options.invocations);
+          peerRuns.push(r);
+          progress(`peer graphile-worker: repetition ${rep + 1}/${options.repeat}: ${Math.round(r.perSecond).toLocaleString('en-US')} jobs/s (after the first 10 %: ${Math.round(r.steadyPerSecond)}/s)`);
+        }
+      }
+    } finally {
+      if (gw?.ok) await gw.session.close();
+    }
+    if (gw?.ok) peer = peerResult(peerRuns);
+  } finally {
+    for (const s of shapes) await s.fx.close();
   }
+  const rows: DispatchRow[] = shapes.map((s) => ({
+    backend: s.backend, families: s.families, workersPerFamily: s.workersPerFamily, invocations: options.invocations,
+    perSecond: median(s.runs.map((r) => r.perSecond)), steadyPerSecond: median(s.runs.map((r) => r.steadyPerSecond)), runs: s.runs,
+  }));
   const ratio = (v: number, p: number | undefined) => (p ? `${(v / p).toFixed(2)}x` : 'n/a');
   printTable(
-    `dispatch: ${options.invocations.toLocaleString('en-US')} no-op invocations end to end (median of ${options.repeat})`,
+    `dispatch: ${options.invocations.toLocaleString('en-US')} no-op invocations end to end, worker budget ${options.workers} (median of ${options.repeat}; graphile-worker interleaved)`,
     ['system', 'backend', 'families x workers', 'invocations/s (from start)', 'after first 10 %', 'vs graphile-worker (from start)', 'vs graphile-worker (after 10 %)'],
     [
       ...rows.map((r) => ['supervisor', r.backend, `${r.families} x ${r.workersPerFamily}`, r.perSecond, r.steadyPerSecond,
@@ -144,6 +206,7 @@ export async function runDispatchSuite(options: DispatchOptions): Promise<{ rows
       ...(peer?.ok ? [['graphile-worker', 'postgresql', `concurrency ${options.workers}`, peer.perSecond, peer.steadyPerSecond, '1.00x', '1.00x'] as Array<string | number>] : []),
     ],
   );
+  if (rows.some((r) => r.families * r.workersPerFamily > options.workers)) console.log(`note: ${options.workers} workers cannot be split over ${Math.max(...options.familyCounts)} families; each family got at least one`);
   if (peer && !peer.ok) console.log(`peer graphile-worker: skipped: ${peer.reason}`);
   console.log(`raw results: ${writeResult('dispatch', { invocations: options.invocations, workers: options.workers, rows, peer })}`);
   return { rows, peer };

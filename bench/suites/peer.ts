@@ -60,27 +60,53 @@ async function oneRun(pool: pg.Pool, schema: string, jobs: number, concurrency: 
   return { jobs, concurrency, seconds, perSecond: jobs / seconds, steadyPerSecond: (jobs - Math.ceil(jobs / 10)) / ((end - tenth) / 1000) };
 }
 
-/** Runs graphile-worker `repeat` times over `jobs` no-op jobs with `concurrency`; never throws for a missing server. */
-export async function runGraphileWorker(jobs: number, concurrency: number, repeat: number): Promise<PeerResult> {
+export interface PeerSession { run(jobs: number): Promise<PeerRun>; close(): Promise<void> }
+
+/** A graphile-worker schema ready for runs (so the dispatch suite can interleave them with its own); never throws for a missing server. */
+export async function openPeer(concurrency: number): Promise<{ ok: true; session: PeerSession } | { ok: false; reason: string }> {
   const down = await postgresAnswers();
   if (down) return { ok: false, reason: down };
   const schema = `apsup_bench_gw_${process.pid}_${crypto.randomBytes(3).toString('hex')}`;
   const pool = new pg.Pool({ connectionString: PG_URL, max: concurrency + 4 });
   pool.on('error', (error) => progress(`peer: idle PostgreSQL client error: ${error.message}`));
   pool.on('connect', (client) => { client.on('error', (error) => progress(`peer: PostgreSQL client error: ${error.message}`)); });
-  const runs: PeerRun[] = [];
   try {
     await runMigrations({ pgPool: pool, schema, logger: silent });
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    return { ok: false, reason: `graphile-worker migrations failed (${(error as Error).message})` };
+  }
+  return {
+    ok: true,
+    session: {
+      run: (jobs) => oneRun(pool, schema, jobs, concurrency),
+      async close() {
+        await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
+        await pool.end();
+      },
+    },
+  };
+}
+
+export function peerResult(runs: PeerRun[]): PeerResult {
+  return { ok: true, runs, perSecond: median(runs.map((r) => r.perSecond)), steadyPerSecond: median(runs.map((r) => r.steadyPerSecond)) };
+}
+
+/** Runs graphile-worker `repeat` times over `jobs` no-op jobs with `concurrency`; never throws for a missing server. */
+export async function runGraphileWorker(jobs: number, concurrency: number, repeat: number): Promise<PeerResult> {
+  const peer = await openPeer(concurrency);
+  if (!peer.ok) return peer;
+  const runs: PeerRun[] = [];
+  try {
     for (let rep = 0; rep < repeat; rep += 1) {
-      const r = await oneRun(pool, schema, jobs, concurrency);
+      const r = await peer.session.run(jobs);
       runs.push(r);
       progress(`peer graphile-worker: repetition ${rep + 1}/${repeat}: ${Math.round(r.perSecond).toLocaleString('en-US')} jobs/s (${jobs.toLocaleString('en-US')} jobs, concurrency ${concurrency})`);
     }
   } finally {
-    await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
-    await pool.end();
+    await peer.session.close();
   }
-  return { ok: true, runs, perSecond: median(runs.map((r) => r.perSecond)), steadyPerSecond: median(runs.map((r) => r.steadyPerSecond)) };
+  return peerResult(runs);
 }
 
 /** `npm run bench -- peer`: graphile-worker alone (the dispatch suite runs it next to the supervisor). */
