@@ -62,7 +62,8 @@ export function latestResult<T>(suite: string): { file: string; data: T } | null
   const file = fs.readdirSync(dir).filter((f) => f.startsWith(`${suite}-`) && f.endsWith('.json')).sort().at(-1);
   if (!file) return null;
   const full = path.join(dir, file);
-  return { file: path.relative(process.cwd(), full) || full, data: (JSON.parse(fs.readFileSync(full, 'utf8')) as { data: T }).data };
+  const relative = path.relative(process.cwd(), full);
+  return { file: relative.startsWith('..') ? full : relative, data: (JSON.parse(fs.readFileSync(full, 'utf8')) as { data: T }).data };
 }
 
 export function writeResult(suite: string, data: unknown): string {

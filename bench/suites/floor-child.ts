@@ -5,6 +5,9 @@
  *   single  BEGIN; UPDATE one row by primary key; COMMIT
  *   fenced  BEGIN; SELECT one fence row FOR UPDATE (SQLite: inside BEGIN IMMEDIATE); UPDATE; COMMIT
  *   page    BEGIN; UPDATE 500 rows by primary key range (the statement is given); COMMIT, page after page
+ *   inv     one dispatch round trip of the dispatch floor: the message arrives over the fork IPC
+ *           channel (JSON, as the worker pool's), the process runs the fenced single-row commit
+ *           (fenced: true) or nothing (fenced: false), and replies ack
  */
 import mysql from 'mysql2/promise';
 import { parseDatabaseUrl } from '../../src/config/database-url.ts';
@@ -12,7 +15,8 @@ import { openSqliteDatabase } from '../../src/store/sqlite/sqlite-store.ts';
 import { MYSQL_SESSION_SETUP } from '../../src/store/mysql/mysql-store.ts';
 
 type Go = { type: 'go'; shape: 'single' | 'fenced'; durationMs: number; row: number; slot: number }
-  | { type: 'page'; from: number; to: number; size: number; sql: string };
+  | { type: 'page'; from: number; to: number; size: number; sql: string }
+  | { type: 'inv'; fenced: boolean; row: number; slot: number; n: number };
 
 interface Runner { tx(statements: Array<[string, unknown[]]>): Promise<void>; close(): Promise<void> }
 
@@ -50,14 +54,20 @@ async function open(): Promise<Runner> {
 
 const runner = await open();
 const forUpdate = parseDatabaseUrl(process.env.APSUP_BENCH_DATABASE_URL).backend === 'sqlite' ? '' : ' FOR UPDATE';
+const fencedCommit = (row: number, slot: number): Array<[string, unknown[]]> => [
+  [`SELECT holder_id, generation FROM bench_floor_fence WHERE slot = ?${forUpdate}`, [slot]],
+  ['UPDATE bench_floor_rows SET v = v + 1 WHERE id = ?', [row]],
+];
 process.on('message', async (m: Go | { type: 'exit' }) => {
   if (m.type === 'exit') {
     await runner.close();
     process.exit(0);
   }
-  if (m.type === 'go') {
-    const update: [string, unknown[]] = ['UPDATE bench_floor_rows SET v = v + 1 WHERE id = ?', [m.row]];
-    const fence: [string, unknown[]] = [`SELECT holder_id, generation FROM bench_floor_fence WHERE slot = ?${forUpdate}`, [m.slot]];
+  if (m.type === 'inv') {
+    if (m.fenced) await runner.tx(fencedCommit(m.row, m.slot));
+    process.send?.({ type: 'ack', n: m.n });
+  } else if (m.type === 'go') {
+    const [fence, update] = fencedCommit(m.row, m.slot);
     const statements = m.shape === 'fenced' ? [fence, update] : [update];
     let commits = 0;
     const deadline = performance.now() + m.durationMs;
