@@ -29,6 +29,9 @@ export interface PartitionHooks {
 
 type ReadySource = 'request' | 'scan' | 'retry' | 'successor';
 
+/** Owed-request pages read per examination before the other families get their turn. */
+const OWED_PAGES_PER_EXAMINATION = 4;
+
 export interface FamilyStats {
   family: string;
   bindingName: string;
@@ -64,10 +67,19 @@ export class FamilyPartition {
   private nextDueAt: number | null = null;
   /** True when the schedule should be asked (start, due timer fired, dirty notification). */
   private checkSchedule = true;
+  /**
+   * Owed-request discovery (requested > handled) goes in laps over pending_sequence. The cursor
+   * is kept across examinations, so keys that are busy (ready, running, retry-wait) are passed
+   * over once per lap and never hold later keys back. owedNeeded: a lap is in progress or due.
+   */
   private owedNeeded = true;
   private owedCursor = 0;
-  /** Incremented by every request notification; a discovery page read across one is not final. */
-  private owedEpoch = 0;
+  /** No page of the current lap has been read yet: a notification may still lower its start. */
+  private owedFresh = true;
+  /** A page read is in flight: a request notified now may be missed by it. */
+  private owedReading = false;
+  /** Where the next lap starts once this one completes (a request was notified behind the cursor); null: none needed. */
+  private owedRevisitFrom: number | null = null;
   private providerBlockedUntil = 0;
   private workerSeq = 0;
   health: 'ok' | 'degraded' = 'ok';
@@ -104,11 +116,25 @@ export class FamilyPartition {
 
   // ---- notifications -------------------------------------------------------------------------
 
-  /** An explicit request was accepted (in this process or, on MySQL, possibly elsewhere). */
-  notifyRequest(): void {
-    this.owedNeeded = true;
-    this.owedCursor = 0;
-    this.owedEpoch += 1;
+  /**
+   * An explicit request was accepted (in this process or, on MySQL, possibly elsewhere). With the
+   * key's pending sequence the lap can start just before it; without it (a poll, a foreign
+   * commit) anything may have changed. A key ahead of the cursor is found by the lap in
+   * progress; one behind it (or notified while a page is read) is found by one more lap, which
+   * starts when this one completes: restarting at once would let a stream of requests for early
+   * keys keep the lap from ever reaching the later ones.
+   */
+  notifyRequest(pendingSequence?: number): void {
+    const at = pendingSequence !== undefined && pendingSequence > 0 ? pendingSequence - 1 : 0;
+    if (!this.owedNeeded) {
+      this.owedNeeded = true;
+      this.owedCursor = at;
+      this.owedFresh = true;
+    } else if (this.owedFresh && !this.owedReading) {
+      this.owedCursor = Math.min(this.owedCursor, at);
+    } else if (this.owedReading || at < this.owedCursor) {
+      this.owedRevisitFrom = Math.min(this.owedRevisitFrom ?? Number.MAX_SAFE_INTEGER, at);
+    }
   }
 
   /** Ordinary work was marked dirty: a never-checked interval family may now be due. */
@@ -118,7 +144,7 @@ export class FamilyPartition {
 
   /** Periodic backend poll (MySQL/OceanBase only): cross-process requests and first checks. */
   poll(): void {
-    this.notifyRequest();
+    this.notifyRequest(); // position unknown: another lap from the start
     if (this.nextDueAt === null) this.checkSchedule = true;
   }
 
@@ -134,6 +160,8 @@ export class FamilyPartition {
     this.checkSchedule = true;
     this.owedNeeded = true;
     this.owedCursor = 0;
+    this.owedFresh = true;
+    this.owedRevisitFrom = null;
   }
 
   // ---- queries -------------------------------------------------------------------------------
@@ -248,27 +276,44 @@ export class FamilyPartition {
     }
   }
 
+  /**
+   * Reads owed keys from the lap's cursor while the ready queue has room, up to a few pages per
+   * examination; when pages remain it asks for another examination (after the other families)
+   * instead of waiting for an unrelated wake-up.
+   */
   private async discoverOwed(): Promise<void> {
     const started = performance.now();
-    const limit = Math.min(this.settings.scanPageSize, Math.max(1, this.room() * 4));
-    const epoch = this.owedEpoch;
-    const page = await this.store.listOwedRequests(this.bindingName, this.owedCursor, limit);
-    let consumedAll = true;
-    for (const key of page.keys) {
-      if (this.busy(key.scopeId)) { this.owedCursor = key.pendingSequence; continue; }
-      if (this.room() <= 0) { consumedAll = false; break; }
-      this.pushReady(key.scopeId, 'request');
-      this.owedCursor = key.pendingSequence;
+    for (let pages = 0; pages < OWED_PAGES_PER_EXAMINATION && this.owedNeeded && this.room() > 0; pages += 1) {
+      const limit = Math.min(this.settings.scanPageSize, Math.max(64, this.room() * 4));
+      this.owedFresh = false;
+      this.owedReading = true;
+      let page;
+      try {
+        page = await this.store.listOwedRequests(this.bindingName, this.owedCursor, limit);
+      } finally {
+        this.owedReading = false;
+      }
+      let consumedAll = true;
+      for (const key of page.keys) {
+        // A busy key is owed but already provided for (its dispatch, successor or retry).
+        if (this.busy(key.scopeId)) { this.owedCursor = key.pendingSequence; continue; }
+        if (this.room() <= 0) { consumedAll = false; break; }
+        this.pushReady(key.scopeId, 'request');
+        this.owedCursor = key.pendingSequence;
+      }
+      if (!consumedAll) break; // the queue is full: the lap goes on from here when room frees
+      if (page.exhausted) {
+        if (this.owedRevisitFrom !== null) {
+          this.owedCursor = this.owedRevisitFrom;
+          this.owedRevisitFrom = null;
+          this.owedFresh = true;
+        } else {
+          this.owedNeeded = false;
+          this.owedCursor = 0;
+        }
+      }
     }
-    if (epoch !== this.owedEpoch) {
-      // A request was accepted while this page was read (possibly behind the cursor, possibly
-      // after the read): keep the discovery responsibility and start again from the first page.
-      this.owedNeeded = true;
-      this.owedCursor = 0;
-    } else if (page.exhausted && consumedAll) {
-      this.owedNeeded = false;
-      this.owedCursor = 0;
-    }
+    if (this.owedNeeded && this.room() > 0) this.hooks.wake();
     this.lastDiscoveryMs = performance.now() - started;
   }
 
@@ -385,7 +430,7 @@ export class FamilyPartition {
       for (const key of page.keys) {
         // Admitted keys are owed in the database; one that finds no room (a successor took it
         // meanwhile) is picked up by owed-request discovery.
-        if (!this.pushReady(key.scopeId, 'scan')) this.notifyRequest();
+        if (!this.pushReady(key.scopeId, 'scan')) this.notifyRequest(key.pendingSequence);
       }
       if (page.keys.length > 0) this.logger.debug({ binding: this.bindingName, family: this.family, admitted: page.keys.length }, 'scan page admitted');
       this.scan.cursor = page.nextAfterSequence;
@@ -433,8 +478,10 @@ export class FamilyPartition {
     let outcome: WorkerOutcome | null = null;
     let generation = 0;
     let successor = false;
+    let pendingSequence: number | undefined;
     try {
       const intent = await this.store.readIntent(this.bindingName, scopeId);
+      pendingSequence = intent?.pendingSequence;
       if (!intent || intent.requestedGeneration <= intent.handledGeneration) {
         this.backoff.succeed(scopeId);
         return; // nothing owed any more (merged into an earlier invocation)
@@ -460,7 +507,7 @@ export class FamilyPartition {
       this.running.delete(scopeId);
       // At most one successor; it merges every request accepted meanwhile (the key is no longer
       // running, so it can take its place in the ready queue at once).
-      if (successor && !this.closing && !this.pushReady(scopeId, 'successor')) this.notifyRequest();
+      if (successor && !this.closing && !this.pushReady(scopeId, 'successor')) this.notifyRequest(pendingSequence);
       this.hooks.wake();
     }
   }

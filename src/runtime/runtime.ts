@@ -143,7 +143,7 @@ export class Runtime {
   async trigger(family: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot> {
     const entry = this.binding(family);
     const intent = await this.store.acceptRequest(entry.bindingName, scopeId, tx);
-    if (!tx) this.notifyRequest(family);
+    if (!tx) this.notifyRequest(family, intent.pendingSequence);
     return intent;
   }
 
@@ -155,10 +155,13 @@ export class Runtime {
     return intent;
   }
 
-  /** In-process notifications (after the caller's transaction committed). */
-  notifyRequest(family: string): void {
+  /**
+   * In-process notifications (after the caller's transaction committed). Pass the key's pending
+   * sequence (from the intent row) when known: discovery then need not start from the first page.
+   */
+  notifyRequest(family: string, pendingSequence?: number): void {
     const entry = this.binding(family);
-    entry.partition?.notifyRequest();
+    entry.partition?.notifyRequest(pendingSequence);
     entry.supervisor?.wake();
   }
 

@@ -120,6 +120,49 @@ for (const backend of BACKENDS) {
 }
 
 for (const backend of BACKENDS) {
+  describe(`[${backend}] A2 owed keys in backoff do not starve a later explicit request`, () => {
+    let fx: BackendFixture;
+    let runtime: Runtime;
+    const F = 'fx-owed';
+    const failing = Array.from({ length: 20 }, (_, i) => `b${String(i).padStart(2, '0')}`);
+
+    before(async () => {
+      fx = await createBackend(backend);
+      await createFixtureTables(fx);
+      for (const s of failing) await setBehaviour(fx, F, s, 'fail');
+      runtime = await startRuntime(fx, [testFamily(F, { maxWorkers: 1 })], {
+        env: {
+          // Pages of 4 owed keys and a long backoff: after one failing round every earlier page
+          // holds only keys in retry-wait, for a minute.
+          [`${P}ARTIFACT_PROCESSING_READY_QUEUE_SIZE`]: '2',
+          [`${P}ARTIFACT_PROCESSING_SCAN_PAGE_SIZE`]: '4',
+          [`${P}ARTIFACT_PROCESSING_RETRY_BASE_SECONDS`]: '60',
+          [`${P}ARTIFACT_PROCESSING_RETRY_MAX_SECONDS`]: '60',
+        },
+      });
+    });
+    after(async () => {
+      await runtime?.stop();
+      await fx?.cleanup();
+    });
+
+    test('a request for a key behind five pages of backing-off owed keys starts at once', async () => {
+      for (const s of failing) await runtime.trigger(F, s);
+      await waitFor(() => (statsOf(runtime, F).failures.failed ?? 0) >= failing.length && statsOf(runtime, F).retryWait === failing.length, 30_000);
+      // Before the fix discovery read the first page (all in backoff) and slept until a retry
+      // deadline (SQLite), or restarted at the first page on every poll (MySQL).
+      await runtime.trigger(F, 'late');
+      await waitFor(async () => (await intentOf(fx, F, 'late'))!.handledGeneration === 1, 10_000);
+      // And an unknown-position notification (a poll, a foreign commit) is served as well.
+      await fx.store.acceptRequest('fx.fx-owed', 'later');
+      runtime.notifyRequest(F);
+      await waitFor(async () => (await intentOf(fx, F, 'later'))!.handledGeneration === 1, 10_000);
+      assert.equal(statsOf(runtime, F).retryWait, failing.length, 'the failing keys still wait for their retry');
+    });
+  });
+}
+
+for (const backend of BACKENDS) {
   describe(`[${backend}] A2 a hanging pending-work provider delays only its own family`, () => {
     let fx: BackendFixture;
     let runtime: Runtime;
