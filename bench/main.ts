@@ -1,6 +1,7 @@
 /**
  * npm run bench -- <suite> [--backend sqlite|mysql] [--scopes N[,N...]] [--workers W] [--repeat R] ...
- * Figures are printed and written to bench/results/; nothing here is asserted.
+ * Figures are printed and written to bench/results/ (or APSUP_BENCH_RESULTS_DIR); nothing here is
+ * asserted. A flag that a suite cannot honour is refused, never silently ignored.
  */
 import { parseArgs } from 'node:util';
 import type { Backend } from '../src/store/types.ts';
@@ -12,52 +13,91 @@ import { runLatencySuite } from './suites/latency.ts';
 import { runFailoverSuite } from './suites/failover.ts';
 import { runIdleSuite } from './suites/idle.ts';
 import { runFloorSuite } from './suites/floor.ts';
-import { runAll } from './suites/all.ts';
+import { runAll, ALL_DEFAULTS } from './suites/all.ts';
 import { runAdoptSuite } from './suites/adopt.ts';
 
 const USAGE = `usage: npm run bench -- <suite> [options]
 suites:
-  scan      admitted scopes/s of one automatic scan over N dirty scopes, peak RSS; SVG chart of
-            throughput against backlog size next to the raw JSON
+  scan      admitted scopes/s of one automatic scan over N dirty scopes, in a separate scanning
+            process whose peak RSS is reported; SVG chart of throughput against backlog size
+            (bench/results/scan-<time>.svg and bench/results/scan-latest.svg)
   fence     fenced vs unfenced business commits/s with W concurrent worker processes
   floor     the same transaction shapes without the supervisor (single-row, fenced single-row,
-            500-row page updates); scan and fence as fractions of them (latest results)
-  dispatch  end-to-end no-op invocations/s (W workers in 1 family, and in 4 families), with
-            graphile-worker on the local PostgreSQL at the same concurrency (suite peer)
+            500-row page updates, IPC + fenced-commit round trips); scan, fence and dispatch as
+            fractions of them (latest results)
+  dispatch  end-to-end no-op invocations/s (W workers in 1 family, and 4 families), interleaved
+            with graphile-worker on the local PostgreSQL at the same concurrency (suite peer)
   peer      graphile-worker alone
   latency   explicit trigger to worker start, p50/p95/p99 (SQLite in-process and from another
             process; MySQL from an api process and in-process)
-  failover  MySQL: SIGKILL of the leader until the new leader's first invocation
+  failover  MySQL only: SIGKILL of the leader until the new leader's first invocation
   idle      SQL statements of an idle host with one interval family (300 s)
   adopt     maintenance window of the Topic Memory PR #1490 adoption at N legacy scopes
-            (preflight alone, whole adoption; --scopes, default 10000,100000)
-  all       every suite, sized for about 10 minutes on 2 cores; prints the targets table
-options:
-  --backend sqlite|mysql   one backend (default: both)
-  --repeat R               repetitions, the median is printed (default 3)
-  --scopes N[,N...]        scan: backlog sizes (default SQLite 10000,100000,1000000; MySQL 10000,100000)
-                           dispatch/peer: invocations (default 5000; all: 3000, or --invocations)
-  --invocations N          dispatch invocations in all
-  --workers W              fence/floor: concurrent workers (default 8); dispatch/peer: worker
-                           budget (default 4); latency: worker budget (default 4)
-  --page P                 scan page size (default 500)
-  --duration MS            fence/floor measuring window per repetition (default 2000)
-  --no-peer                dispatch without graphile-worker
-  --triggers N             latency: triggers per path (default 2000; all: 400)
-  --gap MS                 latency: pace of the triggers (default 40, open loop)
-  --poll S                 latency: MySQL POLL_SECONDS of the background runtime (default 5)
-  --ttl S --renew S        failover: lease TTL and renewal period (default 5 and 1)
-  --window S               idle: measuring window (default 60; all: 20)
+  all       every suite with smaller sizes (under 10 minutes on 2 cores); ends with the targets table
+options (a suite refuses an option it cannot honour):
+  --backend sqlite|mysql  one backend (default: both). Not peer (PostgreSQL); failover: mysql only
+  --repeat R              repetitions, medians printed (default 3): every suite; latency: rounds of
+                          triggers; idle: consecutive windows
+  --scopes N[,N...]       scan: backlog sizes (default SQLite 10000,100000,1000000; MySQL 10000,100000)
+                          adopt: legacy scopes (default 10000,100000); all: the scan sizes
+                          dispatch, peer: invocations (default 50000); floor: rows of the page tables
+                          (default 100000); failover: owed requests (default 50000)
+  --workers W             fence: worker processes (default 8); floor: processes of every shape
+                          (default 8 for commits, 4 for round trips); dispatch, peer, latency:
+                          worker budget (default 4); failover: budget per candidate (default 2);
+                          all: every one of these
+  --invocations N         dispatch, peer: the same as --scopes N; all: dispatch invocations (default ${ALL_DEFAULTS.invocations})
+  --no-peer               dispatch (and all) without graphile-worker
+  --page P                scan, floor: page size (default 500, the runtime's SCAN_PAGE_SIZE)
+  --duration MS           fence, floor: measuring window per repetition (default 2000)
+  --triggers N            latency: triggers per round (default 2000; all: ${ALL_DEFAULTS.triggers})
+  --gap MS                latency: pace of the triggers (default 40, open loop)
+  --poll S                latency: MySQL POLL_SECONDS of the background runtime (default 5)
+  --ttl S --renew S       failover: lease TTL and renewal period (default 5 and 1)
+  --window S              idle: length of one window (default 60; all: ${ALL_DEFAULTS.idleWindowSeconds})
 environment: APSUP_TEST_MYSQL_URL (default mysql://root@127.0.0.1:3306/test),
              APSUP_BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/test),
+             APSUP_BENCH_RESULTS_DIR=<dir> (raw results and charts there instead of bench/results),
              APSUP_BENCH_CPU_PROF=<dir> (V8 CPU profile of every runtime host child),
              APSUP_BENCH_DISPATCH_COUNT=1 (dispatch: SQL statements of the host per invocation)`;
 
 const SCAN_SIZES: Record<Backend, number[]> = { sqlite: [10_000, 100_000, 1_000_000], mysql: [10_000, 100_000] };
-const DISPATCH_DEFAULT = 5_000;
-const ALL_DISPATCH_DEFAULT = 3_000;
-const ALL_TRIGGERS_DEFAULT = 400;
-const ALL_IDLE_WINDOW = 20;
+const DISPATCH_DEFAULT = 50_000;
+const FAILOVER_BACKLOG = 50_000;
+const FLOOR_ROWS = 100_000;
+
+type Flag = 'backend' | 'scopes' | 'repeat' | 'page' | 'workers' | 'duration' | 'no-peer' | 'triggers' | 'gap' | 'poll' | 'ttl' | 'renew' | 'window' | 'invocations';
+
+/** The flags each suite honours; the others are refused. */
+const HONOURS: Record<string, Flag[]> = {
+  scan: ['backend', 'scopes', 'repeat', 'page'],
+  fence: ['backend', 'workers', 'repeat', 'duration'],
+  floor: ['backend', 'scopes', 'workers', 'repeat', 'duration', 'page'],
+  dispatch: ['backend', 'scopes', 'invocations', 'workers', 'repeat', 'no-peer'],
+  peer: ['scopes', 'invocations', 'workers', 'repeat'],
+  latency: ['backend', 'workers', 'repeat', 'triggers', 'gap', 'poll'],
+  failover: ['backend', 'scopes', 'workers', 'repeat', 'ttl', 'renew'],
+  idle: ['backend', 'repeat', 'window'],
+  adopt: ['backend', 'scopes', 'repeat'],
+  all: ['backend', 'scopes', 'repeat', 'page', 'workers', 'duration', 'no-peer', 'triggers', 'gap', 'poll', 'ttl', 'renew', 'window', 'invocations'],
+};
+
+const WHY_NOT: Record<string, string> = {
+  'scan workers': 'a scan runs in one supervisor process, without workers',
+  'scan duration': 'a scan runs until the backlog is exhausted',
+  'fence scopes': 'every fence worker commits to its own row; there is no backlog',
+  'fence page': 'fence commits single rows',
+  'latency scopes': 'every trigger is a scope of its own; the number of triggers is --triggers',
+  'idle scopes': 'the idle host has no backlog',
+  'idle workers': 'no worker runs while the host is idle',
+  'peer backend': 'graphile-worker runs on PostgreSQL (APSUP_BENCH_PG_URL)',
+  'adopt workers': 'the adoption runs in one process',
+};
+
+function fail(message: string): number {
+  console.error(`${message}\n(npm run bench -- --help lists every suite and option)`);
+  return 2;
+}
 
 async function main(): Promise<number> {
   const { positionals, values } = parseArgs({
@@ -66,40 +106,66 @@ async function main(): Promise<number> {
     options: {
       backend: { type: 'string' },
       scopes: { type: 'string' },
-      repeat: { type: 'string', default: '3' },
-      page: { type: 'string', default: '500' },
+      repeat: { type: 'string' },
+      page: { type: 'string' },
       workers: { type: 'string' },
-      duration: { type: 'string', default: '2000' },
-      'no-peer': { type: 'boolean', default: false },
+      duration: { type: 'string' },
+      'no-peer': { type: 'boolean' },
       triggers: { type: 'string' },
-      gap: { type: 'string', default: '40' },
+      gap: { type: 'string' },
       poll: { type: 'string' },
-      ttl: { type: 'string', default: '5' },
+      ttl: { type: 'string' },
       window: { type: 'string' },
       invocations: { type: 'string' },
-      renew: { type: 'string', default: '1' },
+      renew: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   const suite = positionals[0];
   if (values.help || !suite) {
     console.log(USAGE);
-    return suite ? 0 : 2;
+    return suite || values.help ? 0 : 2;
   }
+  if (positionals.length > 1) return fail(`one suite at a time (got ${positionals.join(', ')})`);
+  const honours = HONOURS[suite];
+  if (!honours) return fail(`unknown suite ${JSON.stringify(suite)}`);
+  for (const flag of Object.keys(values) as Array<Flag | 'help'>) {
+    if (flag === 'help' || values[flag] === undefined || honours.includes(flag)) continue;
+    return fail(`${suite}: --${flag} does not apply (${WHY_NOT[`${suite} ${flag}`] ?? `${suite} has no use for it`})`);
+  }
+
+  const positive = (name: Flag, fallback: number, allowZero = false): number => {
+    const raw = values[name];
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0)) throw new UsageError(`--${name} must be a positive number (got ${JSON.stringify(raw)})`);
+    return n;
+  };
+  const integer = (name: Flag, fallback: number): number => {
+    const n = positive(name, fallback);
+    if (!Number.isInteger(n)) throw new UsageError(`--${name} must be an integer (got ${JSON.stringify(values[name])})`);
+    return n;
+  };
+
   const backends: Backend[] = values.backend ? [values.backend as Backend] : ['sqlite', 'mysql'];
-  if (!backends.every((b) => b === 'sqlite' || b === 'mysql')) {
-    console.error('--backend must be sqlite or mysql');
-    return 2;
-  }
-  const repeat = Number(values.repeat);
-  const page = Number(values.page);
+  if (!backends.every((b) => b === 'sqlite' || b === 'mysql')) return fail('--backend must be sqlite or mysql');
+  const repeat = integer('repeat', 3);
+  const page = integer('page', 500);
+  const duration = positive('duration', 2000);
+  const gap = positive('gap', 40, true);
+  const ttl = positive('ttl', 5);
+  const renew = positive('renew', 1);
   const parsedScopes = values.scopes?.split(',').map((s) => Number(s.trim()));
-  if (parsedScopes && !parsedScopes.every((n) => Number.isInteger(n) && n > 0)) {
-    console.error('--scopes must be positive integers');
-    return 2;
-  }
-  const workers = values.workers === undefined ? undefined : Number(values.workers);
-  const invocations = values.invocations ? Number(values.invocations) : parsedScopes ? Math.max(...parsedScopes) : DISPATCH_DEFAULT;
+  if (parsedScopes && !parsedScopes.every((n) => Number.isInteger(n) && n > 0)) return fail('--scopes must be positive integers');
+  const oneScopes = (what: string): number | undefined => {
+    if (!parsedScopes) return undefined;
+    if (parsedScopes.length > 1) throw new UsageError(`${suite}: --scopes takes one number here (${what})`);
+    return parsedScopes[0];
+  };
+  const workers = values.workers === undefined ? undefined : integer('workers', 1);
+  if (values.invocations !== undefined && parsedScopes && suite !== 'all') return fail(`${suite}: give --scopes or --invocations, not both`);
+  const invocations = values.invocations !== undefined ? integer('invocations', 1) : undefined;
+
   switch (suite) {
     case 'scan': {
       const sizes = { sqlite: parsedScopes ?? SCAN_SIZES.sqlite, mysql: parsedScopes ?? SCAN_SIZES.mysql };
@@ -107,28 +173,29 @@ async function main(): Promise<number> {
       return 0;
     }
     case 'fence':
-      await runFenceSuite({ backends, workers: workers ?? 8, repeat, durationMs: Number(values.duration) });
+      await runFenceSuite({ backends, workers: workers ?? 8, repeat, durationMs: duration });
       return 0;
     case 'dispatch':
-      await runDispatchSuite({ backends, invocations, workers: workers ?? 4, repeat, familyCounts: [1, 4], peer: !values['no-peer'] });
+      await runDispatchSuite({ backends, invocations: invocations ?? oneScopes('invocations') ?? DISPATCH_DEFAULT, workers: workers ?? 4, repeat, familyCounts: [1, 4], peer: !values['no-peer'] });
       return 0;
     case 'peer':
-      await runPeerSuite({ jobs: invocations, workers: workers ?? 4, repeat });
+      await runPeerSuite({ jobs: invocations ?? oneScopes('jobs') ?? DISPATCH_DEFAULT, workers: workers ?? 4, repeat });
       return 0;
     case 'latency':
-      await runLatencySuite({ backends, triggers: Number(values.triggers ?? 2000), gapMs: Number(values.gap), workers: workers ?? 4, pollSeconds: values.poll ? Number(values.poll) : undefined });
+      await runLatencySuite({ backends, triggers: integer('triggers', 2000), gapMs: gap, workers: workers ?? 4, repeat, pollSeconds: values.poll === undefined ? undefined : positive('poll', 5) });
       return 0;
     case 'failover':
-      await runFailoverSuite({ ttlSeconds: Number(values.ttl), renewSeconds: Number(values.renew), repeat, backlog: 50_000 });
+      if (values.backend === 'sqlite') return fail('failover: --backend sqlite does not apply (a SQLite database has one runtime host holding a permanent term: there is no second candidate to fail over to); run it with --backend mysql or without --backend');
+      await runFailoverSuite({ ttlSeconds: ttl, renewSeconds: renew, repeat, backlog: oneScopes('owed requests') ?? FAILOVER_BACKLOG, workers: workers ?? 2 });
       return 0;
     case 'idle':
-      await runIdleSuite({ backends, windowSeconds: Number(values.window ?? 60), settleSeconds: 3 });
+      await runIdleSuite({ backends, windowSeconds: positive('window', 60), settleSeconds: 3, repeat });
       return 0;
     case 'adopt':
       await runAdoptSuite({ backends, sizes: parsedScopes ?? [10_000, 100_000], repeat });
       return 0;
     case 'floor':
-      await runFloorSuite({ backends, workers: workers ?? 8, repeat, durationMs: Number(values.duration), pageRows: 100_000, pageSize: page });
+      await runFloorSuite({ backends, workers: workers ?? 8, dispatchWorkers: workers ?? 4, repeat, durationMs: duration, pageRows: oneScopes('rows of the page tables') ?? FLOOR_ROWS, pageSize: page });
       return 0;
     case 'all':
       await runAll({
@@ -137,23 +204,39 @@ async function main(): Promise<number> {
         repeat,
         pageSize: page,
         fenceWorkers: workers ?? 8,
-        durationMs: Number(values.duration),
-        invocations: values.invocations ? Number(values.invocations) : ALL_DISPATCH_DEFAULT,
-        dispatchWorkers: 4,
-        triggers: Number(values.triggers ?? ALL_TRIGGERS_DEFAULT),
-        gapMs: Number(values.gap),
-        ttlSeconds: Number(values.ttl),
-        renewSeconds: Number(values.renew),
-        idleWindowSeconds: Number(values.window ?? ALL_IDLE_WINDOW),
+        dispatchWorkers: workers ?? 4,
+        latencyWorkers: workers ?? 4,
+        failoverWorkers: workers ?? 2,
+        floorRows: FLOOR_ROWS,
+        durationMs: duration,
+        invocations: invocations ?? ALL_DEFAULTS.invocations,
+        peer: !values['no-peer'],
+        triggers: integer('triggers', ALL_DEFAULTS.triggers),
+        gapMs: gap,
+        pollSeconds: values.poll === undefined ? undefined : positive('poll', 5),
+        ttlSeconds: ttl,
+        renewSeconds: renew,
+        failoverBacklog: FAILOVER_BACKLOG,
+        idleWindowSeconds: positive('window', ALL_DEFAULTS.idleWindowSeconds),
+        defaultsUsed: {
+          invocations: invocations === undefined,
+          triggers: values.triggers === undefined,
+          idleWindowSeconds: values.window === undefined,
+        },
       });
       return 0;
     default:
-      console.error(`unknown suite ${JSON.stringify(suite)}\n${USAGE}`);
-      return 2;
+      return fail(`unknown suite ${JSON.stringify(suite)}`);
   }
 }
 
+class UsageError extends Error {}
+
 main().then((code) => { process.exitCode = code; }, (error: unknown) => {
+  if (error instanceof UsageError) {
+    process.exitCode = fail(error.message);
+    return;
+  }
   console.error(error);
   process.exitCode = 1;
 });

@@ -7,6 +7,9 @@
  * Also shown: kill -> new term acquired (lease acquired_at), and the lease TTL and renewal period
  * (POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_LEASE_TTL_SECONDS / _RENEW_SECONDS). After each
  * kill a replacement candidate is started, so every repetition has two candidates.
+ * MySQL only (a SQLite database has one host, holding a permanent term: there is nothing to fail
+ * over to); the command line refuses --backend sqlite. --scopes N sets the backlog (default 50,000),
+ * --workers W the worker budget of each candidate (default 2).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,6 +26,7 @@ export interface FailoverOptions {
   renewSeconds: number;
   repeat: number;
   backlog: number;
+  workers: number;
 }
 
 export interface FailoverRun {
@@ -82,7 +86,7 @@ export async function runFailoverSuite(options: FailoverOptions): Promise<Failov
     const env = runtimeEnv(fx.db.url, {
       APSUP_BENCH_FAMILIES: 1,
       APSUP_BENCH_PROCESSOR: 'record',
-      APSUP_BENCH_MAX_WORKERS: 2,
+      APSUP_BENCH_MAX_WORKERS: options.workers,
       POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: options.ttlSeconds,
       POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_RENEW_SECONDS: options.renewSeconds,
     });
@@ -125,7 +129,7 @@ export async function runFailoverSuite(options: FailoverOptions): Promise<Failov
   }
   const bound = (options.ttlSeconds + options.renewSeconds) * 1000;
   printTable(
-    `failover (MariaDB): SIGKILL of the leader to the new leader's first invocation, TTL ${options.ttlSeconds} s, renewal every ${options.renewSeconds} s (median of ${options.repeat})`,
+    `failover (MariaDB): SIGKILL of the leader to the new leader's first invocation, TTL ${options.ttlSeconds} s, renewal every ${options.renewSeconds} s, ${options.backlog.toLocaleString('en-US')} owed requests, ${options.workers} workers per candidate (median of ${options.repeat})`,
     ['lease TTL s', 'renewal s', 'kill -> old lease expiry ms', 'kill -> new term ms', 'kill -> first invocation ms', 'worst ms', 'bound TTL + renewal ms'],
     [[options.ttlSeconds, options.renewSeconds, median(runs.map((r) => r.killToExpiryMs)), median(runs.map((r) => r.killToAcquiredMs)),
       median(runs.map((r) => r.killToFirstInvocationMs)), Math.max(...runs.map((r) => r.killToFirstInvocationMs)), bound]],

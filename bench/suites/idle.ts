@@ -1,6 +1,7 @@
 /**
  * idle: SQL statements executed by an idle runtime host with one interval family (300 s) and no
- * work, over a window that starts after start-up settled (default 60 s; `all` uses 20 s).
+ * work, over a window that starts after start-up settled (default 60 s; `all` uses 10 s);
+ * --repeat R: R consecutive windows of the same host, the median window is printed.
  * Counted inside the host process by wrapping better-sqlite3 (Statement run/get/all/iterate,
  * Database exec) and mysql2 (Connection query/execute) in the bench child only
  * (bench/lib/count-statements.ts, APSUP_BENCH_COUNT_SQL=1); worker processes are not started
@@ -13,14 +14,14 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import mysql from 'mysql2/promise';
-import { printTable, progress, writeResult } from '../lib/report.ts';
+import { median, printTable, progress, writeResult } from '../lib/report.ts';
 import { openBenchDatabase, type BackendFixtureLike } from '../lib/fixture.ts';
 import { call } from '../lib/children.ts';
 import { forkRuntime, runtimeEnv, sleep, stopRuntime } from '../lib/runtime-host.ts';
 import type { StatementCounts } from '../lib/count-statements.ts';
 import type { Backend } from '../../src/store/types.ts';
 
-export interface IdleOptions { backends: Backend[]; windowSeconds: number; settleSeconds: number }
+export interface IdleOptions { backends: Backend[]; windowSeconds: number; settleSeconds: number; repeat: number }
 
 type Host = 'runtime' | 'apsup-run';
 
@@ -29,11 +30,17 @@ export interface IdleRow {
   host: Host;
   windowSeconds: number;
   startupStatements: number;
+  /** Median over the windows. */
   statements: number;
   perMinute: number;
+  /** Summed over every window. */
   byKind: Record<string, number>;
-  server?: { questions: number; queries: number; callProcedure: number; otherSessions: number };
+  /** Median over the windows (MariaDB). */
+  server?: ServerCounts;
+  windows: Array<{ statements: number; server?: ServerCounts }>;
 }
+
+type ServerCounts = { questions: number; queries: number; callProcedure: number; otherSessions: number };
 
 const STATUS_VARS = ['Questions', 'Queries', 'Com_call_procedure'];
 
@@ -61,39 +68,59 @@ async function measure(fx: BackendFixtureLike, host: Host, options: IdleOptions)
     }), `idle-${backend}-${host}`);
     await call(child, { type: 'start' });
     await sleep(options.settleSeconds * 1000);
-    const before = await call<StatementCounts>(child, { type: 'counts' });
-    let serverBefore: Record<string, number> = {};
-    let others = 0;
+    const startup = await call<StatementCounts>(child, { type: 'counts' });
     if (fx.db.target.backend === 'mysql') {
       const t = fx.db.target;
       admin = await mysql.createConnection({ host: t.host, port: t.port, user: t.user, password: t.password });
-      others = await otherSessions(admin, t.database);
-      serverBefore = await serverStatus(admin);
     }
-    await sleep(options.windowSeconds * 1000);
-    let server: IdleRow['server'];
-    if (admin && fx.db.target.backend === 'mysql') {
-      const serverAfter = await serverStatus(admin);
-      others = Math.max(others, await otherSessions(admin, fx.db.target.database));
-      // Own statements counted between the two reads: the second SHOW GLOBAL STATUS and the
-      // PROCESSLIST read before it (the first read counts itself before its value is taken).
-      const own = 2;
-      server = {
-        questions: serverAfter.Questions - serverBefore.Questions - own,
-        queries: serverAfter.Queries - serverBefore.Queries - own,
-        callProcedure: serverAfter.Com_call_procedure - serverBefore.Com_call_procedure,
-        otherSessions: others,
-      };
-    }
-    const after = await call<StatementCounts>(child, { type: 'counts' });
+    const windows: IdleRow['windows'] = [];
     const byKind: Record<string, number> = {};
-    for (const [k, v] of Object.entries(after.byKind)) {
-      const d = v - (before.byKind[k] ?? 0);
-      if (d > 0) byKind[k] = d;
+    let before = startup;
+    for (let w = 0; w < options.repeat; w += 1) {
+      let serverBefore: Record<string, number> = {};
+      let others = 0;
+      if (admin && fx.db.target.backend === 'mysql') {
+        others = await otherSessions(admin, fx.db.target.database);
+        serverBefore = await serverStatus(admin);
+      }
+      const windowEnd = performance.now() + options.windowSeconds * 1000;
+      for (;;) {
+        const left = windowEnd - performance.now();
+        if (left <= 0) break;
+        await sleep(Math.min(left, 10_000));
+        if (windowEnd - performance.now() > 1) progress(`idle ${backend} ${host}: window ${w + 1}/${options.repeat}: ${Math.round((options.windowSeconds * 1000 - (windowEnd - performance.now())) / 1000)} of ${options.windowSeconds} s`);
+      }
+      let server: ServerCounts | undefined;
+      if (admin && fx.db.target.backend === 'mysql') {
+        const serverAfter = await serverStatus(admin);
+        others = Math.max(others, await otherSessions(admin, fx.db.target.database));
+        // Own statements counted between the two reads: the second SHOW GLOBAL STATUS and the
+        // PROCESSLIST read before it (the first read counts itself before its value is taken).
+        const own = 2;
+        server = {
+          questions: serverAfter.Questions - serverBefore.Questions - own,
+          queries: serverAfter.Queries - serverBefore.Queries - own,
+          callProcedure: serverAfter.Com_call_procedure - serverBefore.Com_call_procedure,
+          otherSessions: others,
+        };
+      }
+      const after = await call<StatementCounts>(child, { type: 'counts' });
+      for (const [k, v] of Object.entries(after.byKind)) {
+        const d = v - (before.byKind[k] ?? 0);
+        if (d > 0) byKind[k] = (byKind[k] ?? 0) + d;
+      }
+      windows.push({ statements: after.total - before.total, server });
+      progress(`idle ${backend} ${host}: window ${w + 1}/${options.repeat}: ${after.total - before.total} statements in ${options.windowSeconds} s`);
+      before = after;
     }
-    const statements = after.total - before.total;
-    const row: IdleRow = { backend, host, windowSeconds: options.windowSeconds, startupStatements: before.total, statements, perMinute: (statements / options.windowSeconds) * 60, byKind, server };
-    progress(`idle ${backend} ${host}: ${statements} statements in ${options.windowSeconds} s (${Object.entries(byKind).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'})`);
+    const statements = median(windows.map((x) => x.statements));
+    const servers = windows.map((x) => x.server).filter((x): x is ServerCounts => x !== undefined);
+    const server = servers.length === 0 ? undefined : {
+      questions: median(servers.map((x) => x.questions)), queries: median(servers.map((x) => x.queries)),
+      callProcedure: median(servers.map((x) => x.callProcedure)), otherSessions: Math.max(...servers.map((x) => x.otherSessions)),
+    };
+    const row: IdleRow = { backend, host, windowSeconds: options.windowSeconds, startupStatements: startup.total, statements, perMinute: (statements / options.windowSeconds) * 60, byKind, server, windows };
+    progress(`idle ${backend} ${host}: median ${statements} statements per ${options.windowSeconds} s window (${Object.entries(byKind).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'} over all windows)`);
     return row;
   } finally {
     await admin?.end().catch(() => undefined);
@@ -106,15 +133,15 @@ export async function runIdleSuite(options: IdleOptions): Promise<IdleRow[]> {
   const fixtures = await Promise.all(options.backends.map((b) => openBenchDatabase(b)));
   try {
     for (const host of ['runtime', 'apsup-run'] as Host[]) {
-      progress(`idle: ${host} host on ${options.backends.join(' and ')}, ${options.settleSeconds} s settling, then a ${options.windowSeconds} s window`);
+      progress(`idle: ${host} host on ${options.backends.join(' and ')}, ${options.settleSeconds} s settling, then ${options.repeat} window(s) of ${options.windowSeconds} s`);
       rows.push(...await Promise.all(fixtures.map((fx) => measure(fx, host, options))));
     }
   } finally {
     for (const fx of fixtures) await fx.close();
   }
   printTable(
-    `idle: SQL statements of an idle host with one interval family (300 s), ${options.windowSeconds} s window after ${options.settleSeconds} s settling`,
-    ['backend', 'host', 'start-up statements', 'statements in window', 'per minute', 'by kind', 'server Questions/min', 'server Queries/min', 'other sessions'],
+    `idle: SQL statements of an idle host with one interval family (300 s), median of ${options.repeat} consecutive ${options.windowSeconds} s windows after ${options.settleSeconds} s settling`,
+    ['backend', 'host', 'start-up statements', 'statements per window (median)', 'per minute', 'by kind (all windows)', 'server Questions/min', 'server Queries/min', 'other sessions'],
     rows.map((r) => [r.backend, r.host === 'runtime' ? 'supervisor Runtime' : 'apsup run (with tasks)', String(r.startupStatements), String(r.statements), r.perMinute.toFixed(1),
       Object.entries(r.byKind).map(([k, v]) => `${k} ${v}`).join(', ') || '-',
       r.server ? ((r.server.questions / r.windowSeconds) * 60).toFixed(0) : '-', r.server ? ((r.server.queries / r.windowSeconds) * 60).toFixed(0) : '-', r.server ? String(r.server.otherSessions) : '-']),

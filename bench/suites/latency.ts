@@ -6,7 +6,9 @@
  * that accepts the request, just before the call. Triggers are sent open loop at a fixed pace
  * (default one every 40 ms, well below the capacity of the default budget of 4 workers, so the
  * figures are latency rather than queueing), after a warm-up that starts every worker process of
- * the budget.
+ * the budget. --repeat R: R consecutive rounds of the triggers against the same runtime (after one
+ * warm-up); the table shows the median over the rounds of each percentile, and the p99 of every
+ * trigger of all rounds pooled.
  * Paths:
  *   sqlite in-process    the host process accepts the request (runtime.trigger) and wakes the family
  *   sqlite other process a separate process commits the request (store.acceptRequest, what
@@ -27,6 +29,7 @@ export interface LatencyOptions {
   triggers: number;
   gapMs: number;
   workers: number;
+  repeat: number;
   pollSeconds?: number;
 }
 
@@ -36,12 +39,18 @@ export interface LatencyRow {
   backend: Backend;
   path: Path;
   pollSeconds: number | null;
+  /** Triggers whose start was seen, summed over the rounds. */
   triggers: number;
+  repeat: number;
+  /** Medians over the rounds. */
   p50: number;
   p95: number;
   p99: number;
   max: number;
+  /** p99 of all triggers of all rounds together. */
+  pooledP99: number;
   acceptMedianMs: number;
+  rounds: Array<{ triggers: number; p50: number; p95: number; p99: number; max: number }>;
 }
 
 const FAMILY = 'bench-a';
@@ -85,30 +94,46 @@ async function measurePath(backend: Backend, path: Path, options: LatencyOptions
     await Promise.all(Array.from({ length: options.workers }, (_, i) => trigger(`warm-${i}`)));
     const warm = await waitStarts(fx, 'warm-', options.workers, 60_000);
     if (warm.size < options.workers) throw new Error(`latency ${backend} ${path}: warm-up did not complete`);
-    progress(`latency ${backend} ${path}: ${options.triggers} triggers, one every ${options.gapMs} ms${pollSeconds ? `, poll ${pollSeconds} s` : ''}`);
-    const sent: Array<Promise<{ t0: number; t1: number }>> = [];
-    const begin = performance.now();
-    for (let i = 0; i < options.triggers; i += 1) {
-      const due = begin + i * options.gapMs;
-      const wait = due - performance.now();
-      if (wait > 1) await sleep(wait);
-      sent.push(trigger(`lat-${i}`));
+    const rounds: LatencyRow['rounds'] = [];
+    const pooled: number[] = [];
+    const acceptMs: number[] = [];
+    for (let rep = 0; rep < options.repeat; rep += 1) {
+      progress(`latency ${backend} ${path}: round ${rep + 1}/${options.repeat}: ${options.triggers} triggers, one every ${options.gapMs} ms${pollSeconds ? `, poll ${pollSeconds} s` : ''}`);
+      const prefix = `lat-${rep}-`;
+      const sent: Array<Promise<{ t0: number; t1: number }>> = [];
+      const begin = performance.now();
+      let lastReport = begin;
+      for (let i = 0; i < options.triggers; i += 1) {
+        const due = begin + i * options.gapMs;
+        const wait = due - performance.now();
+        if (wait > 1) await sleep(wait);
+        sent.push(trigger(`${prefix}${i}`));
+        if (performance.now() - lastReport > 5000) {
+          lastReport = performance.now();
+          progress(`latency ${backend} ${path}: round ${rep + 1}/${options.repeat}: ${i + 1} of ${options.triggers} triggers sent`);
+        }
+      }
+      const accepted = await Promise.all(sent);
+      const starts = await waitStarts(fx, prefix, options.triggers, 60_000 + (pollSeconds ?? 0) * 2000);
+      const latencies: number[] = [];
+      for (let i = 0; i < options.triggers; i += 1) {
+        const started = starts.get(`${prefix}${i}`);
+        if (started !== undefined) latencies.push(started - accepted[i].t0);
+      }
+      if (latencies.length < options.triggers) progress(`latency ${backend} ${path}: round ${rep + 1}: only ${latencies.length} of ${options.triggers} invocations started in time`);
+      latencies.sort((a, b) => a - b);
+      pooled.push(...latencies);
+      acceptMs.push(...accepted.map((a) => a.t1 - a.t0));
+      const round = { triggers: latencies.length, p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), max: latencies[latencies.length - 1] };
+      rounds.push(round);
+      progress(`latency ${backend} ${path}: round ${rep + 1}/${options.repeat}: p50 ${round.p50.toFixed(2)} ms, p95 ${round.p95.toFixed(2)} ms, p99 ${round.p99.toFixed(2)} ms`);
     }
-    const accepted = await Promise.all(sent);
-    const starts = await waitStarts(fx, 'lat-', options.triggers, 60_000 + (pollSeconds ?? 0) * 2000);
-    const latencies: number[] = [];
-    for (let i = 0; i < options.triggers; i += 1) {
-      const started = starts.get(`lat-${i}`);
-      if (started !== undefined) latencies.push(started - accepted[i].t0);
-    }
-    if (latencies.length < options.triggers) progress(`latency ${backend} ${path}: only ${latencies.length} of ${options.triggers} invocations started in time`);
-    latencies.sort((a, b) => a - b);
+    pooled.sort((a, b) => a - b);
     const row: LatencyRow = {
-      backend, path, pollSeconds: path === 'api process' ? pollSeconds : null, triggers: latencies.length,
-      p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), max: latencies[latencies.length - 1],
-      acceptMedianMs: median(accepted.map((a) => a.t1 - a.t0)),
+      backend, path, pollSeconds: path === 'api process' ? pollSeconds : null, triggers: pooled.length, repeat: options.repeat,
+      p50: median(rounds.map((r) => r.p50)), p95: median(rounds.map((r) => r.p95)), p99: median(rounds.map((r) => r.p99)), max: median(rounds.map((r) => r.max)),
+      pooledP99: percentile(pooled, 99), acceptMedianMs: median(acceptMs), rounds,
     };
-    progress(`latency ${backend} ${path}: p50 ${row.p50.toFixed(2)} ms, p95 ${row.p95.toFixed(2)} ms, p99 ${row.p99.toFixed(2)} ms`);
     return row;
   } finally {
     if (api) await stopApi(api);
@@ -124,9 +149,9 @@ export async function runLatencySuite(options: LatencyOptions): Promise<LatencyR
     for (const path of paths) rows.push(await measurePath(backend, path, options));
   }
   printTable(
-    `latency: explicit trigger to worker start, ${options.triggers.toLocaleString('en-US')} triggers one every ${options.gapMs} ms, budget ${options.workers} workers (ms)`,
-    ['backend', 'trigger from', 'poll s', 'triggers', 'p50', 'p95', 'p99', 'max', 'accept call median'],
-    rows.map((r) => [r.backend, r.path, r.pollSeconds === null ? '-' : String(r.pollSeconds), String(r.triggers), r.p50.toFixed(2), r.p95.toFixed(2), r.p99.toFixed(2), r.max.toFixed(2), r.acceptMedianMs.toFixed(2)]),
+    `latency: explicit trigger to worker start, ${options.triggers.toLocaleString('en-US')} triggers per round one every ${options.gapMs} ms, budget ${options.workers} workers (ms; median of ${options.repeat} rounds)`,
+    ['backend', 'trigger from', 'poll s', 'triggers (all rounds)', 'p50', 'p95', 'p99', 'max', 'p99 of all triggers', 'accept call median'],
+    rows.map((r) => [r.backend, r.path, r.pollSeconds === null ? '-' : String(r.pollSeconds), String(r.triggers), r.p50.toFixed(2), r.p95.toFixed(2), r.p99.toFixed(2), r.max.toFixed(2), r.pooledP99.toFixed(2), r.acceptMedianMs.toFixed(2)]),
   );
   console.log(`raw results: ${writeResult('latency', { ...options, rows })}`);
   return rows;
