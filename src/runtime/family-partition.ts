@@ -247,13 +247,21 @@ export class FamilyPartition {
   }
 
   /**
-   * Admission is batched: a scan page is admitted when the ready queue has room for at least half
-   * of it (or is empty), so a busy family admits pages of many keys in one transaction instead of
-   * one transaction per freed worker slot.
+   * Admission is batched: while the ready queue already holds at least `threshold` (half the
+   * queue) keys the scan admitted, the next page waits until the queue has room for at least
+   * half a queue, so a busy family admits pages of many keys in one transaction instead of one
+   * transaction per freed worker slot. Below that share the scan admits into any free room on
+   * its turn: explicit requests and due retries filling the queue never keep the scan out (RFC 2:
+   * "显式请求与到期重试不拥有无限优先权"); with both backlogs the scan holds about half the queue.
    */
   private admissionRoom(): boolean {
+    const room = this.room();
+    if (room <= 0) return false;
     const threshold = Math.max(1, Math.min(this.settings.scanPageSize, Math.ceil(this.settings.readyQueueSize / 2)));
-    return this.room() >= threshold || (this.ready.length === 0 && this.room() > 0);
+    if (room >= threshold || this.ready.length === 0) return true;
+    let admitted = 0;
+    for (const source of this.readySources.values()) if (source === 'scan') admitted += 1;
+    return admitted < threshold;
   }
 
   private async maybeAdvanceScan(term: Term, now: number): Promise<void> {

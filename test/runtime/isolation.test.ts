@@ -7,7 +7,7 @@ import type { Runtime } from '../../src/runtime/runtime.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import type { FamilyRegistration } from '../../src/registry/registration.ts';
 import {
-  P, createFixtureTables, intentOf, openGate, runs, setBehaviour, startRuntime, statsOf, testFamily,
+  P, createFixtureTables, intentOf, openGate, runs, setBehaviour, startRuntime, statsOf, testFamily, waitForState,
 } from '../fixtures/runtime-harness.ts';
 
 for (const backend of BACKENDS) {
@@ -158,6 +158,48 @@ for (const backend of BACKENDS) {
       runtime.notifyRequest(F);
       await waitFor(async () => (await intentOf(fx, F, 'later'))!.handledGeneration === 1, 10_000);
       assert.equal(statsOf(runtime, F).retryWait, failing.length, 'the failing keys still wait for their retry');
+    });
+  });
+}
+
+for (const backend of BACKENDS) {
+  describe(`[${backend}] A2 a backlog of explicit requests does not keep the automatic scan out (default ready queue)`, () => {
+    let fx: BackendFixture;
+    let runtime: Runtime;
+    const F = 'fx-mixed';
+    const requests = Array.from({ length: 200 }, (_, i) => `r${String(i).padStart(3, '0')}`);
+    const dirty = ['d1', 'd2', 'd3', 'd4'];
+
+    before(async () => {
+      fx = await createBackend(backend);
+      await createFixtureTables(fx);
+      await setBehaviour(fx, F, '*', 'sleep', { ms: 40 });
+      // More owed requests than the ready queue (64) holds, and ordinary work only the scan finds.
+      for (const s of requests) await fx.store.acceptRequest('fx.fx-mixed', s);
+      for (const s of dirty) await fx.store.markDirty('fx.fx-mixed', s);
+      runtime = await startRuntime(fx, [testFamily(F, { maxWorkers: 2, schedule: { kind: 'interval', seconds: 1 } })]);
+    });
+    after(async () => {
+      await runtime?.stop();
+      await fx?.cleanup();
+    });
+
+    test('the dirty keys are processed while most of the request backlog is still owed', async () => {
+      const unhandled = async () => Number((await fx.query(
+        'SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = ? AND requested_generation > handled_generation AND scope_id LIKE ?',
+        ['fx.fx-mixed', 'r%'],
+      ))[0].n);
+      let leftWhenDone = -1;
+      await waitForState(fx, runtime, [F], async () => {
+        for (const s of dirty) if ((await intentOf(fx, F, s))!.handledGeneration < 1) return false;
+        leftWhenDone = await unhandled();
+        return true;
+      }, 60_000);
+      // Before the fix the scan began only once the queue was at most half full, i.e. when the
+      // request backlog was nearly gone (at most about 34 of 200 left); its fair share now lets
+      // it in while the queue is still full of requests.
+      assert.ok(leftWhenDone >= 64, `the scan's keys waited for the request backlog: ${leftWhenDone} requests left when they were done`);
+      await waitFor(async () => (await unhandled()) === 0, 60_000);
     });
   });
 }
