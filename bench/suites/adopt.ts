@@ -101,6 +101,6 @@ export async function runAdoptSuite(options: AdoptOptions): Promise<AdoptRow[]> 
   }
   printTable('adopt topic-memory-pr1490: maintenance window (median)', ['backend', 'legacy scopes', 'intents', 'preflight ms', 'adoption ms', 'legacy scopes/s'],
     rows.map((r) => [r.backend, formatNumber(r.scopes), formatNumber(r.intents), Math.round(r.preflightMs), Math.round(r.adoptMs), formatNumber(Math.round(r.scopesPerSecond))]));
-  writeResult('adopt', { rows });
+  console.log(`raw results: ${writeResult('adopt', { rows })}`);
   return rows;
 }

@@ -17,7 +17,7 @@ import { runFailoverSuite } from './failover.ts';
 import { runIdleSuite } from './idle.ts';
 
 /** What `all` runs instead of the suites' own defaults (alone: 50,000 invocations, 2,000 triggers, 60 s windows). */
-export const ALL_DEFAULTS = { invocations: 3_000, triggers: 150, idleWindowSeconds: 10 };
+export const ALL_DEFAULTS = { invocations: 3_000, triggers: 100, idleWindowSeconds: 7 };
 const ALONE = { invocations: 50_000, triggers: 2_000, idleWindowSeconds: 60 };
 const BUDGET_MINUTES = 10;
 

@@ -16,6 +16,7 @@
  *                        per process (floor of `dispatch`: the least a no-op invocation needs is a dispatch
  *                        message, one fenced durable commit, its acknowledgement, and a reply)
  *   IPC round trip       the same without the commit (shown for reference: the process/IPC part alone)
+ *                        (both round-trip shapes measure for half of --duration: thousands of round trips)
  * Then every supervisor throughput (scan, fence, dispatch) as a fraction of its floor: from the
  * runs of this invocation (`all`), or else from the latest scan-*.json, fence-*.json and
  * dispatch-*.json in the results directory (the source is printed).
@@ -128,7 +129,7 @@ export async function runFloorSuite(options: FloorOptions): Promise<FloorRow[]> 
           progress(`floor ${backend}: repetition ${rep + 1}/${options.repeat} ${shape}: ${Math.round(perSecond)} commits/s`);
         }
         for (const fenced of rep % 2 === 0 ? [true, false] : [false, true]) {
-          const perSecond = await roundTrips(dispatchChildren, fenced, options.durationMs);
+          const perSecond = await roundTrips(dispatchChildren, fenced, options.durationMs / 2);
           (fenced ? dispatchRuns : ipcRuns).push(perSecond);
           progress(`floor ${backend}: repetition ${rep + 1}/${options.repeat} ${fenced ? 'dispatch round trips (IPC + fenced commit)' : 'IPC round trips'} with ${dispatchChildren.length} processes: ${Math.round(perSecond)}/s`);
         }
@@ -153,7 +154,7 @@ export async function runFloorSuite(options: FloorOptions): Promise<FloorRow[]> 
     }
   }
   printTable(
-    `floor: raw transaction shapes without the supervisor (median of ${options.repeat}; commits with ${options.workers} processes x ${options.durationMs} ms; pages of ${options.pageSize} over ${options.pageRows.toLocaleString('en-US')} rows; round trips with ${options.dispatchWorkers} processes)`,
+    `floor: raw transaction shapes without the supervisor (median of ${options.repeat}; commits with ${options.workers} processes x ${options.durationMs} ms; pages of ${options.pageSize} over ${options.pageRows.toLocaleString('en-US')} rows; round trips with ${options.dispatchWorkers} processes x ${options.durationMs / 2} ms)`,
     ['backend', 'single-row commits/s', 'fenced single-row commits/s', 'page update rows/s', 'intent page update rows/s', 'dispatch round trips/s (IPC + fenced commit)', 'IPC round trips/s'],
     rows.map((r) => [r.backend, r.single, r.fenced, r.pageRowsPerSecond, r.intentPageRowsPerSecond, r.dispatchRoundTrips, r.ipcRoundTrips]),
   );
