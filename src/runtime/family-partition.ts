@@ -61,6 +61,8 @@ export class FamilyPartition {
   private readonly readySources = new Map<string, ReadySource>();
   readonly running = new Map<string, { generation: number; term: Term; workerId: string; startedAt: number }>();
   private readonly retryWait = new Set<string>();
+  /** The trigger that first brought a failing key in (failure records of its retries name it). */
+  private readonly retryOrigins = new Map<string, ReadySource>();
   readonly backoff: BackoffIndex;
   private scan: { generation: number; cursor: number } | null = null;
   /** Local time (ms) when the schedule is next due; null: unknown, ask the database. */
@@ -153,6 +155,7 @@ export class FamilyPartition {
     this.ready.length = 0;
     this.readySources.clear();
     this.retryWait.clear();
+    this.retryOrigins.clear();
     this.backoff.clear();
     this.scan = null;
     this.nextDueAt = null;
@@ -492,6 +495,7 @@ export class FamilyPartition {
       pendingSequence = intent?.pendingSequence;
       if (!intent || intent.requestedGeneration <= intent.handledGeneration) {
         this.backoff.succeed(scopeId);
+        this.retryOrigins.delete(scopeId);
         return; // nothing owed any more (merged into an earlier invocation)
       }
       generation = intent.requestedGeneration;
@@ -547,6 +551,7 @@ export class FamilyPartition {
     const acknowledged = after !== null && after.handledGeneration >= generation;
     if (acknowledged) {
       this.backoff.succeed(scopeId);
+      this.retryOrigins.delete(scopeId);
       const normal = outcome.status === 'ok' || outcome.status === 'already_handled';
       (normal ? this.logger.info : this.logger.warn).call(this.logger, {
         binding: this.bindingName, family: this.family, scope: scopeId, trigger: source, requestGeneration: generation,
@@ -563,7 +568,7 @@ export class FamilyPartition {
       case 'conflict': {
         const entry = this.backoff.conflict(scopeId, 'conflict', Date.now());
         this.retryWait.add(scopeId);
-        this.logger.info({ binding: this.bindingName, family: this.family, scope: scopeId, requestGeneration: generation, delayMs: entry.nextRetryAt - Date.now() }, 'progress conflict; re-dispatch after a short delay');
+        this.logger.info({ binding: this.bindingName, family: this.family, scope: scopeId, requestGeneration: generation, delayMs: entry.nextRetryAt - Date.now(), consecutiveFailures: entry.consecutiveFailures }, 'progress conflict; re-dispatch after a short delay');
         return false;
       }
       case 'timeout':
@@ -579,11 +584,15 @@ export class FamilyPartition {
     const entry = this.backoff.fail(scopeId, reason, Date.now());
     this.retryWait.add(scopeId);
     this.failures[reason] = (this.failures[reason] ?? 0) + 1;
+    // A retry's record names the trigger that first brought the key in (RFC 12 触发原因).
+    const trigger = source === 'retry' ? this.retryOrigins.get(scopeId) ?? 'retry' : source;
+    this.retryOrigins.set(scopeId, trigger);
     this.logger.warn({
       binding: this.bindingName,
       family: this.family,
       scope: scopeId,
-      trigger: source,
+      trigger,
+      retry: source === 'retry',
       requestGeneration: generation,
       workerId: this.running.get(scopeId)?.workerId,
       supervisorKey: term.supervisorKey,
