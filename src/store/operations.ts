@@ -186,9 +186,14 @@ export const OPERATIONS = {
     summary: 'cancel a pending task at once, record the intent for a running one',
   },
   pc_task_expire_lost: {
-    params: ['task_id', 'expected_token', 'requeue'],
+    params: ['task_id', 'expected_token', 'requeue', 'max_attempts', 'give_up'],
     transaction: 'caller',
-    summary: 'reconciler: fail (or requeue) a running task whose lease expired under the expected token',
+    summary: 'reconciler: fail, cancel, requeue (bounded) or give up on a running task whose lease expired under the expected token',
+  },
+  pc_task_end_attempt: {
+    params: ['task_id', 'attempt_token', 'requeue', 'max_attempts', 'error_code', 'error_message'],
+    transaction: 'caller',
+    summary: 'runner: end a live attempt whose worker stopped without a terminal write (fail, cancel or bounded requeue)',
   },
   pc_task_list_lost: {
     params: ['page_limit'],
@@ -219,6 +224,16 @@ export const OPERATIONS = {
     params: ['worker_id', 'ttl_ms'],
     transaction: 'own',
     summary: 'publish a task worker readiness fact with a short TTL',
+  },
+  pc_task_probe_pending: {
+    params: [],
+    transaction: 'read',
+    summary: 'wake-up probe: whether any task is pending (one index lookup)',
+  },
+  pc_task_withdraw_readiness: {
+    params: ['worker_id'],
+    transaction: 'own',
+    summary: 'delete the readiness fact of a task worker that stops cleanly',
   },
   pc_task_read_readiness: {
     params: [],

@@ -13,6 +13,12 @@ export interface TaskConfig {
   readinessTtlMs: number;
   terminateGraceMs: number;
   progressMinStep: number;
+  /** MySQL/OceanBase: period of the pending-work probe while the worker has free capacity. */
+  wakeupPollMs: number;
+  /** Attempts an idempotent task may reach through automatic requeues (then retries_exhausted). */
+  maxAttempts: number;
+  /** Failed convergences (failure hook throwing) of one attempt before it is failed without the hook. */
+  failureHookMaxAttempts: number;
 }
 
 const P = 'POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_';
@@ -30,7 +36,9 @@ export function parseTaskConfig(env: Record<string, string | undefined>): TaskCo
     return r.data;
   };
   const maxTimeoutMs = Math.round(num('MAX_TIMEOUT_SECONDS', 26 * 3600) * 1000);
-  const defaultTimeoutMs = Math.round(num('DEFAULT_TIMEOUT_SECONDS', Math.min(3600, maxTimeoutMs / 1000)) * 1000);
+  // A task that does not lower its timeout runs under the worker maximum (the record: the worker
+  // value is the contract, a task may only lower it). DEFAULT_TIMEOUT_SECONDS may lower the default.
+  const defaultTimeoutMs = Math.round(num('DEFAULT_TIMEOUT_SECONDS', maxTimeoutMs / 1000) * 1000);
   if (defaultTimeoutMs > maxTimeoutMs) throw new ConfigError(`${P}DEFAULT_TIMEOUT_SECONDS must not exceed ${P}MAX_TIMEOUT_SECONDS`);
   const leaseMs = Math.round(num('LEASE_SECONDS', 30, { min: 1, max: 3600 }) * 1000);
   return {
@@ -39,9 +47,12 @@ export function parseTaskConfig(env: Record<string, string | undefined>): TaskCo
     leaseMs,
     maxTimeoutMs,
     defaultTimeoutMs,
-    sweepMs: Math.round(num('SWEEP_SECONDS', 10) * 1000),
+    sweepMs: Math.round(num('SWEEP_SECONDS', 30, { min: 0.1, max: 86_400 }) * 1000),
     readinessTtlMs: Math.max(1000, Math.round(num('READINESS_TTL_SECONDS', 15, { min: 1, max: 600 }) * 1000)),
-    terminateGraceMs: Math.round(num('TERMINATE_GRACE_SECONDS', 5) * 1000),
+    terminateGraceMs: Math.round(num('TERMINATE_GRACE_SECONDS', 5, { min: 0.1, max: 600 }) * 1000),
     progressMinStep: num('PROGRESS_MIN_STEP', 1),
+    wakeupPollMs: Math.round(num('WAKEUP_POLL_MS', 500, { min: 50, max: 60_000 })),
+    maxAttempts: num('MAX_ATTEMPTS', 3, { int: true, max: 1000 }),
+    failureHookMaxAttempts: num('FAILURE_HOOK_MAX_ATTEMPTS', 5, { int: true, max: 1000 }),
   };
 }

@@ -1,7 +1,8 @@
 /**
  * Task handler SDK. A handler module (loaded lazily, only when a task of its type runs) exports
  * `run(payload, ctx)` and optionally `failureHook(tx, task, ctx)`, which converges the domain rows
- * that still belong to the task inside the terminal transaction (failure, lost attempt, timeout).
+ * that still belong to the task inside the terminal transaction (failure, lost attempt, timeout,
+ * shutdown without requeue, and cancellation after the handler's own cleanup).
  */
 import type { Logger } from '../logging.ts';
 import type { Store, TxHandle } from '../store/types.ts';
@@ -21,7 +22,11 @@ export interface TaskContext extends TaskIdentity {
   backend: Store['backend'];
   store: Store;
   logger: Logger;
-  /** Aborted when the task must stop (timeout, shutdown, lost attempt). */
+  /**
+   * Aborted when the task must stop: timeout or graceful shutdown (SIGTERM of the worker; the
+   * handler then has TERMINATE_GRACE_SECONDS to return), a lost attempt, or a cancel seen by the
+   * background heartbeat (reason: TaskCancelledError).
+   */
   signal: AbortSignal;
   /** Extends the lease; a control point: throws TaskCancelledError when a cancel was requested. */
   heartbeat(): Promise<void>;

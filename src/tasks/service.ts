@@ -1,7 +1,10 @@
 /**
  * The task API used by callers (CLI, domain code): submit validates the payload with the
  * handler's zod schema and the timeout against the worker maximum before the row is written;
- * resume creates a new task for a failed resumable one, reusing its dedupe key.
+ * resume creates a new task for a failed resumable one, reusing its dedupe key. A submission
+ * wakes the in-process runner after its commit: at once without a transaction, after the commit
+ * of TaskService.transaction() inside one (other processes are woken by the runner's own
+ * wake-up paths: the SQLite commit watch, the MySQL probe).
  */
 import { InvalidArgumentError } from '../store/errors.ts';
 import type { TxHandle } from '../store/types.ts';
@@ -20,11 +23,15 @@ export class TaskService {
   /** Called after a submission committed (in-process wake-up; losing it only delays to the next relay or sweep). */
   onSubmitted: (() => void) | null = null;
 
+  private readonly submittedIn = new WeakSet<object>();
+
   /**
    * The wake-up is only a hint: the task row is already committed and stays pending, so a failing
    * notification never fails the submission (a caller retrying it could create a second task).
+   * A caller that submits inside its own transaction (not TaskService.transaction) calls this
+   * after its commit.
    */
-  private notifySubmitted(): void {
+  notifySubmitted(): void {
     try {
       this.onSubmitted?.();
     } catch {
@@ -53,7 +60,13 @@ export class TaskService {
     if (timeoutMs > this.limits.maxTimeoutMs) {
       throw new InvalidArgumentError(op, `timeout ${timeoutMs} ms exceeds the worker maximum ${this.limits.maxTimeoutMs} ms (a task may lower it, never raise it)`);
     }
-    const dedupeKey = request.dedupeKey ?? definition.dedupeKey?.(parsed.data) ?? null;
+    // A type that derives its dedupe key from the domain (one active task per dataset, per file)
+    // owns it: a caller may repeat that key, never replace it.
+    const domainKey = definition.dedupeKey?.(parsed.data) ?? null;
+    if (domainKey !== null && request.dedupeKey !== undefined && request.dedupeKey !== null && request.dedupeKey !== domainKey) {
+      throw new InvalidArgumentError(op, `task type ${request.taskType} derives its dedupe key (${domainKey}) from the payload; a different key is refused`);
+    }
+    const dedupeKey = domainKey ?? request.dedupeKey ?? null;
     return { version, payload: parsed.data, timeoutMs, dedupeKey };
   }
 
@@ -61,7 +74,26 @@ export class TaskService {
     const v = this.validate(request);
     const result = await this.tasks.submit({ taskType: request.taskType, handlerVersion: v.version, payload: v.payload, dedupeKey: v.dedupeKey, timeoutMs: v.timeoutMs }, tx);
     if (!tx) this.notifySubmitted();
+    else this.submittedIn.add(tx as object);
     return result;
+  }
+
+  /**
+   * A transaction of the task store in which domain rows and submissions commit together; the
+   * in-process runner is woken after the commit (never before: the claim could not see the row).
+   */
+  async transaction<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {
+    let handle: TxHandle | null = null;
+    const value = await this.tasks.transaction((tx) => {
+      handle = tx;
+      this.submittedIn.delete(tx as object);
+      return fn(tx);
+    });
+    if (handle && this.submittedIn.has(handle as object)) {
+      this.submittedIn.delete(handle as object);
+      this.notifySubmitted();
+    }
+    return value;
   }
 
   /** Explicit resume of a failed resumable task: a new task continuing from domain progress. */
@@ -72,10 +104,16 @@ export class TaskService {
     const definition = this.registry.definition(task.taskType);
     if (!definition.resumable) throw new InvalidArgumentError(op, `task type ${task.taskType} does not declare explicit resume`);
     if (task.state !== 'failed') throw new InvalidArgumentError(op, `only a failed task can be resumed (task ${taskId} is ${task.state})`);
+    // The stored payload runs under the current handler version: it must satisfy today's schema.
+    const parsed = definition.payload.safeParse(task.payload);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new InvalidArgumentError(op, `the payload of task ${taskId} is not valid for the current ${task.taskType} handler at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+    }
     const result = await this.tasks.submit({
       taskType: task.taskType,
       handlerVersion: definition.currentVersion,
-      payload: task.payload,
+      payload: parsed.data,
       dedupeKey: task.dedupeKey,
       timeoutMs: Math.min(task.timeoutMs, this.limits.maxTimeoutMs),
       resumedFromTaskId: task.taskId,

@@ -2,10 +2,18 @@
  * Durable task runner (host side). Claims pending tasks up to the capacity cap (the database
  * enforces it across processes), runs each attempt in a managed child process, enforces the
  * timeout (graceful termination, bounded wait, forced kill), and converges attempts that end
- * without a terminal write (crash, timeout, shutdown) with the failure hook in the terminal
- * transaction. Work is picked up at start-up, whenever a task finishes (relay), on in-process
- * submissions and, as the last resort, by a bounded periodic sweep that also reconciles lost
- * attempts (expired leases). A readiness fact with a short TTL is published while it runs.
+ * without a terminal write (crash, timeout, shutdown, expired lease) with the failure hook in the
+ * terminal transaction; types with idempotent, fenced side effects are requeued instead on any
+ * loss that is not a verdict (not on a timeout), up to MAX_ATTEMPTS.
+ *
+ * Wake-ups: a submission becomes runnable at commit. In-process submissions notify after their
+ * commit (TaskService). Other processes' commits: on SQLite the foreign-commit file watch
+ * (src/runtime/sqlite-wakeup.ts, no SQL while nothing is written) followed by one index probe;
+ * on MySQL/OceanBase an index probe every WAKEUP_POLL_MS while capacity is free. Losing a
+ * wake-up only delays the task: work is also picked up at start-up, whenever a task finishes
+ * (relay), and by a bounded periodic sweep (the last resort) that also reconciles lost attempts,
+ * including this runner's own hung children. A readiness fact with a short TTL is published
+ * while it runs and withdrawn on stop.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -13,12 +21,14 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../logging.ts';
 import { SRC_DIR } from '../paths.ts';
+import { watchSqliteCommits } from '../runtime/sqlite-wakeup.ts';
+import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { AttemptLostError } from '../store/errors.ts';
 import { txQuery } from '../store/tx-query.ts';
 import type { TaskConfig } from './config.ts';
 import type { TaskIdentity } from './handler.ts';
 import { UnknownHandlerError, type TaskRegistry } from './registry.ts';
-import type { ClaimedTask, TaskStore } from './task-store.ts';
+import type { ClaimedTask, LostOutcome, TaskStore } from './task-store.ts';
 import type { RunTaskMessage, TaskResultMessage } from './task-worker-main.ts';
 
 const TASK_WORKER_MAIN = path.join(SRC_DIR, 'tasks', 'task-worker-main.ts');
@@ -44,18 +54,39 @@ export function setLongTimeout(fn: () => void, ms: number): { clear(): void } {
   return { clear: () => clearTimeout(timer) };
 }
 
-interface RunningAttempt { task: ClaimedTask; child: ChildProcess; exited: Promise<void>; timedOut: boolean; reported: TaskResultMessage | null }
+interface RunningAttempt {
+  task: ClaimedTask;
+  child: ChildProcess;
+  exited: Promise<void>;
+  timedOut: boolean;
+  /** The sweep found this attempt's lease expired (a hung child): terminated, converged as lost. */
+  leaseLost: boolean;
+  reported: TaskResultMessage | null;
+}
+
+export type WakeupSource = 'submit' | 'commit' | 'probe';
 
 export class TaskRunner {
   readonly workerId: string;
   private readonly running = new Map<number, RunningAttempt>();
   private sweepTimer: NodeJS.Timeout | null = null;
   private readinessTimer: NodeJS.Timeout | null = null;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private probing = false;
+  private reprobe = false;
+  private unwatch: (() => void) | null = null;
   private filling: Promise<void> | null = null;
   private refill = false;
   private stopped = true;
+  /** Failed convergences per attempt (taskId:token): bounded by FAILURE_HOOK_MAX_ATTEMPTS. */
+  private readonly hookFailures = new Map<string, number>();
   completed = 0;
   sweeps = 0;
+  /** Wake-ups delivered / dropped by wakeupFault (tests inject lost wake-ups here). */
+  wakeups = 0;
+  wakeupsDropped = 0;
+  /** Test hook: return true to lose a wake-up (the real delivery path, every source). */
+  wakeupFault: ((source: WakeupSource) => boolean) | null = null;
 
   constructor(
     private readonly tasks: TaskStore,
@@ -75,7 +106,54 @@ export class TaskRunner {
     this.readinessTimer.unref?.();
     this.sweepTimer = setInterval(() => { void this.sweep(); }, this.config.sweepMs);
     this.sweepTimer.unref?.();
+    const store = this.tasks.store;
+    if (store instanceof SqliteStore) {
+      // Commits of other processes (submitters, worker children) touch the database files; no SQL
+      // runs until one does, then one index probe decides whether to claim.
+      const db = store.db;
+      if (db.name && db.name !== ':memory:') this.unwatch = watchSqliteCommits(db, db.name, () => this.probe('commit'));
+    } else {
+      this.pollTimer = setInterval(() => this.probe('probe'), this.config.wakeupPollMs);
+      this.pollTimer.unref?.();
+    }
     await this.sweep(); // start-up: reconcile lost attempts and pick up pending work
+  }
+
+  /** Lets in-process submissions wake this runner after they commit. */
+  attach(service: { onSubmitted: (() => void) | null }): void {
+    service.onSubmitted = () => this.wake('submit');
+  }
+
+  /** The wake-up path: a hint that pending work may exist (losing one only delays the task). */
+  wake(source: WakeupSource): void {
+    if (this.stopped) return;
+    if (this.wakeupFault?.(source)) {
+      this.wakeupsDropped += 1;
+      return;
+    }
+    this.wakeups += 1;
+    this.notify();
+  }
+
+  /** Only with free capacity and nothing being claimed: one index lookup for pending work. */
+  private probe(source: WakeupSource): void {
+    // A full runner needs no probe: the relay claims when one of its attempts finishes.
+    if (this.stopped || this.filling || this.running.size >= this.config.capacity) return;
+    if (this.probing) {
+      this.reprobe = true; // a commit during the probe may not be in its snapshot
+      return;
+    }
+    this.probing = true;
+    this.tasks.hasPending().then(
+      (pending) => { if (pending) this.wake(source); },
+      (error: unknown) => this.logger.warn({ err: (error as Error).message }, 'task wake-up probe failed; the sweep will retry'),
+    ).finally(() => {
+      this.probing = false;
+      if (this.reprobe) {
+        this.reprobe = false;
+        this.probe(source);
+      }
+    });
   }
 
   private async publishReadiness(): Promise<void> {
@@ -117,13 +195,30 @@ export class TaskRunner {
     this.sweeps += 1;
     try {
       for (const lost of await this.tasks.listLost(100)) {
-        if (this.running.has(lost.taskId)) continue;
+        const mine = this.running.get(lost.taskId);
+        if (mine) {
+          // This runner's own child stopped heartbeating (a blocked event loop, a hang): its
+          // attempt is lost. Terminate it; settle() converges it as lost once it exited.
+          if (mine.task.attemptToken === lost.attemptToken && !mine.leaseLost) {
+            mine.leaseLost = true;
+            this.logger.warn({ taskId: lost.taskId, taskType: lost.taskType, pid: mine.child.pid }, 'task worker stopped heartbeating and its lease expired; terminating it');
+            void this.terminate(mine);
+          }
+          continue;
+        }
         await this.converge(lost, 'lost', 'the attempt stopped heartbeating and its lease expired', { expired: true });
       }
     } catch (error) {
       this.logger.warn({ err: (error as Error).message }, 'lost-task reconciliation failed');
     }
-    this.notify();
+    // The last resort for lost wake-ups; with free capacity only (a full runner is relayed).
+    if (this.running.size < this.config.capacity) {
+      try {
+        if (await this.tasks.hasPending()) this.notify();
+      } catch (error) {
+        this.logger.warn({ err: (error as Error).message }, 'task sweep probe failed');
+      }
+    }
   }
 
   private start_(task: ClaimedTask): void {
@@ -144,7 +239,7 @@ export class TaskRunner {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'json',
     });
-    const attempt: RunningAttempt = { task, child, timedOut: false, reported: null, exited: Promise.resolve() };
+    const attempt: RunningAttempt = { task, child, timedOut: false, leaseLost: false, reported: null, exited: Promise.resolve() };
     attempt.exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     this.running.set(task.taskId, attempt);
     // The lease started at the claim; the child's start-up (loader, imports; seconds on a busy
@@ -172,7 +267,10 @@ export class TaskRunner {
     const keeper = setInterval(() => { if (!handedOver) void keepLease(); }, Math.max(200, Math.floor(this.config.leaseMs / 3)));
     child.on('message', (m: TaskResultMessage | { type: 'ready' }) => {
       if (m.type === 'ready') {
-        const message: RunTaskMessage = { type: 'run-task', task, tasksModule: this.config.tasksModule, leaseMs: this.config.leaseMs, progressMinStep: this.config.progressMinStep };
+        const message: RunTaskMessage = {
+          type: 'run-task', task, tasksModule: this.config.tasksModule, leaseMs: this.config.leaseMs,
+          progressMinStep: this.config.progressMinStep, terminateGraceMs: this.config.terminateGraceMs,
+        };
         void keepLease().then((ok) => {
           if (!ok || handedOver || !child.connected) return;
           handedOver = true;
@@ -214,62 +312,93 @@ export class TaskRunner {
   private async settle(attempt: RunningAttempt): Promise<void> {
     const { task, reported } = attempt;
     const ref = { taskId: task.taskId, taskType: task.taskType, handlerVersion: task.handlerVersion, attemptToken: task.attemptToken };
-    if (reported && !attempt.timedOut && reported.status === 'attempt_lost') {
-      // The child lost the attempt (lease expired or another owner): converge it now, as the
-      // reconciler would (re-checked by token and expired lease), instead of waiting for a sweep.
-      await this.converge(ref, 'lost', 'the attempt stopped heartbeating and its lease expired', { expired: true });
+    const lostMessage = 'the attempt stopped heartbeating and its lease expired';
+    if (!attempt.timedOut && (attempt.leaseLost || reported?.status === 'attempt_lost')) {
+      // The attempt lost its lease (the child said so, or the sweep found it hung): converge it
+      // now, as the reconciler would (re-checked by token and expired lease).
+      await this.converge(ref, 'lost', lostMessage, { expired: true });
       return;
     }
-    if (reported && !attempt.timedOut && reported.errorCode !== 'worker_error') {
+    if (reported && !attempt.timedOut && reported.status !== 'interrupted' && reported.errorCode !== 'worker_error') {
       this.completed += 1;
       this.logger.info({ taskId: task.taskId, taskType: task.taskType, status: reported.status, errorCode: reported.errorCode }, 'task attempt ended');
       return;
     }
-    const reason = attempt.timedOut ? 'timeout' : reported ? 'worker_error' : this.stopped ? 'interrupted_by_shutdown' : 'worker_exited';
+    // No terminal write by the child. A timeout is a verdict (never requeued); a shutdown, a crash
+    // of the child or a worker error is a loss (idempotent types are requeued).
+    const reason = attempt.timedOut ? 'timeout'
+      : reported?.status === 'interrupted' || this.stopped ? 'interrupted_by_shutdown'
+        : reported ? 'worker_error' : 'worker_exited';
     const message = attempt.timedOut
       ? `the task exceeded its timeout of ${Math.min(task.timeoutMs, this.config.maxTimeoutMs)} ms`
-      : reported?.errorMessage ?? 'the worker process ended without a terminal write';
-    await this.converge(ref, reason, message, { expired: false, payload: task.payload, attemptCount: task.attemptCount });
+      : reason === 'interrupted_by_shutdown' ? 'the worker host shut down while the attempt ran'
+        : reported?.errorMessage ?? 'the worker process ended without a terminal write';
+    await this.converge(ref, reason, message, { expired: false, requeue: reason !== 'timeout', payload: task.payload, attemptCount: task.attemptCount });
   }
 
   /**
-   * Ends an attempt that cannot write its own terminal state: the failure hook and the terminal
-   * write commit in one transaction fenced by the attempt token (and, for lost attempts, by an
-   * expired lease). A requeue replaces the failure only for handlers with idempotent, fenced side effects.
+   * Ends an attempt that cannot write its own terminal state: the outcome (decided in SQL under
+   * the row lock), the failure hook and the terminal write commit in one transaction fenced by
+   * the attempt token (and, for lost attempts, by an expired lease). A cancel intent ends the
+   * task cancelled; a requeue (bounded by MAX_ATTEMPTS) replaces the failure only for handlers
+   * with idempotent, fenced side effects. A failure hook that keeps failing is bounded: after
+   * FAILURE_HOOK_MAX_ATTEMPTS failed convergences of the same attempt the task is failed without
+   * it (error failure_hook_failed), so it releases its capacity slot and its dedupe key.
    */
   private async converge(
     t: { taskId: number; taskType: string; handlerVersion: number; attemptToken: string },
     code: string,
     message: string,
-    opts: { expired: boolean; payload?: unknown; attemptCount?: number },
+    opts: { expired: boolean; requeue?: boolean; payload?: unknown; attemptCount?: number },
   ): Promise<void> {
     let requeue = false;
     try {
-      requeue = opts.expired && Boolean(this.registry.definition(t.taskType).idempotentSideEffects);
+      requeue = (opts.requeue ?? true) && Boolean(this.registry.definition(t.taskType).idempotentSideEffects);
     } catch { /* unknown type: fail */ }
+    const key = `${t.taskId}:${t.attemptToken}`;
+    const failures = this.hookFailures.get(key) ?? 0;
+    const giveUp = failures >= this.config.failureHookMaxAttempts;
     let hook: ((tx: import('../store/types.ts').TxHandle, task: TaskIdentity) => Promise<void>) | null = null;
-    try {
-      const handler = await this.registry.load(t.taskType, t.handlerVersion);
-      if (handler.failureHook) hook = (tx, task) => handler.failureHook!(tx, task, { query: txQuery, backend: this.tasks.store.backend });
-    } catch { /* unknown version: no hook, fail closed */ }
+    if (!giveUp) {
+      try {
+        const handler = await this.registry.load(t.taskType, t.handlerVersion);
+        if (handler.failureHook) hook = (tx, task) => handler.failureHook!(tx, task, { query: txQuery, backend: this.tasks.store.backend });
+      } catch { /* unknown version: no hook, fail closed */ }
+    }
+    const maxAttempts = this.config.maxAttempts;
     try {
       const outcome = await this.tasks.transaction(async (tx) => {
-        const detail = await this.tasks.read(t.taskId, tx);
-        const identity: TaskIdentity = { ...t, attemptCount: detail?.attemptCount ?? opts.attemptCount ?? 0, payload: detail?.payload ?? opts.payload };
+        let r: LostOutcome;
         if (opts.expired) {
-          const r = await this.tasks.expireLost(t.taskId, t.attemptToken, requeue, tx);
-          if (r === 'failed' && hook) await hook(tx, identity);
-          return r;
+          r = await this.tasks.expireLost(t.taskId, t.attemptToken, requeue, tx, { maxAttempts, giveUp });
+        } else if (giveUp) {
+          await this.tasks.fail(t.taskId, t.attemptToken, 'failure_hook_failed', `${message}; the failure hook kept failing, the domain rows were not converged`, tx);
+          r = 'gave_up';
+        } else {
+          r = await this.tasks.endAttempt(t.taskId, t.attemptToken, { requeue, maxAttempts, errorCode: code, errorMessage: message }, tx);
         }
-        await this.tasks.assertAttempt(tx, t.taskId, t.attemptToken);
-        if (hook) await hook(tx, identity);
-        await this.tasks.fail(t.taskId, t.attemptToken, code, message, tx);
-        return 'failed';
+        if (hook && (r === 'failed' || r === 'exhausted' || r === 'cancelled')) {
+          const detail = await this.tasks.read(t.taskId, tx);
+          const identity: TaskIdentity = { ...t, attemptCount: detail?.attemptCount ?? opts.attemptCount ?? 0, payload: detail?.payload ?? opts.payload };
+          await hook(tx, identity);
+        }
+        return r;
       });
-      this.logger.warn({ taskId: t.taskId, taskType: t.taskType, errorCode: code, outcome }, 'task attempt converged');
+      this.hookFailures.delete(key);
+      if (outcome === 'gave_up') {
+        this.logger.error({ taskId: t.taskId, taskType: t.taskType, errorCode: 'failure_hook_failed', failedConvergences: failures },
+          'TASK FAILED WITHOUT ITS FAILURE HOOK: the hook kept failing; its domain rows were not converged and need repair by hand');
+      } else {
+        this.logger.warn({ taskId: t.taskId, taskType: t.taskType, errorCode: code, outcome }, 'task attempt converged');
+      }
     } catch (error) {
-      if (error instanceof AttemptLostError) return; // the attempt already ended (or another owner took over)
-      this.logger.error({ taskId: t.taskId, err: (error as Error).message }, 'task convergence failed; the sweep will retry');
+      if (error instanceof AttemptLostError) { // the attempt already ended (or another owner took over)
+        this.hookFailures.delete(key);
+        return;
+      }
+      this.hookFailures.set(key, failures + 1);
+      this.logger.error({ taskId: t.taskId, err: (error as Error).message, failedConvergences: failures + 1, limit: this.config.failureHookMaxAttempts },
+        'task convergence failed; the sweep will retry once the lease expired');
     }
   }
 
@@ -277,16 +406,29 @@ export class TaskRunner {
     return this.running.size;
   }
 
-  /** Stops claiming, terminates running attempts within the grace period and converges them. */
+  /**
+   * Graceful shutdown: stops claiming, SIGTERMs running attempts (their ctx.signal is aborted and
+   * they get TERMINATE_GRACE_SECONDS), converges those that did not finish (requeue of idempotent
+   * types, else failed with interrupted_by_shutdown and the failure hook), withdraws readiness.
+   */
   async stop(): Promise<void> {
+    if (this.stopped) return;
     this.stopped = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.readinessTimer) clearInterval(this.readinessTimer);
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    this.unwatch?.();
+    this.unwatch = null;
     await this.filling?.catch(() => undefined);
     const attempts = [...this.running.values()];
     await Promise.all(attempts.map((a) => this.terminate(a)));
     // settle() of each attempt runs on exit; wait until they are all gone.
     const deadline = Date.now() + this.config.terminateGraceMs + 5000;
     while (this.running.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    try {
+      await this.tasks.withdrawReadiness(this.workerId);
+    } catch (error) {
+      this.logger.warn({ workerId: this.workerId, err: (error as Error).message }, 'task readiness withdrawal failed; it expires with its TTL');
+    }
   }
 }

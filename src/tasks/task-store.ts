@@ -21,6 +21,8 @@ export interface SubmitInput {
   resumedFromTaskId?: number | null;
 }
 
+export type LostOutcome = 'failed' | 'requeued' | 'exhausted' | 'cancelled' | 'gave_up' | 'not_lost';
+
 export interface SubmitResult { taskId: number; state: TaskState; outcome: 'created' | 'duplicate'; dedupeKey: string | null }
 
 export interface ClaimedTask {
@@ -220,11 +222,35 @@ export class TaskStore {
     return { state: String(r.state) as TaskState, outcome: String(r.outcome) as 'cancelled' };
   }
 
-  async expireLost(taskId: number, expectedToken: string, requeue: boolean, tx?: TxHandle): Promise<'failed' | 'requeued' | 'not_lost'> {
+  /**
+   * Reconciler: ends a lost attempt (running under expectedToken, lease expired by the database
+   * clock). The outcome is decided in SQL under the row lock: 'gave_up' (giveUp), 'cancelled'
+   * (cancel requested), 'requeued' / 'exhausted' (requeue, bounded by maxAttempts), 'failed'.
+   */
+  async expireLost(taskId: number, expectedToken: string, requeue: boolean, tx?: TxHandle, opts: { maxAttempts?: number; giveUp?: boolean } = {}): Promise<LostOutcome> {
     const op = 'pc_task_expire_lost';
     requireId(op, taskId);
     requireToken(op, expectedToken);
-    const r = (await this.rows(op, { task_id: taskId, expected_token: expectedToken, requeue: requeue ? 1 : 0 }, tx))[0];
+    const maxAttempts = opts.maxAttempts ?? 1_000_000;
+    requireRange(op, 'max attempts', maxAttempts, 1, 1_000_000);
+    const r = (await this.rows(op, { task_id: taskId, expected_token: expectedToken, requeue: requeue ? 1 : 0, max_attempts: maxAttempts, give_up: opts.giveUp ? 1 : 0 }, tx))[0];
+    return String(r.outcome) as LostOutcome;
+  }
+
+  /**
+   * Runner: ends a live attempt whose worker stopped without a terminal write (fenced by the
+   * attempt): 'cancelled' (cancel requested), 'requeued' / 'exhausted' (requeue, bounded by
+   * maxAttempts), else 'failed' with the given code.
+   */
+  async endAttempt(taskId: number, attemptToken: string, opts: { requeue: boolean; maxAttempts: number; errorCode: string; errorMessage: string }, tx?: TxHandle): Promise<'failed' | 'requeued' | 'exhausted' | 'cancelled'> {
+    const op = 'pc_task_end_attempt';
+    requireId(op, taskId);
+    requireToken(op, attemptToken);
+    requireRange(op, 'max attempts', opts.maxAttempts, 1, 1_000_000);
+    const r = (await this.rows(op, {
+      task_id: taskId, attempt_token: attemptToken, requeue: opts.requeue ? 1 : 0, max_attempts: opts.maxAttempts,
+      error_code: opts.errorCode.slice(0, 64), error_message: opts.errorMessage.slice(0, 2048),
+    }, tx))[0];
     return String(r.outcome) as 'failed';
   }
 
@@ -285,6 +311,19 @@ export class TaskStore {
     if (!WORKER.test(workerId)) throw new InvalidArgumentError(op, `worker id must match ${WORKER}`);
     requireRange(op, 'ttl', ttlMs, 1000, 600_000);
     await this.rows(op, { worker_id: workerId, ttl_ms: ttlMs });
+  }
+
+  async withdrawReadiness(workerId: string): Promise<boolean> {
+    const op = 'pc_task_withdraw_readiness';
+    if (!WORKER.test(workerId)) throw new InvalidArgumentError(op, `worker id must match ${WORKER}`);
+    const r = (await this.rows(op, { worker_id: workerId }))[0];
+    return n(r?.withdrawn) > 0;
+  }
+
+  /** Whether any task is pending (one indexed read: the wake-up probe). */
+  async hasPending(): Promise<boolean> {
+    const r = (await this.rows('pc_task_probe_pending', {}))[0];
+    return n(r?.pending) === 1;
   }
 
   async readReadiness(): Promise<{ liveWorkers: number; latestPublishedAt: Date | null; dbNow: Date }> {

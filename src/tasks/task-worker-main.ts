@@ -2,7 +2,14 @@
  * Task worker child process: runs one claimed task attempt. Rebuilds its own database connection,
  * loads the task type's registry module and, lazily, the handler module of the task's version.
  * Heartbeats keep the lease; every domain, progress and terminal write is fenced by the attempt
- * (token + unexpired lease, database clock); the failure hook runs inside the terminal transaction.
+ * (token + unexpired lease, database clock); the failure hook runs inside the terminal transaction
+ * (failure, and cancellation after the handler's own cleanup).
+ *
+ * SIGTERM (graceful shutdown of the host, or a timeout) aborts ctx.signal and gives the handler
+ * up to the host's TERMINATE_GRACE_SECONDS (less a margin to report) to return; an attempt that
+ * does not finish in that window is reported 'interrupted' without a terminal write, and the
+ * host converges it (requeue of idempotent types, or failure with its failure hook). SIGINT is
+ * ignored: a terminal's Ctrl-C reaches the whole process group, and the host decides.
  */
 import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
 import { createLogger } from '../logging.ts';
@@ -21,12 +28,19 @@ export interface RunTaskMessage {
   tasksModule: string;
   leaseMs: number;
   progressMinStep: number;
+  /** The host's TERMINATE_GRACE_SECONDS in ms: how long a SIGTERM'd attempt may take to stop. */
+  terminateGraceMs: number;
 }
 
-export type TaskOutcomeStatus = 'succeeded' | 'failed' | 'cancelled' | 'attempt_lost';
+/** 'interrupted': stopped by SIGTERM without a terminal write (the host converges it). */
+export type TaskOutcomeStatus = 'succeeded' | 'failed' | 'cancelled' | 'attempt_lost' | 'interrupted';
 export interface TaskResultMessage { type: 'task-result'; taskId: number; status: TaskOutcomeStatus; errorCode?: string; errorMessage?: string }
 
 const logger = createLogger({ name: 'apsup-task-worker' });
+
+/** Set by SIGTERM: the attempt must stop (its ctx.signal is aborted). */
+let terminating = false;
+let abortCurrent: ((reason: Error) => void) | null = null;
 
 function send(message: TaskResultMessage | { type: 'ready' }): Promise<void> {
   return new Promise((resolve) => {
@@ -40,7 +54,15 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
   const store = openStore(parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE])) as BaseStore;
   const tasks = new TaskStore(store);
   const controller = new AbortController();
+  abortCurrent = (reason) => controller.abort(reason);
+  if (terminating) controller.abort(new Error('the worker is shutting down'));
   let cancelRequested = false;
+  const sawCancel = () => {
+    if (cancelRequested) return;
+    cancelRequested = true;
+    // A handler blocked in I/O without control points can react to the cancel through ctx.signal.
+    controller.abort(new TaskCancelledError());
+  };
   let lost = false;
   const identity: TaskIdentity = {
     taskId: task.taskId, taskType: task.taskType, handlerVersion: task.handlerVersion,
@@ -56,7 +78,7 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
   const heartbeat = async () => {
     try {
       const hb = await tasks.heartbeat(task.taskId, task.attemptToken, message.leaseMs);
-      if (hb.cancelRequested) cancelRequested = true;
+      if (hb.cancelRequested) sawCancel();
     } catch (error) {
       if (error instanceof AttemptLostError) {
         lost = true;
@@ -91,7 +113,7 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
       async progress(current, total, msg) {
         try {
           const p = await tasks.progress(task.taskId, task.attemptToken, { current, total, message: msg }, message.progressMinStep);
-          if (p.cancelRequested) cancelRequested = true;
+          if (p.cancelRequested) sawCancel();
         } catch (error) {
           if (error instanceof AttemptLostError) lost = true;
           throw error;
@@ -116,8 +138,16 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
       return result('succeeded');
     } catch (error) {
       if (error instanceof AttemptLostError || lost) return result('attempt_lost', 'attempt_lost', (error as Error).message);
-      if (error instanceof TaskCancelledError) {
-        await tasks.transaction(async (tx) => tasks.finishCancelled(task.taskId, task.attemptToken, tx));
+      // Stopped by SIGTERM: no terminal write here; the host decides (requeue or failure + hook).
+      if (terminating && !(error instanceof TaskCancelledError)) return result('interrupted', 'interrupted_by_shutdown', (error as Error).message);
+      if (error instanceof TaskCancelledError || cancelRequested) {
+        // After the handler's own cleanup, the failure hook converges what still belongs to the
+        // task (e.g. a dataset left 'generating') in the same terminal transaction.
+        await tasks.transaction(async (tx) => {
+          await tasks.assertAttempt(tx, task.taskId, task.attemptToken);
+          await handler.failureHook?.(tx, identity, { query: txQuery, backend: store.backend });
+          await tasks.finishCancelled(task.taskId, task.attemptToken, tx);
+        });
         return result('cancelled');
       }
       const code = (error as { code?: unknown }).code;
@@ -134,12 +164,16 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
     throw error;
   } finally {
     clearInterval(timer);
+    abortCurrent = null;
     await store.close();
   }
 }
 
+let running: RunTaskMessage | null = null;
+
 process.on('message', (message: RunTaskMessage) => {
-  if (message?.type !== 'run-task') return;
+  if (message?.type !== 'run-task' || running) return;
+  running = message;
   runTask(message).then(
     async (r) => { await send(r); process.exit(0); },
     async (error: unknown) => {
@@ -149,6 +183,19 @@ process.on('message', (message: RunTaskMessage) => {
     },
   );
 });
-process.on('SIGTERM', () => setTimeout(() => process.exit(143), 100).unref());
+process.on('SIGTERM', () => {
+  if (terminating) return;
+  terminating = true;
+  if (!running) process.exit(143); // nothing started yet: nothing to stop
+  const current = running;
+  abortCurrent?.(new Error('the worker is shutting down'));
+  // The host SIGKILLs after its grace period: report before that if the handler has not returned.
+  const windowMs = Math.max(0, current.terminateGraceMs - Math.min(500, Math.floor(current.terminateGraceMs / 4)));
+  setTimeout(() => {
+    void send({ type: 'task-result', taskId: current.task.taskId, status: 'interrupted', errorCode: 'interrupted_by_shutdown', errorMessage: 'the attempt did not stop within the termination grace period' })
+      .then(() => process.exit(143));
+  }, windowMs);
+});
+process.on('SIGINT', () => { /* the host decides (see the header) */ });
 process.on('disconnect', () => process.exit(0));
 void send({ type: 'ready' });

@@ -71,7 +71,7 @@ export async function makeRunner(fx: BackendFixture, overrides: Record<string, s
   const config = taskConfig(overrides, tasksModule);
   const runner = new TaskRunner(tasks, registry, config, fx.url, createLogger({ level: 'silent' }));
   const service = new TaskService(tasks, registry, config);
-  service.onSubmitted = () => runner.notify();
+  runner.attach(service);
   return { tasks, registry, service, config, runner };
 }
 

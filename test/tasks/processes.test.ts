@@ -46,7 +46,8 @@ for (const backend of BACKENDS) {
       assert.deepEqual([pending?.state, pending?.attemptCount, pending?.attemptOwner], ['pending', 0, null]);
       assert.equal(await rowState(fx, 'cli-file'), null);
 
-      const worker = startCli(fx, ['tasks', 'worker'], { SWEEP_SECONDS: '1', LEASE_SECONDS: '5' });
+      // A one-hour sweep: the worker's start-up pickup runs it (its wake-up was lost with the submitter).
+      const worker = startCli(fx, ['tasks', 'worker'], { SWEEP_SECONDS: '3600', LEASE_SECONDS: '5' });
       workers.push(worker);
       const done = await waitForTask(tasks, submitted.taskId, isTerminal, 30_000);
       assert.equal(done.state, 'succeeded', worker.output());
@@ -56,6 +57,12 @@ for (const backend of BACKENDS) {
       assert.deepEqual(done.result, { fileId: 'cli-file', chunks: 3 });
       assert.deepEqual([done.progressCurrent, done.progressTotal, done.progressMessage], [3, 3, 'all chunks indexed']);
       assert.equal(await rowState(fx, 'cli-file'), 'indexed');
+      // Submitted by another process while the worker runs idle: runnable at commit (the SQLite
+      // commit watch, the MySQL probe), not at the next sweep an hour later.
+      const second = await runCli(fx, ['tasks', 'submit', 'index-file', '--payload', JSON.stringify({ fileId: 'cli-file-2', chunks: 1 })]);
+      assert.equal(second.code, 0, second.stderr);
+      const s2 = await waitForTask(tasks, (JSON.parse(second.stdout) as { taskId: number }).taskId, isTerminal, 30_000);
+      assert.deepEqual([s2.state, s2.attemptCount], ['succeeded', 1], worker.output());
       const exit = await stopChild(worker);
       assert.equal(exit.code, 0, worker.output());
     });

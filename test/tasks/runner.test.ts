@@ -33,6 +33,7 @@ for (const backend of BACKENDS) {
   describe(`durable task runner (${backend})`, () => {
     const fixtures: BackendFixture[] = [];
     const runners: TaskRunner[] = [];
+    const extraStores: TaskStore[] = [];
     async function setup(overrides: Record<string, string> = {}, tasksModule?: string): Promise<RunnerKit & { fx: BackendFixture }> {
       const fx = await createBackend(backend);
       fixtures.push(fx);
@@ -43,30 +44,77 @@ for (const backend of BACKENDS) {
     }
     afterEach(async () => {
       for (const r of runners.splice(0)) await r.stop();
+      for (const t of extraStores.splice(0)) await t.store.close();
       killChildren();
     });
     after(async () => {
       for (const fx of fixtures.splice(0)) await fx.cleanup();
     });
 
-    test('T1 a failing submit notification still returns the committed task, which stays pending and then runs', async () => {
-      const { tasks, service, runner } = await setup({ SWEEP_SECONDS: '0.5' });
-      service.onSubmitted = () => { throw new Error('publication failed'); };
-      const r = await service.submit({ taskType: 'fx-quick', payload: {} });
-      assert.equal(r.outcome, 'created');
-      const pending = await tasks.read(r.taskId);
-      assert.deepEqual([pending?.state, pending?.attemptCount], ['pending', 0]);
-      await runner.start();
+    /** A TaskStore on its own connection (another process's submissions, as the runner sees them). */
+    function otherConnection(fx: BackendFixture): TaskStore {
+      const other = new TaskStore(fx.openStore() as BaseStore);
+      extraStores.push(other);
+      return other;
+    }
+
+    test('T1 a submission is runnable at commit: the wake-up path claims it with a 3600 s sweep', async () => {
+      const { fx, tasks, runner } = await setup();
+      await runner.start(); // the start-up pickup found nothing
+      const sweeps = runner.sweeps;
+      // Committed by another connection (another process on SQLite: the commit watch; MySQL: the probe).
+      const other = otherConnection(fx);
+      const r = await other.submit({ taskType: 'fx-quick', handlerVersion: 2, payload: {}, timeoutMs: 60_000 });
       const done = await waitForTask(tasks, r.taskId, isTerminal);
-      assert.equal(done.state, 'succeeded');
-      assert.equal(done.attemptCount, 1);
-      assert.equal(done.attemptOwner, null);
-      assert.equal(done.leaseExpiresAt, null);
-      assert.deepEqual(done.result, { quick: true, version: 2, payload: {} });
-      // Submitted while the runner runs, with the notification failing: the sweep picks it up.
-      const later = await service.submit({ taskType: 'fx-quick', payload: {} });
-      assert.equal(later.outcome, 'created');
-      assert.equal((await waitForTask(tasks, later.taskId, isTerminal)).state, 'succeeded');
+      assert.deepEqual([done.state, done.attemptCount, done.attemptOwner], ['succeeded', 1, null]);
+      assert.ok(runner.wakeups >= 1, 'a wake-up delivered it');
+      assert.equal(runner.sweeps, sweeps, 'no sweep ran');
+    });
+
+    test('T1 a submission inside a caller transaction wakes the in-process runner after its commit', async () => {
+      // The cross-process probe is slowed down so that only the after-commit notification can claim it in time.
+      const { fx, tasks, service, runner } = await setup({ WAKEUP_POLL_MS: '60000' });
+      await runner.start();
+      let seenInside = -1;
+      const r = await service.transaction(async (tx) => {
+        const sub = await service.submit({ taskType: 'fx-sleep', payload: { rowId: 'tx-row' } }, tx);
+        await txQuery(tx, "INSERT INTO ref_files (file_id, state, task_id) VALUES ('tx-row', 'uploaded', ?)", [sub.taskId]);
+        seenInside = runner.wakeups;
+        return sub;
+      });
+      assert.equal(seenInside, 0, 'no wake-up before the commit');
+      const done = await waitForTask(tasks, r.taskId, isTerminal);
+      assert.deepEqual([done.state, done.attemptCount], ['succeeded', 1]);
+      assert.equal(await rowState(fx, 'tx-row'), 'indexed');
+      assert.ok(runner.wakeups >= 1);
+    });
+
+    test('T1 a lost wake-up leaves the task pending; it still runs by start-up pickup, relay and the sweep', async () => {
+      const { fx, tasks, service, runner } = await setup({ CAPACITY: '1' });
+      runner.wakeupFault = () => true; // every wake-up (in-process, commit watch, probe) is lost
+      const release = `${tempDir('apsup-relay')}/release`;
+      // Start-up pickup: submitted before the runner runs; its notification is lost too.
+      const first = await service.submit({ taskType: 'fx-sleep', payload: { untilFile: release } });
+      assert.deepEqual([(await tasks.read(first.taskId))?.state, runner.wakeupsDropped], ['pending', 0]);
+      await runner.start();
+      await waitForTask(tasks, first.taskId, (t) => t.state === 'running');
+      // Relay: capacity is full; the next task is claimed when the running one finishes.
+      const second = await otherConnection(fx).submit({ taskType: 'fx-quick', handlerVersion: 2, payload: {}, timeoutMs: 60_000 });
+      assert.equal((await tasks.read(second.taskId))?.state, 'pending');
+      fs.writeFileSync(release, '');
+      assert.equal((await waitForTask(tasks, first.taskId, isTerminal)).state, 'succeeded');
+      const s2 = await waitForTask(tasks, second.taskId, isTerminal);
+      assert.deepEqual([s2.state, s2.attemptCount], ['succeeded', 1]);
+      // Sweep: with free capacity, the real wake-up of a new submission is lost: it stays pending.
+      await waitFor(() => runner.runningCount === 0, 10_000, 10); // else the relay claims it
+      const dropped = runner.wakeupsDropped;
+      const third = await otherConnection(fx).submit({ taskType: 'fx-quick', handlerVersion: 2, payload: {}, timeoutMs: 60_000 });
+      await waitFor(() => runner.wakeupsDropped > dropped, 20_000, 10);
+      assert.equal((await tasks.read(third.taskId))?.state, 'pending', 'the lost wake-up left it pending');
+      assert.equal(runner.wakeups, 0);
+      await runner.sweep(); // what the SWEEP_SECONDS timer runs
+      const s3 = await waitForTask(tasks, third.taskId, isTerminal);
+      assert.deepEqual([s3.state, s3.attemptCount, s3.attemptOwner], ['succeeded', 1, null]);
     });
 
     test('T3 handler modules load lazily by task type, only in the worker child that runs the task', async () => {
@@ -256,10 +304,137 @@ for (const backend of BACKENDS) {
       await assert.rejects(service.submit({ taskType: 'fx-quick', payload: {}, timeoutMs: 41 * 24 * 3600 * 1000 }), /exceeds the worker maximum/);
     });
 
-    test('readiness: a running runner publishes a short-TTL fact that expires after it stops', async () => {
-      const { tasks, runner } = await setup({ READINESS_TTL_SECONDS: '1' });
-      assert.equal((await tasks.readReadiness()).liveWorkers, 0);
+    test('shutdown: SIGTERM aborts ctx.signal within the grace period; a plain task fails interrupted_by_shutdown with its hook, an idempotent one is requeued and runs again', async () => {
+      const { fx, tasks, service, runner } = await setup({ TERMINATE_GRACE_SECONDS: '3' });
+      for (const id of ['sd-plain', 'sd-idem', 'sd-deaf']) await insertRow(fx, id);
       await runner.start();
+      const never = `${tempDir('apsup-never')}/never`;
+      const plain = await service.submit({ taskType: 'fx-sleep', payload: { rowId: 'sd-plain', untilFile: never, honorSignal: true } });
+      const idem = await service.submit({ taskType: 'fx-idempotent', payload: { rowId: 'sd-idem', untilAttempt: 2, honorSignal: true } });
+      // Ignores ctx.signal: stopped when the grace period ends, converged like the others.
+      const deaf = await service.submit({ taskType: 'fx-sleep', payload: { rowId: 'sd-deaf', untilFile: never } });
+      for (const id of [plain.taskId, idem.taskId, deaf.taskId]) {
+        await waitFor(async () => (await events(fx, id)).some((e) => e.event === 'start'), 20_000);
+      }
+      await runner.stop();
+      const p = await tasks.read(plain.taskId);
+      assert.deepEqual([p?.state, p?.errorCode, p?.attemptOwner], ['failed', 'interrupted_by_shutdown', null]);
+      assert.equal(await rowState(fx, 'sd-plain'), 'error', 'the failure hook ran in the terminal transaction');
+      assert.deepEqual((await events(fx, plain.taskId)).map((e) => e.event), ['start', 'cleanup'], 'the handler saw ctx.signal and its finally block ran');
+      const d = await tasks.read(deaf.taskId);
+      assert.deepEqual([d?.state, d?.errorCode], ['failed', 'interrupted_by_shutdown']);
+      assert.equal(await rowState(fx, 'sd-deaf'), 'error');
+      const i = await tasks.read(idem.taskId);
+      assert.deepEqual([i?.state, i?.attemptCount, i?.attemptOwner, i?.attemptToken], ['pending', 1, null, null], 'requeued, fenced by its token');
+      assert.equal(await rowState(fx, 'sd-idem'), 'indexing', 'no failure hook for a requeued task');
+      assert.deepEqual((await events(fx, idem.taskId)).map((e) => e.event), ['start', 'cleanup']);
+      for (const e of await events(fx)) await waitFor(() => !isAlive(e.pid), 5000);
+      // The next worker host runs it again.
+      const next = await makeRunner(fx, { SWEEP_SECONDS: '3600' });
+      runners.push(next.runner);
+      await next.runner.start();
+      const again = await waitForTask(tasks, idem.taskId, isTerminal);
+      assert.deepEqual([again.state, again.attemptCount], ['succeeded', 2]);
+      assert.equal(await rowState(fx, 'sd-idem'), 'indexed');
+    });
+
+    test('idempotent types are requeued after a crash of the worker child, bounded by MAX_ATTEMPTS (retries_exhausted); other types fail worker_exited', async () => {
+      const { fx, tasks, service, runner } = await setup({ MAX_ATTEMPTS: '3' });
+      for (const id of ['cr-ok', 'cr-ex', 'cr-plain']) await insertRow(fx, id);
+      await runner.start();
+      const ok = await service.submit({ taskType: 'fx-idempotent', payload: { rowId: 'cr-ok', crashBelowAttempt: 3 } });
+      const ex = await service.submit({ taskType: 'fx-idempotent', payload: { rowId: 'cr-ex', crashBelowAttempt: 99 } });
+      const plain = await service.submit({ taskType: 'fx-sleep', payload: { rowId: 'cr-plain', crashBelowAttempt: 99 } });
+      const o = await waitForTask(tasks, ok.taskId, isTerminal, 60_000);
+      assert.deepEqual([o.state, o.attemptCount], ['succeeded', 3]);
+      assert.equal(await rowState(fx, 'cr-ok'), 'indexed');
+      const e = await waitForTask(tasks, ex.taskId, isTerminal, 60_000);
+      assert.deepEqual([e.state, e.errorCode, e.attemptCount, e.attemptOwner], ['failed', 'retries_exhausted', 3, null]);
+      assert.equal(await rowState(fx, 'cr-ex'), 'error', 'the failure hook ran when the retries were exhausted');
+      const p = await waitForTask(tasks, plain.taskId, isTerminal);
+      assert.deepEqual([p.state, p.errorCode, p.attemptCount], ['failed', 'worker_exited', 1]);
+      assert.equal(await rowState(fx, 'cr-plain'), 'error');
+    });
+
+    test('a lost idempotent task whose cancel was requested ends cancelled, not requeued', async () => {
+      const { fx, tasks, service, runner } = await setup();
+      const { taskId } = await tasks.transaction(async (tx) => {
+        const r = await service.submit({ taskType: 'fx-idempotent', payload: { rowId: 'lost-cancel' } }, tx);
+        await txQuery(tx, "INSERT INTO ref_files (file_id, state, task_id) VALUES ('lost-cancel', 'indexing', ?)", [r.taskId]);
+        return r;
+      });
+      const ghost = new TaskStore(fx.openStore() as BaseStore);
+      extraStores.push(ghost);
+      assert.equal((await ghost.claim('ghost-worker', 1000, 4))?.taskId, taskId);
+      assert.equal((await tasks.cancel(taskId)).outcome, 'cancel_requested');
+      await runner.start();
+      await waitLeaseExpired(tasks, taskId);
+      await runner.sweep();
+      const t = await waitForTask(tasks, taskId, isTerminal);
+      assert.deepEqual([t.state, t.attemptCount, t.attemptOwner], ['cancelled', 1, null]);
+      assert.equal(await rowState(fx, 'lost-cancel'), 'error', 'the hook converged the row the lost attempt left');
+      assert.deepEqual(await events(fx, taskId), [], 'never run again');
+    });
+
+    test('a failure hook that keeps failing is bounded: the task fails failure_hook_failed without it and releases its slot and dedupe key', async () => {
+      const { fx, tasks, service, runner } = await setup({ FAILURE_HOOK_MAX_ATTEMPTS: '2' });
+      const block = `${tempDir('apsup-poison')}/block`;
+      fs.writeFileSync(block, '');
+      const { taskId } = await tasks.transaction(async (tx) => {
+        const r = await service.submit({ taskType: 'fx-sleep', payload: { rowId: 'poison-row', hookBlockFile: block, dedupe: 'poison' } }, tx);
+        await txQuery(tx, "INSERT INTO ref_files (file_id, state, task_id) VALUES ('poison-row', 'indexing', ?)", [r.taskId]);
+        return r;
+      });
+      const ghost = new TaskStore(fx.openStore() as BaseStore);
+      extraStores.push(ghost);
+      assert.equal((await ghost.claim('ghost-worker', 1000, 4))?.taskId, taskId);
+      await runner.start(); // start-up sweep: may already see the lease expired
+      await waitLeaseExpired(tasks, taskId);
+      await runner.sweep();
+      assert.equal((await tasks.read(taskId))?.state, 'running', 'the failing hook rolled the terminal write back');
+      // The start-up sweep may have counted one failure already: at most two more sweeps give up.
+      for (let i = 0; i < 2 && (await tasks.read(taskId))?.state === 'running'; i += 1) await runner.sweep();
+      const t = await waitForTask(tasks, taskId, isTerminal, 1000);
+      assert.deepEqual([t.state, t.errorCode, t.attemptOwner], ['failed', 'failure_hook_failed', null]);
+      assert.equal(await rowState(fx, 'poison-row'), 'indexing', 'committed without the hook: the domain row needs repair by hand');
+      const again = await service.submit({ taskType: 'fx-sleep', payload: { dedupe: 'poison' } });
+      assert.equal(again.outcome, 'created', 'the dedupe key was released');
+      assert.equal((await waitForTask(tasks, again.taskId, isTerminal)).state, 'succeeded', 'the capacity slot was released');
+    });
+
+    test('the runner terminates its own hung child whose lease expired and converges it as lost', async () => {
+      const { fx, tasks, service, runner } = await setup({ LEASE_SECONDS: '1', TERMINATE_GRACE_SECONDS: '1' });
+      await insertRow(fx, 'busy-row');
+      await runner.start();
+      const r = await service.submit({ taskType: 'fx-busy', payload: { rowId: 'busy-row' }, timeoutMs: 600_000 });
+      await waitFor(async () => (await events(fx, r.taskId)).some((e) => e.event === 'start'), 20_000);
+      await waitLeaseExpired(tasks, r.taskId, 20_000);
+      await runner.sweep(); // what the SWEEP_SECONDS timer runs
+      const t = await waitForTask(tasks, r.taskId, isTerminal);
+      assert.deepEqual([t.state, t.errorCode, t.attemptCount], ['failed', 'lost', 1]);
+      assert.equal(await rowState(fx, 'busy-row'), 'error');
+      for (const e of await events(fx, r.taskId)) await waitFor(() => !isAlive(e.pid), 5000);
+      await waitFor(() => runner.runningCount === 0, 5000);
+    });
+
+    test('a cancel seen by the background heartbeat aborts ctx.signal: a handler without control points ends cancelled', async () => {
+      const { fx, tasks, service, runner } = await setup({ LEASE_SECONDS: '3' });
+      await runner.start();
+      const r = await service.submit({ taskType: 'fx-hang', payload: { sleepMs: 600_000, honorSignal: true }, timeoutMs: 600_000 });
+      await waitFor(async () => (await events(fx, r.taskId)).some((e) => e.event === 'start'), 20_000);
+      assert.equal((await tasks.cancel(r.taskId)).outcome, 'cancel_requested');
+      const t = await waitForTask(tasks, r.taskId, isTerminal, 20_000);
+      assert.equal(t.state, 'cancelled');
+      assert.deepEqual((await events(fx, r.taskId)).map((e) => e.event), ['start', 'aborted']);
+    });
+
+    test('readiness: a running runner publishes a short-TTL fact, withdraws it on stop and deletes long-expired facts', async () => {
+      const { fx, tasks, runner } = await setup({ READINESS_TTL_SECONDS: '1' });
+      assert.equal((await tasks.readReadiness()).liveWorkers, 0);
+      // A worker that vanished long ago without withdrawing: deleted by the next publication.
+      await fx.query("INSERT INTO pc_durable_task_workers (worker_id, published_at, expires_at) VALUES ('tasks:gone', '2000-01-01 00:00:00.000', '2000-01-01 00:00:15.000')");
+      await runner.start();
+      assert.equal((await fx.query("SELECT worker_id FROM pc_durable_task_workers WHERE worker_id = 'tasks:gone'")).length, 0, 'expired facts are deleted');
       const live = await tasks.readReadiness();
       assert.ok(live.liveWorkers >= 1);
       assert.ok(live.latestPublishedAt instanceof Date);
@@ -268,7 +443,7 @@ for (const backend of BACKENDS) {
       await waitFor(async () => (await tasks.readReadiness()).dbNow.getTime() > startedAt + 1500, 10_000, 100);
       assert.ok((await tasks.readReadiness()).liveWorkers >= 1);
       await runner.stop();
-      await waitFor(async () => (await tasks.readReadiness()).liveWorkers === 0, 10_000, 100);
+      assert.equal((await tasks.readReadiness()).liveWorkers, 0, 'withdrawn on stop, not left to expire');
     });
 
     test('resume of a failed dataset task continues from the persisted count and reuses the dedupe key; other resumes are refused', async () => {

@@ -22,6 +22,12 @@ import {
 
 const FOREIGN_TOKEN = '00000000-0000-0000-0000-000000000000';
 
+function pick<T extends object>(value: T | null, keys: Array<keyof T>): Partial<T> {
+  const out: Partial<T> = {};
+  for (const k of keys) out[k] = value?.[k];
+  return out;
+}
+
 async function serviceOn(tasks: TaskStore, limits = { maxTimeoutMs: 3_600_000, defaultTimeoutMs: 600_000 }): Promise<TaskService> {
   return new TaskService(tasks, await loadTaskRegistry(FIXTURE_TASKS_MODULE), limits);
 }
@@ -288,6 +294,58 @@ for (const backend of BACKENDS) {
       assert.equal((await tasks.read(taskId))?.state, 'succeeded');
     });
 
+    test('recovery operations: end_attempt and expire_lost decide cancel, bounded requeue and give-up under the row lock; probe_pending; readiness withdrawal', async () => {
+      const { tasks } = await fresh();
+      const sub = async () => (await tasks.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: {}, timeoutMs: 60_000 })).taskId;
+      const claim = async (leaseMs = 60_000) => (await tasks.claim('w-rec', leaseMs, 100))!;
+      const live = (requeue: boolean, maxAttempts: number, errorCode = 'worker_exited') => ({ requeue, maxAttempts, errorCode, errorMessage: 'the worker process ended' });
+      assert.equal(await tasks.hasPending(), false);
+      const a = await sub();
+      assert.equal(await tasks.hasPending(), true);
+      let c = await claim();
+      assert.equal(await tasks.hasPending(), false);
+      assert.equal(await tasks.endAttempt(a, c.attemptToken, live(true, 2)), 'requeued');
+      assert.deepEqual(Object.values(pick(await tasks.read(a), ['state', 'attemptCount', 'attemptToken', 'attemptOwner'])), ['pending', 1, null, null]);
+      await assert.rejects(tasks.endAttempt(a, c.attemptToken, live(true, 2)), isAttemptLost, 'fenced by the attempt token');
+      c = await claim();
+      assert.equal(await tasks.endAttempt(a, c.attemptToken, live(true, 2)), 'exhausted');
+      assert.deepEqual(Object.values(pick(await tasks.read(a), ['state', 'errorCode', 'attemptCount', 'attemptOwner'])), ['failed', 'retries_exhausted', 2, null]);
+      const b = await sub();
+      c = await claim();
+      assert.equal(await tasks.endAttempt(b, c.attemptToken, live(false, 5, 'interrupted_by_shutdown')), 'failed');
+      assert.deepEqual(Object.values(pick(await tasks.read(b), ['state', 'errorCode', 'errorMessage'])), ['failed', 'interrupted_by_shutdown', 'the worker process ended']);
+      const d = await sub();
+      c = await claim();
+      assert.equal((await tasks.cancel(d)).outcome, 'cancel_requested');
+      assert.equal(await tasks.endAttempt(d, c.attemptToken, live(true, 5)), 'cancelled', 'the cancel intent wins over a requeue');
+      assert.equal((await tasks.read(d))?.state, 'cancelled');
+      // Expired leases.
+      const e = await sub();
+      c = await claim(1000);
+      await tasks.cancel(e);
+      await waitLeaseExpired(tasks, e);
+      assert.equal(await tasks.expireLost(e, c.attemptToken, true, undefined, { maxAttempts: 5 }), 'cancelled');
+      assert.deepEqual(Object.values(pick(await tasks.read(e), ['state', 'attemptCount', 'attemptOwner'])), ['cancelled', 1, null]);
+      const f = await sub();
+      c = await claim(1000);
+      await waitLeaseExpired(tasks, f);
+      assert.equal(await tasks.expireLost(f, c.attemptToken, true, undefined, { maxAttempts: 1 }), 'exhausted');
+      assert.deepEqual(Object.values(pick(await tasks.read(f), ['state', 'errorCode'])), ['failed', 'retries_exhausted']);
+      const g = await sub();
+      c = await claim(1000);
+      await waitLeaseExpired(tasks, g);
+      assert.equal(await tasks.expireLost(g, c.attemptToken, true, undefined, { maxAttempts: 5, giveUp: true }), 'gave_up');
+      assert.deepEqual(Object.values(pick(await tasks.read(g), ['state', 'errorCode', 'attemptOwner'])), ['failed', 'failure_hook_failed', null]);
+      assert.equal(await tasks.expireLost(g, c.attemptToken, false), 'not_lost');
+      await assert.rejects(tasks.expireLost(g, c.attemptToken, true, undefined, { maxAttempts: 0 }), InvalidArgumentError);
+      // Readiness: a clean stop withdraws the fact at once.
+      await tasks.publishReadiness('tasks:rec', 60_000);
+      assert.equal((await tasks.readReadiness()).liveWorkers, 1);
+      assert.equal(await tasks.withdrawReadiness('tasks:rec'), true);
+      assert.equal((await tasks.readReadiness()).liveWorkers, 0);
+      assert.equal(await tasks.withdrawReadiness('tasks:rec'), false);
+    });
+
     test('T7 cancel: a pending task cancels at once and releases its key; a running one records the intent for its control points', async () => {
       const { tasks } = await fresh();
       const service = await serviceOn(tasks);
@@ -328,7 +386,8 @@ for (const backend of BACKENDS) {
     test('T9 timeouts: positive and finite; the worker maximum is configurable beyond 24 h; a task may lower it, never raise it', async () => {
       const defaults = parseTaskConfig({});
       assert.ok(defaults.maxTimeoutMs > 24 * 3600 * 1000, 'default worker maximum exceeds 24 h');
-      assert.ok(defaults.defaultTimeoutMs <= defaults.maxTimeoutMs);
+      assert.equal(defaults.defaultTimeoutMs, defaults.maxTimeoutMs, 'a task that does not lower its timeout runs under the worker maximum');
+      assert.equal(parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_MAX_TIMEOUT_SECONDS: '200000' }).defaultTimeoutMs, 200_000_000, 'the default follows a configured maximum');
       assert.equal(parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_MAX_TIMEOUT_SECONDS: '200000' }).maxTimeoutMs, 200_000_000);
       for (const bad of ['0', '-1', 'Infinity', 'NaN', 'abc']) {
         assert.throws(() => parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_MAX_TIMEOUT_SECONDS: bad }), ConfigError, `MAX_TIMEOUT_SECONDS=${bad}`);
@@ -338,9 +397,13 @@ for (const backend of BACKENDS) {
       // Settings the operations would refuse at every claim are refused at start-up instead.
       assert.throws(() => parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_LEASE_SECONDS: '7200' }), ConfigError);
       assert.throws(() => parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_READINESS_TTL_SECONDS: '3600' }), ConfigError);
+      // Timer settings stay inside the Node timer range (a larger delay would fire at once).
+      for (const [name, bad] of [['SWEEP_SECONDS', '0.01'], ['SWEEP_SECONDS', '3000000'], ['TERMINATE_GRACE_SECONDS', '3000000'], ['WAKEUP_POLL_MS', '10'], ['MAX_ATTEMPTS', '0'], ['MAX_ATTEMPTS', '1.5'], ['FAILURE_HOOK_MAX_ATTEMPTS', '0']]) {
+        assert.throws(() => parseTaskConfig({ [`POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_${name}`]: bad }), ConfigError, `${name}=${bad}`);
+      }
 
       const { fx, tasks } = await fresh();
-      const service = await serviceOn(tasks, { maxTimeoutMs: 10_000, defaultTimeoutMs: 4_000 });
+      const service = await serviceOn(tasks, parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_MAX_TIMEOUT_SECONDS: '10' }));
       for (const bad of [0, -1, Infinity, -Infinity, NaN]) {
         await assert.rejects(service.submit({ taskType: 'fx-quick', payload: {}, timeoutMs: bad }), InvalidArgumentError, `timeout ${bad}`);
         await assert.rejects(tasks.submit({ taskType: 'fx-quick', handlerVersion: 2, payload: {}, timeoutMs: bad }), InvalidArgumentError, `store timeout ${bad}`);
@@ -356,7 +419,7 @@ for (const backend of BACKENDS) {
       const atMax = await service.submit({ taskType: 'fx-quick', payload: {}, timeoutMs: 10_000 });
       assert.equal((await tasks.read(atMax.taskId))?.timeoutMs, 10_000);
       const byDefault = await service.submit({ taskType: 'fx-quick', payload: {} });
-      assert.equal((await tasks.read(byDefault.taskId))?.timeoutMs, 4_000);
+      assert.equal((await tasks.read(byDefault.taskId))?.timeoutMs, 10_000, 'no timeout given: the worker maximum');
       assert.equal(Number((await fx.query('SELECT COUNT(*) AS n FROM pc_durable_tasks'))[0].n), 3, 'refused submissions wrote nothing');
     });
 

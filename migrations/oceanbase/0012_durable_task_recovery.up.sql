@@ -1,0 +1,16 @@
+-- Migration 0012 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): durable task recovery.
+-- Reinstalls pc_task_expire_lost with two new parameters (p_max_attempts bounds the automatic
+-- requeue of idempotent types, failing with 'retries_exhausted'; p_give_up ends a lost attempt
+-- whose failure hook keeps failing with 'failure_hook_failed') and a lost task whose cancel was
+-- requested now ends 'cancelled' instead of being requeued; installs pc_task_end_attempt (the
+-- runner ends a live attempt whose worker stopped: shutdown, crash, timeout) and
+-- pc_task_withdraw_readiness (a clean stop withdraws the readiness fact) and
+-- pc_task_probe_pending (the wake-up probe: one index lookup for pending work); reinstalls
+-- pc_task_publish_readiness, which now deletes facts expired for more than an hour (bounded).
+-- No table changes. Irreversible by design (no down file): the previous procedure versions are
+-- not kept.
+-- @procedure pc_task_expire_lost sha256=0419ef1b5d40747729af893af05c30b2e7e4d629a0654481e48169fde2c53cfd
+-- @procedure pc_task_end_attempt sha256=e1d41aee13ebf177c69b71eeafa4b828eb8b1e071bfe4b37976270f6cb1ffe59
+-- @procedure pc_task_withdraw_readiness sha256=496850e9dcabb3347e79246c454b4f05516c13cf227c578196db0c3cb95901c0
+-- @procedure pc_task_publish_readiness sha256=471ee8cdf0386c80eb5cb8c8ff47323fb392513a2fbc4c8d0cadd6d5b4e78130
+-- @procedure pc_task_probe_pending sha256=c0d719ed2bd98ccbd1acd56d33ee7cc0aadc96d14abc6776f56d801f6a7db5a1
