@@ -9,9 +9,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { MIGRATIONS_DIR, PROCEDURES_DIR, SQLITE_SCRIPTS_DIR } from '../src/paths.ts';
+import { latestInstallers, listMigrations, parseDirectives, procedurePin } from '../src/migrations/catalog.ts';
 import { splitSqlStatements } from '../src/sql-split.ts';
 import { sqliteScriptText } from '../src/store/sqlite/script.ts';
 import { OPERATIONS, OPERATION_NAMES, type OperationName, type OperationSpec } from '../src/store/operations.ts';
+import { isStoreErrorCode } from '../src/store/errors.ts';
 import { createBackend } from './helpers/backends.ts';
 
 const HEADER_SECTIONS = ['Purpose', 'Parameters', 'Result', 'Errors'] as const;
@@ -37,6 +39,31 @@ function headerOf(text: string): string[] {
     header.push(line);
   }
   return header;
+}
+
+/** One section of a header (from its "-- <Name>" line up to the next section line). */
+function headerSection(header: string[], name: string): string {
+  const sections = /^--\s*(Operation|Purpose|Locks|Transaction|Parameters|Result|Errors)\b/;
+  const out: string[] = [];
+  let inside = false;
+  for (const line of header) {
+    const m = sections.exec(line);
+    if (m) inside = m[1] === name;
+    if (inside) out.push(line);
+  }
+  return out.join('\n');
+}
+
+/** Error codes a file raises itself: MESSAGE_TEXT = '<code>' (MySQL), literals of INSERT INTO pc_aps_signals (SQLite). */
+function raisedCodes(text: string): string[] {
+  const body = text.split('\n').map((line) => line.replace(/--.*$/, '')).join('\n');
+  const codes = new Set<string>();
+  for (const m of body.matchAll(/MESSAGE_TEXT\s*=\s*'([a-z_]+)'/g)) codes.add(m[1]);
+  for (const statement of splitSqlStatements(body)) {
+    if (!/^INSERT\s+INTO\s+pc_aps_signals\b/i.test(statement)) continue;
+    for (const m of statement.matchAll(/'([a-z_]+)'/g)) if (isStoreErrorCode(m[1])) codes.add(m[1]);
+  }
+  return [...codes].sort();
 }
 
 /** The text without `--` comments and without string literals (for token scans). */
@@ -89,7 +116,7 @@ function installedByMigrations(): Array<{ name: string; migration: string; order
   const out: Array<{ name: string; migration: string; order: number }> = [];
   for (const file of files) {
     for (const line of read(path.join(dir, file)).split('\n')) {
-      const m = /^--\s*@procedure\s+(\S+)\s*$/.exec(line.trim());
+      const m = /^--\s*@procedure\s+(\S+)(?:\s+sha256=[0-9a-f]{64})?\s*$/.exec(line.trim());
       if (m) out.push({ name: m[1], migration: file, order: out.length });
     }
   }
@@ -154,6 +181,30 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
           assert.match(header, new RegExp(`\\b${op}\\b`), `${file}: the header does not name the operation`);
         });
       }
+
+      test('the headers name every parameter in Parameters and every code the file raises in Errors', () => {
+        const problems: string[] = [];
+        const procedure = read(procedureFile(op));
+        const script = read(scriptFile(op));
+        const procedureHeader = headerOf(procedure);
+        const scriptHeader = headerOf(script);
+        const procedureParams = headerSection(procedureHeader, 'Parameters');
+        for (const p of spec.params) {
+          if (!new RegExp(`\\bp_${p}\\b`).test(procedureParams)) problems.push(`procedures/oceanbase/${op}.sql: Parameters does not describe p_${p}`);
+        }
+        const scriptParams = headerSection(scriptHeader, 'Parameters');
+        const used = new Set([...codeOf(sqliteScriptText(op)).matchAll(/(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]));
+        for (const p of used) {
+          if (!new RegExp(`:${p}\\b`).test(scriptParams)) problems.push(`sql/sqlite/${op}.sql: Parameters does not describe :${p}`);
+        }
+        for (const [file, text, header] of [[`procedures/oceanbase/${op}.sql`, procedure, procedureHeader], [`sql/sqlite/${op}.sql`, script, scriptHeader]] as const) {
+          const errors = headerSection(header, 'Errors');
+          for (const code of raisedCodes(text.split('\n').slice(header.length).join('\n'))) {
+            if (!new RegExp(`\\b${code}\\b`).test(errors)) problems.push(`${file}: raises ${code}, which Errors does not list`);
+          }
+        }
+        assert.deepEqual(problems, []);
+      });
 
       test('the procedure file holds exactly one CREATE PROCEDURE of that name', () => {
         const code = codeOf(read(procedureFile(op)));
@@ -244,6 +295,32 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
         assert.ok(position.has(callee), `${op} calls ${callee}, which no migration installs`);
         assert.ok(position.get(callee)! < position.get(op)!, `${op} calls ${callee}, which is installed after it`);
       }
+    }
+  });
+
+  test('append-only guard: the latest migration installing each procedure pins the current file (a changed procedure needs a NEW migration)', () => {
+    const files = listMigrations('oceanbase');
+    const latest = latestInstallers(files);
+    const problems: string[] = [];
+    for (const op of MIGRATED_OPERATIONS) {
+      const installer = latest.get(op);
+      if (!installer) { problems.push(`${op}: no migration installs it`); continue; }
+      const file = files.find((f) => f.name === installer)!;
+      const directive = parseDirectives(file.up, `${installer}.up.sql`).filter((d) => d.kind === 'procedure' && d.name === op).pop()!;
+      const pin = procedurePin(op);
+      if (directive.value === null) {
+        problems.push(`${installer}.up.sql:${directive.line}: "-- @procedure ${op}" has no pin; write "-- @procedure ${op} sha256=${pin}"`);
+      } else if (directive.value !== pin) {
+        problems.push(`procedures/oceanbase/${op}.sql changed after ${installer} pinned it: add a new migration with "-- @procedure ${op} sha256=${pin}"`);
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
+
+  test('every directive line of every MySQL migration parses (no "-- @" line is silently ignored)', () => {
+    for (const file of listMigrations('oceanbase')) {
+      parseDirectives(file.up, `${file.name}.up.sql`);
+      if (file.down) parseDirectives(file.down, `${file.name}.down.sql`);
     }
   });
 

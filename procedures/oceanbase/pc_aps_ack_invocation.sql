@@ -5,8 +5,10 @@
 --   processor found no remaining ordinary work in the snapshot it read at start,
 --   clean_generation advances to that snapshot's dirty generation (never beyond
 --   dirty_generation, never backwards). A request accepted while the invocation ran stays owed.
--- Transaction: runs INSIDE the caller's transaction, after (or with) the business writes it
---   confirms; the lease row lock taken here is held until the caller commits.
+-- Transaction: runs INSIDE the caller's transaction, with the business writes it confirms (before
+--   or after them: the fence row lock taken here by pc_aps_assert_term, on this connection's
+--   fence slot, is held until the caller commits, and a takeover cannot commit before that; calling
+--   it first, like pc_aps_assert_term, also stops a stale worker before it writes anything).
 -- Parameters:
 --   p_supervisor_key, p_holder_id, p_supervisor_generation   the worker's term
 --   p_binding_name                 VARCHAR(128)

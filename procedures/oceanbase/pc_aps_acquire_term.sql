@@ -6,6 +6,8 @@
 --   (generation unchanged). Any other caller gets outcome 'standby': not an error.
 -- Transaction: owns its transaction (START TRANSACTION ... COMMIT). Do not call inside an open
 --   transaction: START TRANSACTION would commit it implicitly.
+-- Holder ids are compared as bytes (CAST ... AS BINARY): variables and parameters take the
+--   database default collation, which may be case-insensitive (COMPATIBILITY, character set row).
 -- Parameters:
 --   p_supervisor_key VARCHAR(191)  'global' or 'artifact:<family>'
 --   p_holder_id      VARCHAR(128)  random id of the candidate process
@@ -54,7 +56,7 @@ BEGIN
   -- expiry and computes the new expiry from the time it actually decides.
   SET v_now = UTC_TIMESTAMP(3);
 
-  IF v_holder IS NOT NULL AND v_holder = p_holder_id
+  IF v_holder IS NOT NULL AND CAST(v_holder AS BINARY) = CAST(p_holder_id AS BINARY)
      AND (v_expires IS NULL OR v_expires > v_now) THEN
     SET v_expires = DATE_ADD(v_now, INTERVAL p_ttl_ms * 1000 MICROSECOND);
     UPDATE pc_artifact_processing_leases

@@ -11,31 +11,36 @@
 --   scan generation (after a crash, from the first page) admits nothing twice: marked keys are
 --   skipped. Excluded keys are not marked; the next scan considers them again.
 --   The page's range is fixed first by a snapshot read of up to p_page_limit candidates (an index
---   range read on ix_pc_api_scan); the UPDATE then covers exactly that pending_sequence range and
---   re-checks every condition on the locked rows. The admitted rows are identified by
+--   range read on ix_pc_api_scan); the UPDATE then covers that pending_sequence range, re-checks
+--   every condition on the locked rows and admits at most p_page_limit of them, in
+--   pending_sequence order (ORDER BY pending_sequence LIMIT p_page_limit: the page is strictly
+--   bounded even when keys of the range started qualifying after the snapshot read). When the
+--   limit cut the range short, the cursor is the last admitted key, so the rest of the range is
+--   admitted by the next page of the same scan. The admitted rows are identified by
 --   last_auto_scan_page = the binding's page counter, which this call increments under the
 --   binding-state row lock.
--- Transaction: owns its transaction, one per page; lease row and binding-state row locked.
+-- Transaction: owns its transaction, one per page; the caller's fence row (pc_aps_assert_term)
+--   and the binding-state row are locked, then the admitted intent rows.
 -- Parameters:
 --   p_supervisor_key, p_holder_id, p_supervisor_generation   the caller's term
 --   p_binding_name       VARCHAR(128)
 --   p_scan_generation    BIGINT       the generation returned by pc_aps_begin_scan
 --   p_after_sequence     BIGINT       cursor: 0 for the first page, then the largest
 --                                     pending_sequence of the previous page
---   p_page_limit              INT          page size, 1 .. 5000
+--   p_page_limit         INT          page size, 1 .. 5000
 --   p_exclude_scope_ids  MEDIUMTEXT   comma-separated scope ids to skip, or NULL/''
 --                                     (scope ids never contain commas)
 -- Result: two result sets.
 --   1. one row (next_after_sequence, exhausted): the page's cursor, i.e. the largest
---      pending_sequence among the page's candidates (NULL when there were none: keep the
---      cursor), and exhausted = 1 when fewer than p_page_limit candidates were left up to
---      scan_upper_pending_sequence (call pc_aps_finish_scan), 0 otherwise (continue with
---      p_after_sequence = next_after_sequence).
+--      pending_sequence among the page's candidates, or the last admitted key when the limit cut
+--      the range short (NULL when there were no candidates: keep the cursor), and exhausted = 1
+--      when fewer than p_page_limit candidates were left up to scan_upper_pending_sequence (call
+--      pc_aps_finish_scan), 0 otherwise (continue with p_after_sequence = next_after_sequence).
 --   2. the keys admitted by this call (scope_id, pending_sequence, requested_generation,
 --      handled_generation, dirty_generation, clean_generation) in pending_sequence order, with
---      the requested generation they now owe. Usually p_page_limit rows; a key that stopped
+--      the requested generation they now owe. At most p_page_limit rows; a key that stopped
 --      qualifying between selection and update is not admitted, one that started qualifying
---      inside the page's range is.
+--      inside the page's range may be.
 -- Errors (SQLSTATE '45000', MESSAGE_TEXT):
 --   term_lost         the caller's term is not the live one.
 --   scan_stale        no scan of generation p_scan_generation is in progress for the binding.
@@ -47,7 +52,7 @@ CREATE PROCEDURE pc_aps_admit_scan_page(
   IN p_binding_name          VARCHAR(128),
   IN p_scan_generation       BIGINT,
   IN p_after_sequence        BIGINT,
-  IN p_page_limit                 INT,
+  IN p_page_limit            INT,
   IN p_exclude_scope_ids     MEDIUMTEXT
 )
 BEGIN
@@ -60,6 +65,9 @@ BEGIN
   DECLARE v_exclude     MEDIUMTEXT DEFAULT NULL;
   DECLARE v_candidates  INT DEFAULT 0;
   DECLARE v_page_last   BIGINT DEFAULT NULL;
+  DECLARE v_admitted    INT DEFAULT 0;
+  DECLARE v_admitted_last BIGINT DEFAULT NULL;
+  DECLARE v_exhausted   INT DEFAULT 0;
   DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
@@ -107,8 +115,7 @@ BEGIN
            ORDER BY pending_sequence
            LIMIT p_page_limit) c;
 
-  SELECT v_page_last AS next_after_sequence,
-         CASE WHEN v_candidates < p_page_limit THEN 1 ELSE 0 END AS exhausted;
+  SET v_exhausted = CASE WHEN v_candidates < p_page_limit THEN 1 ELSE 0 END;
 
   IF v_candidates > 0 THEN
     UPDATE pc_artifact_processing_intents
@@ -123,8 +130,27 @@ BEGIN
        AND pending_sequence > p_after_sequence
        AND pending_sequence <= v_page_last
        AND last_auto_scan_generation < p_scan_generation
-       AND (v_exclude IS NULL OR FIND_IN_SET(scope_id, v_exclude) = 0);
+       AND (v_exclude IS NULL OR FIND_IN_SET(scope_id, v_exclude) = 0)
+     ORDER BY pending_sequence
+     LIMIT p_page_limit;
+
+    -- Counted from the rows (never from affected-row counts): did the limit cut the range short?
+    SELECT COUNT(*), MAX(pending_sequence)
+      INTO v_admitted, v_admitted_last
+      FROM pc_artifact_processing_intents
+     WHERE binding_name = p_binding_name
+       AND has_ordinary_work = 1
+       AND pending_sequence > p_after_sequence
+       AND pending_sequence <= v_page_last
+       AND last_auto_scan_generation = p_scan_generation
+       AND last_auto_scan_page = v_page;
+    IF v_admitted >= p_page_limit AND v_admitted_last < v_page_last THEN
+      SET v_page_last = v_admitted_last;
+      SET v_exhausted = 0;
+    END IF;
   END IF;
+
+  SELECT v_page_last AS next_after_sequence, v_exhausted AS exhausted;
 
   SELECT scope_id, pending_sequence, requested_generation, handled_generation,
          dirty_generation, clean_generation

@@ -8,6 +8,8 @@
 --   serialize on one row.
 -- Transaction: runs INSIDE the caller's transaction (never starts or commits one). Call it first
 --   in the transaction, before the writes it protects. Called with autocommit on, it protects nothing.
+-- Holder ids are compared as bytes (CAST ... AS BINARY): variables and parameters take the
+--   database default collation, which may be case-insensitive (COMPATIBILITY, character set row).
 -- Parameters:
 --   p_supervisor_key        VARCHAR(191)  'global' or 'artifact:<family>'
 --   p_holder_id             VARCHAR(128)  holder of the term the caller claims
@@ -37,7 +39,7 @@ BEGIN
 
   IF v_found = 0
      OR p_holder_id IS NULL OR p_supervisor_generation IS NULL
-     OR v_holder IS NULL OR v_holder <> p_holder_id
+     OR v_holder IS NULL OR CAST(v_holder AS BINARY) <> CAST(p_holder_id AS BINARY)
      OR v_generation <> p_supervisor_generation
      OR (v_expires IS NOT NULL AND v_expires <= UTC_TIMESTAMP(3)) THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'term_lost';

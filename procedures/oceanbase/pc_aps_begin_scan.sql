@@ -14,7 +14,8 @@
 --   * Starting increments scan_generation, sets scan_in_progress, stores the checkpoint and
 --     scan_upper_pending_sequence = the binding's largest pending_sequence, all in one
 --     transaction, so a successor knows an unfinished scan exists and where it ends.
--- Transaction: owns its transaction; the lease row is locked (pc_aps_assert_term) for its duration.
+-- Transaction: owns its transaction; the caller's fence row (pc_aps_assert_term, this connection's
+--   fence slot) is locked for its duration, then the binding-state row.
 -- Parameters:
 --   p_supervisor_key, p_holder_id, p_supervisor_generation   the caller's term
 --   p_binding_name      VARCHAR(128)

@@ -1,7 +1,8 @@
 -- Operation: pc_aps_finish_scan   (SQLite twin: sql/sqlite/pc_aps_finish_scan.sql; TypeScript: Store.finishScan)
 -- Purpose: fenced end of a scan whose pages are all admitted: clears scan_in_progress. Does not
 --   wait for any worker, retry or business cursor. Idempotent for the same generation.
--- Transaction: owns its transaction; lease row and binding-state row locked.
+-- Transaction: owns its transaction; the caller's fence row (pc_aps_assert_term) and the
+--   binding-state row are locked, in that order.
 -- Parameters:
 --   p_supervisor_key, p_holder_id, p_supervisor_generation   the caller's term
 --   p_binding_name     VARCHAR(128)

@@ -5,6 +5,8 @@
 --   NULL (administrative mode switch), the current term is invalidated whoever holds it; a key
 --   that has no row yet gets one at generation 1, so the key exists with an advanced generation.
 -- Transaction: owns its transaction. Do not call inside an open transaction.
+-- Holder ids are compared as bytes (CAST ... AS BINARY): variables and parameters take the
+--   database default collation, which may be case-insensitive (COMPATIBILITY, character set row).
 -- Parameters:
 --   p_supervisor_key          VARCHAR(191)
 --   p_expected_holder_id      VARCHAR(128)  NULL for an unconditional invalidation
@@ -49,7 +51,7 @@ BEGIN
      FOR UPDATE;
 
   IF p_expected_holder_id IS NOT NULL
-     AND (v_holder IS NULL OR v_holder <> p_expected_holder_id OR v_generation <> p_expected_generation) THEN
+     AND (v_holder IS NULL OR CAST(v_holder AS BINARY) <> CAST(p_expected_holder_id AS BINARY) OR v_generation <> p_expected_generation) THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'term_lost';
   END IF;
 

@@ -67,7 +67,18 @@ interface MigrateOptions {
   jobId?: string;
 }
 
+/** `apsup migrate ...`: a refusal for drift (MigrationDriftError) exits 3 from either entry point. */
 async function migrate(action: string | undefined, options: MigrateOptions): Promise<number> {
+  try {
+    return await migrateAction(action, options);
+  } catch (error) {
+    if (!(error instanceof MigrationDriftError)) throw error;
+    console.error(`apsup: ${error.message}`);
+    return 3;
+  }
+}
+
+async function migrateAction(action: string | undefined, options: MigrateOptions): Promise<number> {
   const json = options.json;
   switch (action) {
     case 'up':

@@ -1,9 +1,17 @@
 /**
  * The migration files (append-only, plain SQL, one folder per backend) and what each one runs.
  *   migrations/sqlite/NNNN_name.up.sql | .down.sql      executed whole in one BEGIN IMMEDIATE
- *   migrations/oceanbase/NNNN_name.up.sql | .down.sql   split into statements; a line
- *     `-- @procedure <name>` installs procedures/oceanbase/<name>.sql (DROP IF EXISTS + CREATE)
- *     and records its checksums; `-- @drop-procedure <name>` drops one.
+ *   migrations/oceanbase/NNNN_name.up.sql | .down.sql   split into statements; directive lines:
+ *     `-- @procedure <name> sha256=<hex>`  installs procedures/oceanbase/<name>.sql (DROP IF EXISTS
+ *        + CREATE) and records its checksums. The pin is the sha256sum of the file: the migration
+ *        that names a procedure LAST must pin the file as it is (else `up`/`sql` refuse); an older
+ *        pin superseded by a later install is tolerated when a fresh database replays the chain.
+ *        (`-- @procedure <name>` without a pin: migrations 0002-0010, written before pins.)
+ *     `-- @drop-procedure <name>`           drops one (down files).
+ *     `-- @require database_charset=<cs>`   refuses the migration (before any pending one runs)
+ *        unless the database default character set is <cs>.
+ *   Any other `-- @...` line is an error, never ignored.
+ *   migrations/<backend>/CHECKSUMS locks every migration file (scripts/lock-migrations.mjs).
  * The plan below is both what `apsup migrate up` executes and what `apsup migrate sql` prints.
  */
 import crypto from 'node:crypto';
@@ -25,6 +33,25 @@ export interface PlannedStatement {
   sql: string;
   /** Set when the statement is a whole CREATE PROCEDURE (printed between DELIMITER lines). */
   procedure?: string;
+  /** A read whose first value must equal `expect`; otherwise the plan stops with `message`. */
+  check?: { expect: string; message: string };
+}
+
+/** A migration the database or the files refuse (drift, a stale pin, a failed requirement). */
+export class MigrationDriftError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MigrationDriftError';
+  }
+}
+
+export interface Directive {
+  kind: 'procedure' | 'drop-procedure' | 'require';
+  /** Procedure name, or the requirement name (database_charset). */
+  name: string;
+  /** procedure: the sha256 pin (null for the unpinned legacy form); require: the required value. */
+  value: string | null;
+  line: number;
 }
 
 export const LEDGER_TABLE = 'pc_aps_schema_migrations';
@@ -36,7 +63,7 @@ export function sha256(text: string): string {
   return crypto.createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-export function listMigrations(backend: MigrationBackend, root = MIGRATIONS_DIR): MigrationFile[] {
+export function listMigrations(backend: MigrationBackend, root: string = MIGRATIONS_DIR): MigrationFile[] {
   const dir = path.join(root, backend);
   const files = fs.readdirSync(dir).filter((f) => f.endsWith('.up.sql')).sort();
   return files.map((file) => {
@@ -49,18 +76,95 @@ export function listMigrations(backend: MigrationBackend, root = MIGRATIONS_DIR)
   });
 }
 
-export function procedureText(name: string): string {
+function procedurePath(name: string, root: string): string {
   if (!PROCEDURE_NAME.test(name)) throw new Error(`invalid procedure name ${JSON.stringify(name)}`);
-  return fs.readFileSync(path.join(PROCEDURES_DIR, `${name}.sql`), 'utf8').trim();
+  return path.join(root, `${name}.sql`);
 }
 
-export function listProcedureFiles(): string[] {
-  return fs.readdirSync(PROCEDURES_DIR).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4)).sort();
+/** The text installed for a procedure (trimmed; its sha256 is the ledger's file_checksum). */
+export function procedureText(name: string, root: string = PROCEDURES_DIR): string {
+  return fs.readFileSync(procedurePath(name, root), 'utf8').trim();
 }
 
+/** The pin of a procedure file: sha256 of the file's bytes, as `sha256sum` prints it. */
+export function procedurePin(name: string, root: string = PROCEDURES_DIR): string {
+  return crypto.createHash('sha256').update(fs.readFileSync(procedurePath(name, root))).digest('hex');
+}
+
+export function listProcedureFiles(root: string = PROCEDURES_DIR): string[] {
+  return fs.readdirSync(root).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4)).sort();
+}
+
+const DIRECTIVE_LINE = /^--\s*@/;
+const DIRECTIVE_FORMS: Array<[Directive['kind'], RegExp]> = [
+  ['procedure', /^--\s*@procedure\s+(pc_[a-z0-9_]+)(?:\s+sha256=([0-9a-f]{64}))?\s*$/],
+  ['drop-procedure', /^--\s*@drop-procedure\s+(pc_[a-z0-9_]+)\s*$/],
+  ['require', /^--\s*@require\s+(database_charset)=([a-z0-9_]+)\s*$/],
+];
+
+/**
+ * The directive lines of a migration file. Strict: a line starting `-- @` that is not exactly one
+ * of the forms above (a typo, an unknown word, trailing tokens) is an error, so a directive is
+ * never silently skipped.
+ */
+export function parseDirectives(text: string, file = 'migration'): Directive[] {
+  const out: Directive[] = [];
+  text.split('\n').forEach((raw, index) => {
+    const line = raw.trimEnd();
+    if (!DIRECTIVE_LINE.test(line)) return;
+    for (const [kind, form] of DIRECTIVE_FORMS) {
+      const m = form.exec(line);
+      if (m) {
+        out.push({ kind, name: m[1], value: m[2] ?? null, line: index + 1 });
+        return;
+      }
+    }
+    throw new MigrationDriftError(
+      `${file}:${index + 1}: malformed directive ${JSON.stringify(line)}; expected "-- @procedure <name> sha256=<64 hex>", `
+      + '"-- @drop-procedure <name>" or "-- @require database_charset=<charset>"',
+    );
+  });
+  return out;
+}
+
+/** Names given by one kind of directive, in line order (parses strictly, see parseDirectives). */
 export function directives(text: string, directive: string): string[] {
-  const pattern = new RegExp(`^--\\s*@${directive}\\s+([A-Za-z0-9_]+)\\s*$`, 'gm');
-  return [...text.matchAll(pattern)].map((m) => m[1]);
+  return parseDirectives(text).filter((d) => d.kind === directive).map((d) => d.name);
+}
+
+/** For each procedure, the name of the last migration (in `files`) whose up file installs it. */
+export function latestInstallers(files: MigrationFile[]): Map<string, string> {
+  const latest = new Map<string, string>();
+  for (const file of files) {
+    for (const d of parseDirectives(file.up, `${file.name}.up.sql`)) if (d.kind === 'procedure') latest.set(d.name, file.name);
+  }
+  return latest;
+}
+
+export interface PlanContext {
+  /** Every migration file of the chain (to know which install of a procedure is the latest). */
+  files?: MigrationFile[];
+  /** Folder of the procedure files (default procedures/oceanbase of the package). */
+  proceduresRoot?: string;
+}
+
+/**
+ * Refuses a pinned `-- @procedure` line whose migration is the latest to install the procedure
+ * when the file no longer matches the pin: the file changed after that migration was written, so
+ * the change must ship through a new migration. Older (superseded) pins are not checked.
+ */
+export function verifyPins(migration: MigrationFile, context: PlanContext = {}): void {
+  const latest = latestInstallers(context.files ?? [migration]);
+  for (const d of parseDirectives(migration.up, `${migration.name}.up.sql`)) {
+    if (d.kind !== 'procedure' || d.value === null || latest.get(d.name) !== migration.name) continue;
+    const actual = procedurePin(d.name, context.proceduresRoot);
+    if (actual !== d.value) {
+      throw new MigrationDriftError(
+        `procedures/oceanbase/${d.name}.sql (sha256 ${actual.slice(0, 12)}) does not match its pin in ${migration.name}.up.sql:${d.line} `
+        + `(sha256 ${d.value.slice(0, 12)}): a changed procedure ships through a NEW migration with "-- @procedure ${d.name} sha256=${actual}"`,
+      );
+    }
+  }
 }
 
 export function ledgerBootstrap(backend: MigrationBackend): string[] {
@@ -81,8 +185,8 @@ function quote(value: string): string {
 }
 
 /** (Re)installs one procedure from its file and records its file and body checksums. */
-export function procedureInstall(name: string, installedBy: string): PlannedStatement[] {
-  const text = procedureText(name);
+export function procedureInstall(name: string, installedBy: string, proceduresRoot?: string): PlannedStatement[] {
+  const text = procedureText(name, proceduresRoot);
   return [
     { sql: `DROP PROCEDURE IF EXISTS ${name}` },
     { sql: text, procedure: name },
@@ -103,17 +207,30 @@ export function procedureRemoval(name: string): PlannedStatement[] {
   ];
 }
 
-export function planUp(backend: MigrationBackend, migration: MigrationFile): PlannedStatement[] {
+/** The statements checking the `-- @require` lines of a migration (MySQL/OceanBase). */
+export function requirementChecks(migration: MigrationFile): PlannedStatement[] {
+  return parseDirectives(migration.up, `${migration.name}.up.sql`).filter((d) => d.kind === 'require').map((d) => ({
+    sql: 'SELECT @@character_set_database AS database_charset',
+    check: {
+      expect: d.value!,
+      message: `migration ${migration.name} requires the database default character set ${d.value} (procedure parameters and variables `
+        + `take it at CREATE PROCEDURE time; see procedures/oceanbase/COMPATIBILITY.md): ALTER DATABASE <name> CHARACTER SET ${d.value} COLLATE ${d.value}_bin, then migrate again`,
+    },
+  }));
+}
+
+export function planUp(backend: MigrationBackend, migration: MigrationFile, context: PlanContext = {}): PlannedStatement[] {
   if (backend === 'sqlite') {
     return [
       { sql: migration.up.trim() },
       { sql: `INSERT INTO ${LEDGER_TABLE} (name, checksum, applied_at) VALUES (${quote(migration.name)}, ${quote(migration.checksum)}, strftime('%Y-%m-%d %H:%M:%f', 'now'))` },
     ];
   }
-  // Tables first, then the procedures that use them.
-  const plan: PlannedStatement[] = [];
+  verifyPins(migration, context);
+  // Requirements first, then tables, then the procedures that use them.
+  const plan: PlannedStatement[] = [...requirementChecks(migration)];
   for (const sql of splitSqlStatements(migration.up)) plan.push({ sql });
-  for (const name of directives(migration.up, 'procedure')) plan.push(...procedureInstall(name, migration.name));
+  for (const name of directives(migration.up, 'procedure')) plan.push(...procedureInstall(name, migration.name, context.proceduresRoot));
   plan.push({ sql: `INSERT INTO ${LEDGER_TABLE} (name, checksum, applied_at) VALUES (${quote(migration.name)}, ${quote(migration.checksum)}, UTC_TIMESTAMP(3))` });
   return plan;
 }
@@ -142,6 +259,8 @@ export function renderPlan(backend: MigrationBackend, title: string, plan: Plann
   for (const statement of plan) {
     if (statement.procedure) {
       lines.push('DELIMITER //', statement.sql, '//', 'DELIMITER ;');
+    } else if (statement.check) {
+      lines.push(`-- stop unless this returns ${statement.check.expect}:`, `${statement.sql};`);
     } else if (backend === 'sqlite' && /;\s*$/.test(statement.sql)) {
       lines.push(statement.sql);
     } else {

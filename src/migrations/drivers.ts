@@ -4,8 +4,8 @@ import mysql from 'mysql2/promise';
 import type { Connection } from 'mysql2/promise';
 import type { DatabaseTarget } from '../config/database-url.ts';
 import { openSqliteDatabase } from '../store/sqlite/sqlite-store.ts';
-import { MYSQL_SESSION_SETUP } from '../store/mysql/mysql-store.ts';
-import { LEDGER_TABLE, PROCEDURE_LEDGER_TABLE, ledgerBootstrap, type MigrationBackend, type PlannedStatement } from './catalog.ts';
+import { MYSQL_SESSION_SETUP, sessionProblem } from '../store/mysql/mysql-store.ts';
+import { LEDGER_TABLE, MigrationDriftError, PROCEDURE_LEDGER_TABLE, ledgerBootstrap, type MigrationBackend, type PlannedStatement } from './catalog.ts';
 
 export interface AppliedMigration { name: string; checksum: string; appliedAt: string }
 export interface RecordedProcedure { name: string; fileChecksum: string; definitionChecksum: string | null; migrationName: string }
@@ -105,7 +105,15 @@ export class MysqlMigrationDriver implements MigrationDriver {
       multipleStatements: false,
       charset: 'utf8mb4',
     });
-    for (const sql of MYSQL_SESSION_SETUP) await conn.query(sql);
+    try {
+      // Procedures are created with this session's sql_mode (a routine keeps the mode of its CREATE).
+      for (const sql of MYSQL_SESSION_SETUP) await conn.query(sql);
+      const problem = await sessionProblem(conn);
+      if (problem) throw new Error(`MySQL session setup failed: ${problem}`);
+    } catch (error) {
+      await conn.end().catch(() => undefined);
+      throw error;
+    }
     return new MysqlMigrationDriver(conn);
   }
 
@@ -117,7 +125,16 @@ export class MysqlMigrationDriver implements MigrationDriver {
     // DDL commits implicitly on MySQL/OceanBase; the ledger row is the last statement, so an
     // interrupted migration stays pending and its statements are written to be re-runnable
     // by hand after inspection (see README, "Migrations").
-    for (const statement of plan) await this.conn.query(statement.sql);
+    for (const statement of plan) {
+      const [result] = await this.conn.query(statement.sql);
+      if (statement.check) {
+        const row = Array.isArray(result) ? (result[0] as Record<string, unknown> | undefined) : undefined;
+        const value = row ? String(Object.values(row)[0]) : '';
+        if (value.toLowerCase() !== statement.check.expect.toLowerCase()) {
+          throw new MigrationDriftError(`${statement.check.message} (the database has ${value || 'nothing'})`);
+        }
+      }
+    }
   }
 
   async applied(): Promise<AppliedMigration[]> {

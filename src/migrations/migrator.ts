@@ -7,8 +7,9 @@
  */
 import { Umzug, type UmzugStorage } from 'umzug';
 import {
-  ledgerBootstrap as ledgerStatements, directives, listMigrations, listProcedureFiles, planDown, planUp, procedureText, renderPlan, sha256,
-  type MigrationBackend, type MigrationFile,
+  MigrationDriftError, ledgerBootstrap as ledgerStatements, directives, listMigrations, listProcedureFiles, planDown, planUp, procedureText,
+  PROCEDURE_LEDGER_TABLE, renderPlan, requirementChecks, sha256, verifyPins,
+  type MigrationBackend, type MigrationFile, type PlanContext,
 } from './catalog.ts';
 import type { MigrationDriver } from './drivers.ts';
 import { AdoptionRequiredError, detectUnadoptedBaseline } from './adoption-detect.ts';
@@ -50,20 +51,21 @@ export interface MigrationStatus {
   pending: number;
 }
 
-export class MigrationDriftError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'MigrationDriftError';
-  }
-}
+export { MigrationDriftError };
 
 export class Migrator {
   readonly backend: MigrationBackend;
   readonly files: MigrationFile[];
+  private readonly context: PlanContext;
 
-  constructor(private readonly driver: MigrationDriver, migrationsRoot?: string) {
+  /**
+   * @param migrationsRoot folder holding sqlite/ and oceanbase/ (default: the package's migrations/)
+   * @param proceduresRoot folder of the procedure files (default: the package's procedures/oceanbase/)
+   */
+  constructor(private readonly driver: MigrationDriver, migrationsRoot?: string, private readonly proceduresRoot?: string) {
     this.backend = driver.backend;
     this.files = listMigrations(this.backend, migrationsRoot);
+    this.context = { files: this.files, proceduresRoot };
   }
 
   private umzug(): Umzug {
@@ -79,7 +81,7 @@ export class Migrator {
     return new Umzug({
       migrations: this.files.map((file) => ({
         name: file.name,
-        up: async () => driver.execute(planUp(this.backend, file)),
+        up: async () => driver.execute(planUp(this.backend, file, this.context)),
         down: async () => driver.execute(planDown(this.backend, file)),
       })),
       storage,
@@ -87,10 +89,15 @@ export class Migrator {
     });
   }
 
+  /** The ledger rows, without creating the ledger (none when it does not exist yet). */
+  private async appliedRows() {
+    return (await this.driver.ledgerExists()) ? this.driver.applied() : [];
+  }
+
+  /** Read-only: refuses when an applied migration's file changed or is missing. */
   private async checkAppliedUnchanged(): Promise<void> {
-    await this.driver.bootstrap();
     const byName = new Map(this.files.map((f) => [f.name, f]));
-    for (const applied of await this.driver.applied()) {
+    for (const applied of await this.appliedRows()) {
       const file = byName.get(applied.name);
       if (!file) {
         throw new MigrationDriftError(`migration ${applied.name} is applied in the database but its file is missing from migrations/${this.backend}/`);
@@ -114,6 +121,20 @@ export class Migrator {
     if (baseline) throw new AdoptionRequiredError(baseline);
   }
 
+  /**
+   * Before any pending migration runs: every pending one parses, its latest pins match the
+   * procedure files, and its `-- @require` lines hold. So a refusal leaves the schema unchanged.
+   */
+  private async checkPending(to?: string): Promise<void> {
+    if (this.backend !== 'oceanbase') return;
+    const applied = new Set((await this.appliedRows()).map((m) => m.name));
+    for (const file of this.files) {
+      if (applied.has(file.name) || (to !== undefined && file.name > to)) continue;
+      verifyPins(file, this.context);
+      await this.driver.execute(requirementChecks(file));
+    }
+  }
+
   /** Applies the pending migrations, or those up to and including `to`. */
   async up(options: { to?: string; adopting?: boolean } = {}): Promise<string[]> {
     if (!options.adopting) await this.refuseUnadoptedBaseline();
@@ -121,7 +142,9 @@ export class Migrator {
     if (options.to !== undefined && !this.files.some((f) => f.name === options.to)) {
       throw new Error(`no migration named ${options.to} in migrations/${this.backend}/`);
     }
-    if (options.to !== undefined && (await this.driver.applied()).some((m) => m.name === options.to)) return [];
+    if (options.to !== undefined && (await this.appliedRows()).some((m) => m.name === options.to)) return [];
+    await this.checkPending(options.to);
+    await this.driver.bootstrap();
     const done = await this.umzug().up(options.to === undefined ? undefined : { to: options.to });
     return done.map((m) => m.name);
   }
@@ -132,31 +155,33 @@ export class Migrator {
     return this.files
       .filter((f) => !applied.has(f.name))
       .filter((f) => (range.after === undefined || f.name > range.after) && (range.to === undefined || f.name <= range.to))
-      .map((f) => ({ title: `migration ${f.name} (sha256 ${f.checksum})`, plan: planUp(this.backend, f) }));
+      .map((f) => ({ title: `migration ${f.name} (sha256 ${f.checksum})`, plan: planUp(this.backend, f, this.context) }));
   }
 
   async down(): Promise<string[]> {
     await this.checkAppliedUnchanged();
+    await this.driver.bootstrap();
     const done = await this.umzug().down();
     return done.map((m) => m.name);
   }
 
-  /** Exactly the statements `up` would run now, as a reviewable script. */
+  /** Exactly the statements `up` would run now, as a reviewable script; refuses where `up` refuses. */
   async pendingSql(): Promise<string> {
     await this.refuseUnadoptedBaseline();
     // Read-only: the ledger is not created here (the script creates it).
-    const applied = new Set((await this.driver.ledgerExists()) ? (await this.driver.applied()).map((m) => m.name) : []);
+    await this.checkAppliedUnchanged();
+    const applied = new Set((await this.appliedRows()).map((m) => m.name));
     const parts = [renderPlan(this.backend, 'ledger (created if missing)', ledgerBootstrap(this.backend))];
     for (const file of this.files) {
       if (applied.has(file.name)) continue;
-      parts.push(renderPlan(this.backend, `migration ${file.name} (sha256 ${file.checksum})`, planUp(this.backend, file)));
+      parts.push(renderPlan(this.backend, `migration ${file.name} (sha256 ${file.checksum})`, planUp(this.backend, file, this.context)));
     }
     return `${parts.join('\n\n')}\n`;
   }
 
+  /** Read-only: does not create the ledger tables. */
   async status(): Promise<MigrationStatus> {
-    await this.driver.bootstrap();
-    const applied = await this.driver.applied();
+    const applied = await this.appliedRows();
     const appliedByName = new Map(applied.map((m) => [m.name, m]));
     const migrations: MigrationStatusEntry[] = [];
     for (const file of this.files) {
@@ -183,13 +208,13 @@ export class Migrator {
   }
 
   private async procedureStatus(appliedNames: Set<string>): Promise<ProcedureStatusEntry[]> {
-    const recorded = new Map((await this.driver.recordedProcedures()).map((p) => [p.name, p]));
+    const recorded = new Map(((await this.driver.tableExists(PROCEDURE_LEDGER_TABLE)) ? await this.driver.recordedProcedures() : []).map((p) => [p.name, p]));
     const installed = await this.driver.installedProcedures();
     const installers = new Map<string, string[]>();
     for (const file of this.files) {
       for (const name of directives(file.up, 'procedure')) installers.set(name, [...(installers.get(name) ?? []), file.name]);
     }
-    const names = new Set([...listProcedureFiles(), ...recorded.keys()]);
+    const names = new Set([...listProcedureFiles(this.proceduresRoot), ...recorded.keys()]);
     const result: ProcedureStatusEntry[] = [];
     for (const name of [...names].sort()) {
       const record = recorded.get(name);
@@ -206,7 +231,7 @@ export class Migrator {
       }
       let fileChecksum: string | null = null;
       try {
-        fileChecksum = sha256(procedureText(name));
+        fileChecksum = sha256(procedureText(name, this.proceduresRoot));
       } catch {
         fileChecksum = null;
       }

@@ -323,6 +323,62 @@ describe('[sqlite] fencing between two processes on one database file', () => {
     assert.deepEqual([lease.holderId, lease.live], [null, false]);
   });
 
+  test('same holder id in two processes (a restart, ABA): the later start fences the earlier process out of scans, assertion and ack; nothing changes', async () => {
+    const key = 'artifact:proc-aba';
+    const binding = 'proc-aba';
+    const holder = 'holder-same';
+    const ids = ['k1', 'k2', 'k3', 'k4', 'k5'];
+    await fx.store.transaction(async (tx) => { for (const id of ids) await fx.store.markDirty(binding, id, tx); });
+    await fx.store.acceptRequest(binding, 'k5');
+
+    const first = await a.ok('acquire', { key, holder, ttl: 10_000 });
+    const termA = termOf(first);
+    const scan = await a.ok('beginScan', { term: termA, binding });
+    assert.equal(scan.outcome, 'started');
+    const page1 = await a.ok('admit', { term: termA, binding, generation: scan.scanGeneration, after: 0, limit: 2 });
+    assert.deepEqual(page1.keys.map((k: { scopeId: string }) => k.scopeId), ['k1', 'k2']);
+
+    // The same holder id starts again in process B: a new term, generation + 1.
+    const second = await b.ok('acquire', { key, holder, ttl: 10_000 });
+    assert.equal(second.outcome, 'acquired');
+    assert.equal(second.supervisorGeneration, first.supervisorGeneration + 1);
+    const termB = termOf(second);
+
+    const snapshot = async () => ({
+      state: await fx.store.readBindingState(binding),
+      intents: await fx.query('SELECT * FROM pc_artifact_processing_intents WHERE binding_name = ? ORDER BY pending_sequence', [binding]),
+      lease: await fx.store.readLease(key),
+    });
+    const before = await snapshot();
+    const stale = (extra: Record<string, unknown> = {}) => ({ term: termA, binding, ...extra });
+    assertTermLost(await a.call('admit', stale({ generation: scan.scanGeneration, after: page1.nextAfterSequence, limit: 2 })), 'stale A admitScanPage');
+    assertTermLost(await a.call('admit', stale({ generation: scan.scanGeneration, after: 0, limit: 10 })), 'stale A admitScanPage from the first page');
+    assertTermLost(await a.call('finish', stale({ generation: scan.scanGeneration })), 'stale A finishScan');
+    assertTermLost(await a.call('beginScan', stale()), 'stale A beginScan');
+    assertTermLost(await a.call('fencedWrite', stale({ scope: 'k1' })), 'stale A assertTerm + markDirty');
+    assertTermLost(await a.call('ack', stale({ scope: 'k5', claimed: 1 })), 'stale A markDirty + ackInvocation');
+    const afterStale = await snapshot();
+    assert.deepEqual({ ...afterStale.state, dbNow: null }, { ...before.state, dbNow: null }, 'the binding state is unchanged');
+    assert.deepEqual(afterStale.intents, before.intents, 'no intent changed');
+    assert.deepEqual({ ...afterStale.lease, dbNow: null }, { ...before.lease, dbNow: null });
+
+    // B resumes the same scan: re-running from the first page admits only what A did not (A6).
+    const resumed = await b.ok('beginScan', { term: termB, binding });
+    assert.deepEqual([resumed.outcome, resumed.scanGeneration], ['resumed', scan.scanGeneration]);
+    const page = await b.ok('admit', { term: termB, binding, generation: scan.scanGeneration, after: 0, limit: 10 });
+    assert.deepEqual(page.keys.map((k: { scopeId: string }) => k.scopeId), ['k3', 'k4', 'k5']);
+    assert.equal(page.exhausted, true);
+
+    // And back: A starts again with the same holder id; B's term (same holder, older generation) is fenced out.
+    const third = await a.ok('acquire', { key, holder, ttl: 10_000 });
+    assert.equal(third.supervisorGeneration, second.supervisorGeneration + 1);
+    assertTermLost(await b.call('finish', { term: termB, binding, generation: scan.scanGeneration }), 'B finishScan after A restarted');
+    assertTermLost(await b.call('ack', { term: termB, binding, scope: 'k5', claimed: 1 }), 'B ack after A restarted');
+    assert.equal((await fx.store.readBindingState(binding)).scanInProgress, true);
+    const finished = await a.ok('finish', { term: termOf(third), binding, generation: scan.scanGeneration });
+    assert.equal(finished.outcome, 'finished');
+  });
+
   test('a held fenced transaction that rolls back leaves no trace, and the waiting takeover still completes', async () => {
     const key = 'artifact:proc-rollback';
     const binding = 'proc-rollback';

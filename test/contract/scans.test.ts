@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { StoreError, type StoreErrorCode } from '../../src/store/errors.ts';
 import type { IntentSnapshot, KeyGenerations, KeyPage, ScanStart, Store, Term } from '../../src/store/types.ts';
+import { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 
 async function takeTerm(store: Store): Promise<Term> {
@@ -541,3 +542,65 @@ for (const backend of BACKENDS) {
     });
   });
 }
+
+describe('[mysql] scans: an admission page is strictly bounded by its limit (COMPATIBILITY row 5)', () => {
+  let fx: BackendFixture;
+  before(async () => { fx = await createBackend('mysql'); });
+  after(async () => { await fx.cleanup(); });
+
+  test('keys of the page range that start qualifying between the page selection and its UPDATE are admitted only up to the limit; the next pages take the rest', async () => {
+    const { store } = fx;
+    const t = await takeTerm(store);
+    const b = 'sparse';
+    const ids = range('k', 1, 10);
+    await markMany(store, b, ids);
+    // A sparse binding: only the first and the last key have work; the eight in between are clean.
+    const middle = ids.slice(1, 9);
+    for (const id of middle) {
+      await store.acceptRequest(b, id);
+      await store.ackInvocation(t, { bindingName: b, scopeId: id, claimedRequestGeneration: 1, cleanThroughDirtyGeneration: 1 });
+    }
+    const scan = await store.beginScan(t, b, { kind: 'interval', intervalSeconds: 3600 });
+    assert.equal(scan.outcome, 'started');
+
+    const { host, port, user, password, database } = fx.target as Extract<BackendFixture['target'], { backend: 'mysql' }>;
+    const admitter = MysqlStore.open({ host, port, user, password, database }, 1);
+    const other = fx.openStore();
+    try {
+      const admitterId = Number((await admitter.domainQuery('SELECT CONNECTION_ID() AS id'))[0].id);
+      // Another transaction holds the row lock of the first candidate (a new dirty mark of k0001).
+      let held!: () => void;
+      const heldP = new Promise<void>((r) => { held = r; });
+      let release!: () => void;
+      const releaseP = new Promise<void>((r) => { release = r; });
+      const txP = other.transaction(async (tx) => {
+        await other.markDirty(b, 'k0001', tx);
+        held();
+        await releaseP;
+      });
+      txP.catch(() => undefined);
+      await heldP;
+      // The page's snapshot read sees two candidates (k0001, k0010), so its range covers all ten
+      // keys; its UPDATE then waits for the lock on k0001.
+      const pageP = admitter.admitScanPage(t, b, scan.scanGeneration, 0, 2);
+      pageP.catch(() => undefined);
+      await waitFor(async () => {
+        const rows = await fx.query("SELECT INFO AS info FROM information_schema.PROCESSLIST WHERE ID = ? AND COMMAND = 'Query'", [admitterId]);
+        return rows.length === 1 && /^\s*UPDATE pc_artifact_processing_intents/.test(String(rows[0].info));
+      }, 10_000, 10);
+      // Meanwhile the eight middle keys become dirty and commit: they now qualify inside the range.
+      await markMany(store, b, middle);
+      release();
+      await txP;
+      const page = await pageP;
+      assert.deepEqual(page.keys.map((k) => k.scopeId), ['k0001', 'k0002'], 'at most the limit, in pending_sequence order');
+      assert.equal(page.exhausted, false);
+      assert.equal(page.nextAfterSequence, page.keys[1].pendingSequence, 'the cursor stops at the last admitted key');
+      const rest = await admitAll(store, t, b, scan.scanGeneration, 2, { after: page.nextAfterSequence });
+      assert.deepEqual(rest.keys.map((k) => k.scopeId), ids.slice(2), 'the rest of the range is admitted by the next pages of the same scan');
+      assert.equal((await store.finishScan(t, b, scan.scanGeneration)).outcome, 'finished');
+    } finally {
+      await admitter.close();
+    }
+  });
+});

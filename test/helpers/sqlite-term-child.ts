@@ -26,6 +26,12 @@
  *                                  emits event "held" with the intent, then waits for
  *                                  "release"; the final answer comes after COMMIT/ROLLBACK
  *   release {commit: boolean}      ends the held transaction (commit, or rollback by throwing)
+ *   beginScan {term, binding, intervalSeconds}
+ *                                  Store.beginScan with an interval policy
+ *   admit {term, binding, generation, after, limit}
+ *                                  Store.admitScanPage (one page, its own transaction)
+ *   finish {term, binding, generation}
+ *                                  Store.finishScan
  *   exit                           closes the store and exits
  */
 import readline from 'node:readline';
@@ -118,6 +124,12 @@ async function execute(cmd: Command): Promise<unknown> {
       releaseHeld(cmd.commit !== false);
       return { released: true };
     }
+    case 'beginScan':
+      return store.beginScan(cmd.term as Term, cmd.binding as string, { kind: 'interval', intervalSeconds: (cmd.intervalSeconds as number) ?? 3600 });
+    case 'admit':
+      return store.admitScanPage(cmd.term as Term, cmd.binding as string, cmd.generation as number, cmd.after as number, cmd.limit as number);
+    case 'finish':
+      return store.finishScan(cmd.term as Term, cmd.binding as string, cmd.generation as number);
     case 'exit':
       await store.close();
       setImmediate(() => process.exit(0));

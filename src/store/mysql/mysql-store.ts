@@ -1,20 +1,64 @@
 /**
  * MySQL / OceanBase (MySQL mode) adapter over mysql2. Every operation is one CALL of the stored
  * procedure of the same name; the adapter never decides what a procedure decides. Every pooled
- * connection is set to READ COMMITTED (OceanBase's default; no reliance on gap locks) and to UTC.
+ * connection is set to READ COMMITTED (OceanBase's default; no reliance on gap locks), to UTC and
+ * to a pinned sql_mode, and the setup is verified before the connection serves an operation. A
+ * connection the caller passes in (its own transaction) is checked once: READ COMMITTED and no
+ * NO_BACKSLASH_ESCAPES, or the operation is refused.
  */
 import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection, Connection } from 'mysql2/promise';
 import { BaseStore, type Params } from '../base-store.ts';
-import { isStoreErrorCode, storeErrorFromCode } from '../errors.ts';
+import { InvalidArgumentError, isStoreErrorCode, storeErrorFromCode } from '../errors.ts';
 import { OPERATIONS, type OperationName } from '../operations.ts';
 import type { Row } from '../rows.ts';
 import type { TxHandle } from '../types.ts';
 
+/**
+ * The sql_mode of every connection of the store and of the migration connection (so every
+ * procedure is created with it: a routine keeps the sql_mode of its CREATE). Accepted by MySQL 8,
+ * MariaDB 10.11 and OceanBase 4.x; without NO_BACKSLASH_ESCAPES, which would break mysql2's
+ * client-side escaping of values ('a\'b').
+ */
+export const MYSQL_SQL_MODE = 'STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION';
+
 export const MYSQL_SESSION_SETUP = [
   'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED',
   "SET time_zone = '+00:00'",
+  `SET SESSION sql_mode = '${MYSQL_SQL_MODE}'`,
 ];
+
+type Queryable = Pick<Connection, 'query'>;
+
+/** The session's isolation level: @@transaction_isolation (MySQL 8, OceanBase) or @@tx_isolation (MariaDB). */
+export async function sessionIsolation(conn: Queryable): Promise<string> {
+  for (const variable of ['transaction_isolation', 'tx_isolation']) {
+    try {
+      const [rows] = await conn.query(`SELECT @@SESSION.${variable} AS isolation`);
+      return String((rows as Array<{ isolation: unknown }>)[0].isolation);
+    } catch (error) {
+      if ((error as { errno?: number }).errno !== 1193) throw error; // ER_UNKNOWN_SYSTEM_VARIABLE
+    }
+  }
+  throw new Error('the server reports neither @@transaction_isolation nor @@tx_isolation');
+}
+
+/** What is wrong with a connection's session for the stored logic, or null when it is fit. */
+export async function sessionProblem(conn: Queryable): Promise<string | null> {
+  const isolation = (await sessionIsolation(conn)).toUpperCase().replace(/ /g, '-');
+  if (isolation !== 'READ-COMMITTED') return `the connection runs at ${isolation}; the stored logic needs READ COMMITTED`;
+  const [rows] = await conn.query('SELECT @@SESSION.sql_mode AS mode');
+  const mode = String((rows as Array<{ mode: unknown }>)[0].mode);
+  if (/\bNO_BACKSLASH_ESCAPES\b/i.test(mode)) return 'the connection has sql_mode NO_BACKSLASH_ESCAPES, which breaks the escaping of values';
+  return null;
+}
+
+/** Physical connections whose session was verified (keyed by mysql2's core connection object). */
+const verified = new WeakSet<object>();
+
+function coreOf(conn: object): object {
+  return (conn as { connection?: object }).connection ?? conn;
+}
 
 export interface MysqlConnectionOptions {
   host: string;
@@ -34,9 +78,10 @@ export function createMysqlPool(options: MysqlConnectionOptions, connectionLimit
     multipleStatements: false,
     charset: 'utf8mb4',
   });
-  // Runs on each new physical connection before it serves any query.
+  // Queued on each new physical connection before it serves any query; MysqlStore.acquire()
+  // verifies the result before the connection serves an operation.
   pool.pool.on('connection', (connection) => {
-    for (const sql of MYSQL_SESSION_SETUP) connection.query(sql);
+    for (const sql of MYSQL_SESSION_SETUP) connection.query(sql, () => undefined);
   });
   return pool;
 }
@@ -85,6 +130,41 @@ export class MysqlStore extends BaseStore {
     return sql;
   }
 
+  /** A pool connection whose session setup is verified (once per physical connection). */
+  private async acquire(): Promise<PoolConnection> {
+    const conn = await this.pool.getConnection();
+    if (verified.has(coreOf(conn))) return conn;
+    try {
+      const problem = await sessionProblem(conn);
+      if (problem) throw new Error(`MySQL session setup failed: ${problem}`);
+    } catch (error) {
+      conn.destroy();
+      throw error;
+    }
+    verified.add(coreOf(conn));
+    return conn;
+  }
+
+  /** Refuses a caller's connection whose session does not fit the stored logic (checked once per connection). */
+  private async checkCallerConnection(op: OperationName, conn: Connection | PoolConnection): Promise<void> {
+    const core = coreOf(conn);
+    if (verified.has(core)) return;
+    const problem = await sessionProblem(conn);
+    if (problem) {
+      throw new InvalidArgumentError(op, `${problem}: run ${MYSQL_SESSION_SETUP.map((s) => `"${s}"`).join(', ')} on it before its transaction, or use store.transaction()`);
+    }
+    verified.add(core);
+  }
+
+  private async onPoolConnection<T>(fn: (conn: PoolConnection) => Promise<T>): Promise<T> {
+    const conn = await this.acquire();
+    try {
+      return await fn(conn);
+    } finally {
+      conn.release();
+    }
+  }
+
   protected async call(op: OperationName, params: Params, tx?: TxHandle): Promise<Row[][]> {
     this.checkTxUse(op, tx);
     const values = OPERATIONS[op].params.map((name) => {
@@ -95,6 +175,7 @@ export class MysqlStore extends BaseStore {
     const sql = this.sqlFor(op);
     if (tx) {
       if (!isConnection(tx)) throw new Error(`${op}: a MySQL store needs a mysql2 connection as transaction handle`);
+      await this.checkCallerConnection(op, tx);
       try {
         const [result] = await tx.query(sql, values);
         return resultSets(result);
@@ -106,21 +187,25 @@ export class MysqlStore extends BaseStore {
       // Called on its own: the statements must still share one transaction (lock held to commit).
       return this.transaction((conn) => this.call(op, params, conn));
     }
-    try {
-      const [result] = await this.pool.query(sql, values);
-      return resultSets(result);
-    } catch (error) {
-      throw mapMysqlError(op, error);
-    }
+    return this.onPoolConnection(async (conn) => {
+      try {
+        const [result] = await conn.query(sql, values);
+        return resultSets(result);
+      } catch (error) {
+        throw mapMysqlError(op, error);
+      }
+    });
   }
 
   async domainQuery(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
-    const [rows] = await this.pool.query(sql, params);
-    return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
+    return this.onPoolConnection(async (conn) => {
+      const [rows] = await conn.query(sql, params);
+      return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
+    });
   }
 
   async transaction<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {
-    const conn = await this.pool.getConnection();
+    const conn = await this.acquire();
     try {
       await conn.query('START TRANSACTION');
       try {

@@ -1,0 +1,55 @@
+-- Migration 0011 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): pinned procedures.
+-- Reinstalls every procedure of the main chain from its file, each pinned to the sha256 of the
+-- file (`sha256sum procedures/oceanbase/<name>.sql`), so that from now on the latest install of
+-- every procedure is pinned and a procedure file changed without a new migration is refused by
+-- `apsup migrate up|sql` and by test/catalogue.test.ts.
+-- It catches up databases migrated before procedure files were changed in place, with no new
+-- migration (pc_aps_begin_scan: clock read after the locks; pc_aps_admit_scan_page and
+-- pc_aps_list_owed_requests: p_limit renamed p_page_limit; pc_aps_ack_invocation: header;
+-- pc_task_claim, pc_task_submit, pc_task_expire_lost), and ships the procedures changed with it:
+-- pc_aps_renew_term (lease row locked first, the lock order of pc_aps_acquire_term: a renewal
+-- racing a takeover gets term_lost, not a deadlock), pc_aps_admit_scan_page (the UPDATE is
+-- bounded by the page limit) and the headers that still described the single lease-row lock.
+-- Requires the database default character set utf8mb4: procedure parameters and variables take
+-- it at CREATE PROCEDURE time (COMPATIBILITY.md, character set row). Checked before any pending
+-- migration runs, so a refused database is left as it was.
+-- No table changes. Irreversible by design (no down file, `apsup migrate down` refuses it): the
+-- previous procedure texts are not kept.
+-- @require database_charset=utf8mb4
+-- @procedure pc_aps_assert_term sha256=4a27faf8fa4e2bcb68db42c15c44fe8cf4e85586ecb16653c50370383481607b
+-- @procedure pc_aps_acquire_term sha256=290068651d24aa0255fbe6350b3c96380268b54822c86b2d456b3443b57ac120
+-- @procedure pc_aps_renew_term sha256=67a2b3e2758a0bf6317bade1b0a3bf62d8884102024e98fba60445f831fee8c8
+-- @procedure pc_aps_invalidate_term sha256=05a51427754ff49565b00ac12290cb35b0cc256662cf27ecb061418d36d637ae
+-- @procedure pc_aps_read_lease sha256=e291c5e8bb9e8824288c8c7423b58cdeba71e4ce6da274ef72a9a4cbe6c3dc1a
+-- @procedure pc_aps_mark_dirty sha256=4caa0eb9fda98b2fdcdfbbed9e29d69fefb0e8ad71f9034b6a9f02a42a85c6a7
+-- @procedure pc_aps_accept_request sha256=e4c177ec3ccddf283132fc5926a1270ad43f78309573c98de1dee7c7745e4ccb
+-- @procedure pc_aps_read_intent sha256=aca90fe745c6f9c477b33e43d168ac2e876d01037b47e2d73ddc9241d534b77d
+-- @procedure pc_aps_list_owed_requests sha256=91c5d5bf186e8e0159b3731e08f43395f539c49b82730e8b8b25bad90e6309f9
+-- @procedure pc_aps_read_binding_state sha256=17b1d02981466e898f98dd22c5429fb344ce40be3f6af8e62400a3c6b41d47ce
+-- @procedure pc_aps_begin_scan sha256=2a314f155cd74af32ab32861a0360960bb7f004e257210ac365f730a57d950df
+-- @procedure pc_aps_admit_scan_page sha256=86b9b7814bcd9e730e62ea940173fe26ce71690e107a458b9b102112209bce0e
+-- @procedure pc_aps_finish_scan sha256=82fcdea2716049db09639ebbdef5315fe7f4c5c198698de81416f1cc8cbd498a
+-- @procedure pc_aps_ack_invocation sha256=f7ab2fe8f5d81623ee04eeb6d6683d249bdfe837ca98fa0886ae4c366190dd62
+-- @procedure pc_task_assert_attempt sha256=78d2bb2c78ebd8bb451f8b73a74ef6923dab534068db1278f04c4b9a4ffd9fca
+-- @procedure pc_task_submit sha256=f9dbd0c52c1ab8230a1b0054487d09b6886d7f288b5d1f5e3ff94a175becde18
+-- @procedure pc_task_claim sha256=35c11f84a17419340498588ff4564bddda693f341038793cb99aa6f84cf30b5e
+-- @procedure pc_task_heartbeat sha256=36e02f921600576a44bea6cc1cb6b5dc7ffaef5f33e9629315c633b2b0e24ce6
+-- @procedure pc_task_progress sha256=b58b465cc935b0ab501f8fba7f43e6f4089914ae200c12d1f44d050473bd474c
+-- @procedure pc_task_complete sha256=892627d7386b83d1a23f8875e577659dfb9ae6907bd9ada04daaf3a94548710c
+-- @procedure pc_task_fail sha256=d040b139cbb329e40e2437912c6491915dce97e74e40f22a2646bc15eed5bfd6
+-- @procedure pc_task_finish_cancelled sha256=945262d58c4c5ce91c985c7aead6932e182b128ca887aa50b53fc3f79984f78d
+-- @procedure pc_task_cancel sha256=25337efabd53fa277871922e47d21cbbed77f7a59ebca039ff46800319dca0af
+-- @procedure pc_task_expire_lost sha256=f8d6dab0e69861fdf7267913d7fdc3f47abbce3e0a3c0c440558f08526d44a3e
+-- @procedure pc_task_list_lost sha256=f504b7b31fee76a87d396890872aeda42f10df0fb635b88c0d2d539d92292535
+-- @procedure pc_task_list sha256=8f2acbed5483c2de6a999c83d1438bd3cb064c15d7cb5a7c8a3e2986b687c5dd
+-- @procedure pc_task_read sha256=89b3cef4f49bfe64b718737cd543325bdc33c187f04e52d97c4fd6d2c5678962
+-- @procedure pc_task_delete sha256=8155187b0bf6b2f604107afbb9c10e0497bb20f0fd219ad7b42d96c22597929d
+-- @procedure pc_task_prune sha256=cda859ee3352296c991f1bcb84d341de29d6d1e3983d9ad222ffc64394c6973e
+-- @procedure pc_task_publish_readiness sha256=ed38f910420d2dd37c3641ecae21e1925955c6066cc439728d2d038b7309635e
+-- @procedure pc_task_read_readiness sha256=9b846cc13e3b062c6442eb5656f63b3d75fc664d866f3e84d88a3f8bbe5451e6
+-- @procedure pc_aps_read_runtime_mode sha256=020b76a7277cf057ffa7d128fe51ebfbae1ed2df6367acc0cd8991f3743118ac
+-- @procedure pc_aps_claim_runtime_mode sha256=73bc926a0c3221fb3f09511c4bbab0eaf3fa4b690247efafdb31309aa5cc9885
+-- @procedure pc_aps_switch_mode sha256=615ac5dab30c3e1b8091aa493b374e1e3228ba2012fa56dd8f19b985fbb8c513
+-- @procedure pc_aps_read_family_backlog sha256=ac2ecc4720c9fdffe9a9d4d6a41d41cdda8d1c249cc69a4086704774cb77e614
+-- @procedure pc_aps_set_maintenance sha256=5d2e3f47a402414e925003dd7a66a2fdab61abc4656b5e12b1880d748dc16598
+-- @procedure pc_aps_acknowledge sha256=b1f1b653fd99983938db964c68649fbd68a02688cd0f264149b23f9f461ab42d
