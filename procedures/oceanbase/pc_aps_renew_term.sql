@@ -7,6 +7,8 @@
 --   a takeover at expiry waits for it and gets term_lost, never a deadlock. The term is validated on
 --   the locked lease row with the clock read after the lock.
 -- Transaction: owns its transaction. Do not call inside an open transaction.
+-- Holder ids are compared as bytes (CAST ... AS BINARY): variables and parameters take the
+--   database default collation, which may be case-insensitive (COMPATIBILITY, character set row).
 -- Parameters:
 --   p_supervisor_key        VARCHAR(191)
 --   p_holder_id             VARCHAR(128)
@@ -51,7 +53,7 @@ BEGIN
   SET v_now = UTC_TIMESTAMP(3);
   IF v_found = 0
      OR p_holder_id IS NULL OR p_supervisor_generation IS NULL
-     OR v_holder IS NULL OR v_holder <> p_holder_id
+     OR v_holder IS NULL OR CAST(v_holder AS BINARY) <> CAST(p_holder_id AS BINARY)
      OR v_generation <> p_supervisor_generation
      OR (v_current IS NOT NULL AND v_current <= v_now) THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'term_lost';
