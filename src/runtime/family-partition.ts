@@ -210,11 +210,8 @@ export class FamilyPartition {
     const candidates: number[] = [];
     const retry = this.backoff.nextDeadline(this.waiting);
     if (retry !== null && this.retryWait.size > 0) candidates.push(retry);
-    // A failed provider delays the scan of this family until it may run again.
-    if (this.scheduleEnabled() && !this.scan && !this.providerRun) {
-      if (this.nextDueAt !== null) candidates.push(Math.max(this.nextDueAt, this.providerBlockedUntil));
-      else if (this.checkSchedule && this.providerBlockedUntil > Date.now()) candidates.push(this.providerBlockedUntil);
-    }
+    // A calibration in flight wakes the loop when it ends.
+    if (this.scheduleEnabled() && !this.scan && !this.providerRun && this.nextDueAt !== null) candidates.push(this.nextDueAt);
     return candidates.length === 0 ? null : Math.min(...candidates);
   }
 
@@ -347,16 +344,18 @@ export class FamilyPartition {
    * Whether the pending-work calibration for the next check is done. It runs in the background:
    * a slow or hanging provider (bounded by the discovery deadline) delays only this family's
    * scan, never the supervisor loop and so never another family (RFC 1, 2). Its end wakes the loop.
+   * A failed or timed-out calibration only delays the scan (RFC 1: "单个提供者异常只延后该制品的
+   * 发现并记录错误"): the family is marked degraded and the scan goes on over the dirty marks that
+   * exist; the calibration is tried again at a later check, not before the retry base has passed.
    */
   private providerReady(): boolean {
     if (!this.config.registration.pendingWork?.remarkDirty) return true;
     if (this.providerRun) return false;
     if (this.providerOutcome !== null) {
-      const ok = this.providerOutcome;
       this.providerOutcome = null;
-      return ok;
+      return true;
     }
-    if (Date.now() < this.providerBlockedUntil) return false;
+    if (Date.now() < this.providerBlockedUntil) return true; // failed recently: scan without recalibrating
     this.providerRun = this.runProvider()
       .then((ok) => { this.providerOutcome = ok; })
       .finally(() => {
@@ -389,7 +388,7 @@ export class FamilyPartition {
       this.health = 'degraded';
       this.lastError = `provider: ${(error as Error).message}`;
       this.providerBlockedUntil = Date.now() + this.settings.retryBaseMs;
-      this.logger.error({ binding: this.bindingName, family: this.family, stage: 'discovery', errorType: (error as Error).name, err: (error as Error).message }, 'pending-work provider failed; discovery of this family is delayed');
+      this.logger.error({ binding: this.bindingName, family: this.family, stage: 'discovery', errorType: (error as Error).name, err: (error as Error).message }, 'pending-work provider failed; the family is degraded and its scan goes on over the existing dirty marks');
       return false;
     } finally {
       clearTimeout(timer);
@@ -400,8 +399,8 @@ export class FamilyPartition {
   private async advanceScan(term: Term): Promise<void> {
     if (!this.scan) {
       if (!this.scheduleEnabled() && !this.checkSchedule) return;
-      // Calibrate first; until it is done (or while a failed provider is held back) the check
-      // stays pending, and the family stays due.
+      // Calibrate first; until the calibration has ended (well or not) the check stays pending,
+      // and the family stays due.
       if (this.scheduleEnabled() && !this.providerReady()) return;
       this.checkSchedule = false;
       const policy = await this.policyNow();

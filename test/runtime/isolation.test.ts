@@ -255,3 +255,47 @@ for (const backend of BACKENDS) {
     });
   });
 }
+
+for (const backend of BACKENDS) {
+  describe(`[${backend}] a permanently failing pending-work provider only delays its family's discovery`, () => {
+    let fx: BackendFixture;
+    let runtime: Runtime;
+    let providerCalls = 0;
+
+    before(async () => {
+      fx = await createBackend(backend);
+      await createFixtureTables(fx);
+      await fx.store.markDirty('fx.fx-badprov', 'p1');
+      const failing: FamilyRegistration = {
+        ...testFamily('fx-badprov', { maxWorkers: 1, schedule: { kind: 'interval', seconds: 1 } }),
+        pendingWork: {
+          remarkDirty: async () => {
+            providerCalls += 1;
+            throw new Error('calibration query failed (injected)');
+          },
+        },
+      };
+      runtime = await startRuntime(fx, [failing]);
+    });
+    after(async () => {
+      await runtime?.stop();
+      await fx?.cleanup();
+    });
+
+    test('the existing dirty marks are scanned and processed; the family is degraded; calibration is retried at later checks', async () => {
+      // Before the fix no scan ever began while the calibration kept failing.
+      await waitFor(async () => {
+        const i = await intentOf(fx, 'fx-badprov', 'p1');
+        return i!.handledGeneration === 1 && i!.cleanGeneration === i!.dirtyGeneration;
+      }, 20_000);
+      const stats = statsOf(runtime, 'fx-badprov');
+      assert.equal(stats.health, 'degraded');
+      assert.match(stats.lastError ?? '', /provider: calibration query failed/);
+      const calls = providerCalls;
+      await fx.store.markDirty('fx.fx-badprov', 'p2');
+      await waitFor(async () => (await intentOf(fx, 'fx-badprov', 'p2'))!.handledGeneration === 1, 20_000);
+      assert.ok(providerCalls > calls, 'the calibration was tried again at a later check');
+      assert.equal(runtime.status().supervisors[0].state, 'leader');
+    });
+  });
+}
