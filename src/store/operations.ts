@@ -47,7 +47,7 @@ export const OPERATIONS = {
   pc_aps_assert_term: {
     params: [...TERM],
     transaction: 'caller',
-    summary: 'lock and validate the lease row inside a business or control transaction; raises term_lost',
+    summary: 'lock and validate the term on this connection\'s fence row (one of 32, written with the lease row on every term change) inside a business or control transaction; raises term_lost',
   },
   pc_aps_mark_dirty: {
     params: ['binding_name', 'scope_id'],
