@@ -65,6 +65,11 @@ export class Supervisor {
     return this.keeper.term;
   }
 
+  /** No examination round is running or scheduled (tests wait for this instead of sleeping). */
+  get idle(): boolean {
+    return !this.scheduled && this.ticking === null && !this.again;
+  }
+
   async start(): Promise<void> {
     this.stopped = false;
     await this.keeper.start();

@@ -103,7 +103,8 @@ for (const backend of BACKENDS) {
         try {
           await waitFor(() => {
             const s = runtime.status().supervisors.find((x) => x.supervisorKey === 'global');
-            return s !== undefined && s.renewalFailuresTotal === 1 && s.renewalFailures === 0 && s.state === 'leader';
+            // The failure suspended dispatch (RFC 8); the good renewal of the same term resumed it.
+            return s !== undefined && s.renewalFailuresTotal === 1 && s.renewalFailures === 0 && s.state === 'leader' && !s.dispatchSuspended;
           }, 10_000);
         } finally {
           store.renewTerm = original;

@@ -54,11 +54,12 @@ describe('`apsup run` lifetime: an idle runtime stays up until a signal, and a s
     assert.equal(fs.existsSync(`${file}.host.lock`), false, 'the host lock is released');
   });
 
-  // Product bug (reported): runUntilSignal installs its SIGINT/SIGTERM handlers only after
-  // runtime.start() and the durable task runner's start, so a SIGTERM that arrives once the term is
-  // held but before that point (a stop during start-up, or the runtime's own fatal self-SIGTERM)
-  // takes the default action: the process dies without the clean shutdown, leaving the SQLite
-  // permanent term valid (and, on MySQL, the lease held until it expires).
+  // Regression test: runUntilSignal (src/cli/run.ts) installs its SIGINT/SIGTERM handlers before
+  // runtime.start(). Before that fix they came only after the runtime's and the durable task
+  // runner's start, so a SIGTERM once the term was held but before that point (a stop during
+  // start-up, or the runtime's own fatal self-SIGTERM) took the default action: the process died
+  // without the clean shutdown, leaving the SQLite permanent term valid (and, on MySQL, the lease
+  // held until it expired).
   for (const backend of ['sqlite', 'mysql'] as const) {
     test(`${backend}: a SIGTERM as soon as the term is held still runs the clean shutdown (term invalidated)`, async () => {
       const fx = backend === 'sqlite' ? sqlite : mysql;

@@ -9,12 +9,32 @@ import { createLogger } from '../../src/logging.ts';
 import { Runtime } from '../../src/runtime/runtime.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
-import { P, REPO_ROOT, createFixtureTables, intentOf, runtimeConfig, statsOf } from '../fixtures/runtime-harness.ts';
+import { P, REPO_ROOT, createFixtureTables, intentOf, runs, runtimeConfig, statsOf } from '../fixtures/runtime-harness.ts';
 import families from '../fixtures/families/idle.ts';
 import path from 'node:path';
 
 const FAMILIES_MODULE = path.join(REPO_ROOT, 'test/fixtures/families/idle.ts');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Waits until the runtime has settled: no examination round running or scheduled, nothing
+ * running or queued, every processor run recorded its end (the workers' last commits, which wake
+ * the runtime through the commit watch), and the round count unchanged over three consecutive
+ * polls (the watch reacts to a commit within a few milliseconds).
+ */
+async function settled(fx: BackendFixture, runtime: Runtime): Promise<void> {
+  const supervisor = runtime.supervisors[0];
+  let last = -1;
+  let stable = 0;
+  await waitFor(async () => {
+    const quiet = supervisor.idle
+      && ['fx-idle', 'fx-manual'].every((f) => statsOf(runtime, f).running === 0 && statsOf(runtime, f).ready === 0)
+      && (await runs(fx)).every((r) => r.endedMs !== null);
+    stable = quiet && supervisor.ticks === last ? stable + 1 : 0;
+    last = supervisor.ticks;
+    return stable >= 3;
+  }, 10_000);
+}
 
 function cli(fx: BackendFixture, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
@@ -58,7 +78,7 @@ describe('[sqlite] an idle runtime does not poll; other processes\' commits wake
   test('no ticks and no statements while idle; `apsup trigger` and `apsup mark-dirty` from another process are picked up', async () => {
     const supervisor = runtime.supervisors[0];
     await waitFor(() => supervisor.ticks >= 1);
-    await sleep(300); // let the start-up examination finish
+    await settled(fx, runtime); // the start-up examination has finished
     const ticks = supervisor.ticks;
     const before = calls;
     await sleep(1500); // a bounded observation window: nothing may happen in it
@@ -79,7 +99,7 @@ describe('[sqlite] an idle runtime does not poll; other processes\' commits wake
     assert.ok(supervisor.ticks > ticks);
 
     // Idle again: the worker processes stay, the runtime does not poll.
-    await sleep(300);
+    await settled(fx, runtime);
     const ticks2 = supervisor.ticks;
     const calls2 = calls;
     await sleep(1000);

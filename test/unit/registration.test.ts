@@ -43,15 +43,15 @@ describe('validateRegistrations', () => {
     rejects([null], /registration #1 is not an object/);
   });
 
-  test('duplicate binding names are rejected', () => {
+  test('A15: duplicate binding names are rejected', () => {
     rejects([registration('memory'), registration('topic-memory', { bindingName: 'memory.consolidate' })], /duplicate binding name memory\.consolidate/);
   });
 
-  test('duplicate families (and with them duplicate prefixes) are rejected', () => {
+  test('A15: duplicate families (and with them duplicate prefixes) are rejected', () => {
     rejects([registration('memory'), registration('memory', { bindingName: 'memory.second' })], /duplicate family memory \(config prefix MEMORY\)/);
   });
 
-  test('a prefix that does not match the family is rejected, naming the expected prefix', () => {
+  test('A15: a prefix that does not match the family (a prefix conflict) is rejected, naming the expected prefix', () => {
     rejects([registration('topic-memory', { configPrefix: 'TOPIC' })], /configPrefix TOPIC does not match family topic-memory; it must be TOPIC_MEMORY/);
     rejects([registration('topic-memory', { configPrefix: 'TOPICMEMORY' })], /must be TOPIC_MEMORY/);
     // Two families cannot share a prefix: the second one's prefix does not match its name.
@@ -64,11 +64,11 @@ describe('validateRegistrations', () => {
     rejects([registration('memory', { bindingName: 'Memory Binding' })], /bindingName/);
   });
 
-  test('the runtime-wide ARTIFACT_PROCESSING prefix cannot be a family', () => {
+  test('A15: the runtime-wide ARTIFACT_PROCESSING prefix cannot be a family', () => {
     rejects([registration('memory', { family: 'artifact-processing', configPrefix: 'ARTIFACT_PROCESSING', bindingName: 'ap' })], /reserved/);
   });
 
-  test('schedules are checked: positive integer interval, valid cron and IANA time zone', () => {
+  test('A15: schedules are checked: positive integer interval, valid cron and IANA time zone', () => {
     rejects([registration('memory', { schedule: { kind: 'interval', seconds: 0 } })], /positive integer/);
     rejects([registration('memory', { schedule: { kind: 'interval', seconds: 1.5 } })], /positive integer/);
     rejects([registration('memory', { schedule: { kind: 'weekly' } as never })], /off, interval or cron/);
@@ -83,7 +83,7 @@ describe('validateRegistrations', () => {
     rejects([registration('memory', { defaults: { workerTimeoutSeconds: -1 } })], /defaults\.workerTimeoutSeconds/);
   });
 
-  test('a registration without its processor module is a missing capability', () => {
+  test('A15: a registration without its processor module is a missing capability', () => {
     rejects([registration('memory', { processor: { module: '' } })], /processor\.module/);
     rejects([registration('memory', { processor: { module: path.join(PROCESSOR_DIR, 'nope.processor.ts') } })], /processor module .*nope\.processor\.ts does not exist/);
     rejects([registration('memory', { processor: { module: PROCESSOR_DIR } })], /does not exist/);

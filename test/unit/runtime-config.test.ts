@@ -154,7 +154,7 @@ describe('A15: settings without a registered processor', () => {
   });
 });
 
-describe('RFC 11: compatibility aliases', () => {
+describe('A15 / RFC 11: compatibility aliases', () => {
   test('SCHEDULE_SECONDS alone sets memory\'s interval only and is reported', () => {
     const c = parse({ SCHEDULE_SECONDS: '120' });
     assert.deepEqual(family(c, 'memory').schedule, { kind: 'interval', seconds: 120 });
