@@ -326,6 +326,31 @@ describe('[mysql] procedure drift states, pins on up, and the CLI', () => {
     }
   });
 
+  test('down really runs on MySQL: a chain ending at 0006 reverts 0006 (drops its tables) and up re-applies it', async () => {
+    const fx = await createBackend('mysql', { migrate: false });
+    const scratch = scratchCopy();
+    try {
+      const dir = path.join(scratch.migrations, 'oceanbase');
+      for (const f of fs.readdirSync(dir)) if (/^(\d{4})_/.test(f) && f.slice(0, 4) > '0006') fs.rmSync(path.join(dir, f));
+      const applied = await withMigrator(fx, (m) => m.up(), scratch.migrations, scratch.procedures);
+      const last = applied[applied.length - 1];
+      assert.match(last, /^0006_/);
+      const refTables = async () => (await fx.query("SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('ref_files', 'ref_datasets')"))
+        .map((r) => String(r.name)).sort();
+      const before = await refTables();
+      assert.deepEqual(before, ['ref_datasets', 'ref_files'], '0006 created its tables');
+      assert.deepEqual(await withMigrator(fx, (m) => m.down(), scratch.migrations, scratch.procedures), [last]);
+      const status = await withMigrator(fx, (m) => m.status(), scratch.migrations, scratch.procedures);
+      assert.equal(status.pending, 1);
+      assert.deepEqual(await refTables(), [], 'the down file dropped the tables of 0006');
+      assert.deepEqual(await withMigrator(fx, (m) => m.up(), scratch.migrations, scratch.procedures), [last]);
+      assert.deepEqual(await refTables(), before);
+    } finally {
+      scratch.done();
+      await fx.cleanup();
+    }
+  });
+
   test('up and migrate sql refuse a procedure file that no longer matches its latest pin, before anything runs', async () => {
     const fx = await createBackend('mysql', { migrate: false });
     const scratch = scratchCopy();
