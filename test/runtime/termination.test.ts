@@ -28,9 +28,11 @@ for (const backend of BACKENDS) {
       await createFixtureTables(fx);
       await setBehaviour(fx, F, 'coop', 'gate', { remaining: 1 }); // honours ctx.signal; the retry succeeds
       await setBehaviour(fx, F, 'stub', 'stubborn', { remaining: 1 });
-      // One worker, a 2 s timeout (warm worker, see below), a 1 s grace period (FAST_TUNING).
-      runtime = await startRuntime(fx, [testFamily(F, { maxWorkers: 1, timeoutSeconds: 2 })], { logSink: logs });
-      // The timeout includes a cold worker's start-up: warm the family's worker first.
+      // One worker, a 1 s grace period (FAST_TUNING) and a 6 s timeout: the timeout includes a cold
+      // worker's start-up, and the key after each terminated worker starts a new process (which
+      // took over 2 s on 2 loaded cores).
+      runtime = await startRuntime(fx, [testFamily(F, { maxWorkers: 1, timeoutSeconds: 6 })], { logSink: logs });
+      // Warm the family's worker first, so the timed-out invocations below run on a warm one.
       await runtime.trigger(F, 'warm-up');
       await waitForState(fx, runtime, [F], async () => (await intentOf(fx, F, 'warm-up'))?.handledGeneration === 1, 30_000);
     });
