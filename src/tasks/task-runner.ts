@@ -315,8 +315,13 @@ export class TaskRunner {
     const lostMessage = 'the attempt stopped heartbeating and its lease expired';
     if (!attempt.timedOut && (attempt.leaseLost || reported?.status === 'attempt_lost')) {
       // The attempt lost its lease (the child said so, or the sweep found it hung): converge it
-      // now, as the reconciler would (re-checked by token and expired lease).
-      await this.converge(ref, 'lost', lostMessage, { expired: true });
+      // now, as the reconciler would (re-checked by token and expired lease). A child may also
+      // report a lost attempt while the lease is still live (a domain row fenced by the attempt
+      // was taken over): then the attempt is ended as it stands, fenced by its token.
+      await this.converge(ref, 'lost', lostMessage, {
+        expired: true,
+        live: attempt.leaseLost ? undefined : { code: 'attempt_lost', message: reported?.errorMessage ?? 'the attempt lost ownership of its domain rows' },
+      });
       return;
     }
     if (reported && !attempt.timedOut && reported.status !== 'interrupted' && reported.errorCode !== 'worker_error') {
@@ -349,7 +354,7 @@ export class TaskRunner {
     t: { taskId: number; taskType: string; handlerVersion: number; attemptToken: string },
     code: string,
     message: string,
-    opts: { expired: boolean; requeue?: boolean; payload?: unknown; attemptCount?: number },
+    opts: { expired: boolean; requeue?: boolean; payload?: unknown; attemptCount?: number; live?: { code: string; message: string } },
   ): Promise<void> {
     let requeue = false;
     try {
@@ -371,6 +376,9 @@ export class TaskRunner {
         let r: LostOutcome;
         if (opts.expired) {
           r = await this.tasks.expireLost(t.taskId, t.attemptToken, requeue, tx, { maxAttempts, giveUp });
+          if (r === 'not_lost' && opts.live && !giveUp) {
+            r = await this.tasks.endAttempt(t.taskId, t.attemptToken, { requeue, maxAttempts, errorCode: opts.live.code, errorMessage: opts.live.message }, tx);
+          }
         } else if (giveUp) {
           await this.tasks.fail(t.taskId, t.attemptToken, 'failure_hook_failed', `${message}; the failure hook kept failing, the domain rows were not converged`, tx);
           r = 'gave_up';

@@ -33,7 +33,6 @@ for (const backend of BACKENDS) {
   describe(`durable task runner (${backend})`, () => {
     const fixtures: BackendFixture[] = [];
     const runners: TaskRunner[] = [];
-    const extraStores: TaskStore[] = [];
     async function setup(overrides: Record<string, string> = {}, tasksModule?: string): Promise<RunnerKit & { fx: BackendFixture }> {
       const fx = await createBackend(backend);
       fixtures.push(fx);
@@ -44,18 +43,15 @@ for (const backend of BACKENDS) {
     }
     afterEach(async () => {
       for (const r of runners.splice(0)) await r.stop();
-      for (const t of extraStores.splice(0)) await t.store.close();
       killChildren();
     });
     after(async () => {
       for (const fx of fixtures.splice(0)) await fx.cleanup();
     });
 
-    /** A TaskStore on its own connection (another process's submissions, as the runner sees them). */
+    /** A TaskStore on its own connection (another process's submissions, as the runner sees them); closed by fx.cleanup(). */
     function otherConnection(fx: BackendFixture): TaskStore {
-      const other = new TaskStore(fx.openStore() as BaseStore);
-      extraStores.push(other);
-      return other;
+      return new TaskStore(fx.openStore() as BaseStore); // closed by fx.cleanup()
     }
 
     test('T1 a submission is runnable at commit: the wake-up path claims it with a 3600 s sweep', async () => {
@@ -364,7 +360,6 @@ for (const backend of BACKENDS) {
         return r;
       });
       const ghost = new TaskStore(fx.openStore() as BaseStore);
-      extraStores.push(ghost);
       assert.equal((await ghost.claim('ghost-worker', 1000, 4))?.taskId, taskId);
       assert.equal((await tasks.cancel(taskId)).outcome, 'cancel_requested');
       await runner.start();
@@ -386,7 +381,6 @@ for (const backend of BACKENDS) {
         return r;
       });
       const ghost = new TaskStore(fx.openStore() as BaseStore);
-      extraStores.push(ghost);
       assert.equal((await ghost.claim('ghost-worker', 1000, 4))?.taskId, taskId);
       await runner.start(); // start-up sweep: may already see the lease expired
       await waitLeaseExpired(tasks, taskId);
@@ -399,7 +393,8 @@ for (const backend of BACKENDS) {
       assert.equal(await rowState(fx, 'poison-row'), 'indexing', 'committed without the hook: the domain row needs repair by hand');
       const again = await service.submit({ taskType: 'fx-sleep', payload: { dedupe: 'poison' } });
       assert.equal(again.outcome, 'created', 'the dedupe key was released');
-      assert.equal((await waitForTask(tasks, again.taskId, isTerminal)).state, 'succeeded', 'the capacity slot was released');
+      const a2 = await waitForTask(tasks, again.taskId, isTerminal);
+      assert.equal(a2.state, 'succeeded', `the capacity slot was released (${a2.errorCode}: ${a2.errorMessage})`);
     });
 
     test('the runner terminates its own hung child whose lease expired and converges it as lost', async () => {
@@ -444,6 +439,46 @@ for (const backend of BACKENDS) {
       assert.ok((await tasks.readReadiness()).liveWorkers >= 1);
       await runner.stop();
       assert.equal((await tasks.readReadiness()).liveWorkers, 0, 'withdrawn on stop, not left to expire');
+    });
+
+    test('datasets: a plain re-submit of a failed dataset starts over (only an explicit resume continues); a cancelled one does not stay generating', async () => {
+      const { fx, tasks, service, runner } = await setup({}, REFERENCE_TASKS_MODULE);
+      await runner.start();
+      const ds = async (id: string) => (await fx.query('SELECT generated, state, task_id FROM ref_datasets WHERE dataset_id = ?', [id]))[0];
+      const first = await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd2', items: 3, failAtItem: 2 } });
+      assert.equal((await waitForTask(tasks, first.taskId, isTerminal)).state, 'failed');
+      assert.deepEqual([Number((await ds('d2')).generated), (await ds('d2')).state], [1, 'failed']);
+      const plain = await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd2', items: 3 } });
+      const done = await waitForTask(tasks, plain.taskId, isTerminal);
+      assert.deepEqual(done.result, { datasetId: 'd2', generated: 3, resumedFrom: 0 }, 'not resumed implicitly');
+      // Cancel: the handler has no cleanup of its own; the hook in the cancel transaction converges the dataset.
+      const long = await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd3', items: 500, itemDelayMs: 50 } });
+      await waitFor(async () => Number((await ds('d3'))?.generated ?? 0) >= 1, 20_000);
+      assert.equal((await tasks.cancel(long.taskId)).outcome, 'cancel_requested');
+      assert.equal((await waitForTask(tasks, long.taskId, isTerminal)).state, 'cancelled');
+      assert.notEqual((await ds('d3')).state, 'generating');
+    });
+
+    test('datasets: a type-derived dedupe key cannot be overridden; a dataset owned by another active task is refused; a checkpoint that lost the row raises attempt_lost', async () => {
+      const { fx, tasks, service, runner } = await setup({}, REFERENCE_TASKS_MODULE);
+      // Another active task (written around the service, under another key) owns d6.
+      const other = await tasks.submit({ taskType: 'generate-dataset', handlerVersion: 1, payload: { datasetId: 'd6', items: 2 }, dedupeKey: 'raw:d6', timeoutMs: 60_000 });
+      const ghost = new TaskStore(fx.openStore() as BaseStore);
+      assert.equal((await ghost.claim('ghost-worker', 60_000, 10))?.taskId, other.taskId);
+      await assert.rejects(service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd5', items: 2 }, dedupeKey: 'elsewhere' }), /derives its dedupe key/);
+      assert.equal((await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd5', items: 1 }, dedupeKey: 'dataset:d5' })).outcome, 'created', 'repeating the key is fine');
+      await fx.query("INSERT INTO ref_datasets (dataset_id, target_items, generated, state, task_id, attempt_token) VALUES ('d6', 2, 0, 'generating', ?, 'ghost')", [other.taskId]);
+      await runner.start();
+      const refused = await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd6', items: 2 } });
+      const r = await waitForTask(tasks, refused.taskId, isTerminal);
+      assert.deepEqual([r.state, r.errorCode], ['failed', 'dataset_busy']);
+      assert.equal(Number((await fx.query("SELECT task_id FROM ref_datasets WHERE dataset_id = 'd6'"))[0].task_id), other.taskId, 'left to its owner');
+      // The row is taken over under a running attempt: its next checkpoint refuses to go on.
+      const victim = await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd7', items: 500, itemDelayMs: 50 } });
+      await waitFor(async () => Number((await fx.query("SELECT generated FROM ref_datasets WHERE dataset_id = 'd7'"))[0]?.generated ?? 0) >= 1, 20_000);
+      await fx.query("UPDATE ref_datasets SET task_id = ?, attempt_token = 'thief' WHERE dataset_id = 'd7'", [other.taskId]);
+      const v = await waitForTask(tasks, victim.taskId, isTerminal);
+      assert.deepEqual([v.state, v.errorCode, v.result], ['failed', 'attempt_lost', null], 'not a success without its writes');
     });
 
     test('resume of a failed dataset task continues from the persisted count and reuses the dedupe key; other resumes are refused', async () => {

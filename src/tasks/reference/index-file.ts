@@ -1,17 +1,23 @@
 /**
  * Reference handler "index-file" (version 1): indexes a knowledge file in chunks. The file row's
  * intermediate state ('indexing') is bound to the task and attempt; every write is fenced by the
- * attempt; the failure hook turns a file still owned by the failed task into 'error'.
+ * attempt (a fenced update that no longer finds the file owned by this attempt raises
+ * attempt_lost; a file being indexed by another active task is refused with file_busy); the
+ * failure hook turns a file still owned by the failed task into 'error'.
  * Payload: { fileId, chunks?, chunkDelayMs?, failAtChunk? }  (failAtChunk: test hook)
  */
 import { TaskCancelledError, defineTaskHandler, type TaskContext } from '../handler.ts';
 import type { TxHandle } from '../../store/types.ts';
+import { assertOwnedRow, ownerActive } from './fence.ts';
 
 interface Payload { fileId: string; chunks?: number; chunkDelayMs?: number; failAtChunk?: number }
 
 async function ensureFile(ctx: TaskContext, tx: TxHandle, fileId: string): Promise<void> {
-  const rows = await ctx.query(tx, 'SELECT file_id FROM ref_files WHERE file_id = ?', [fileId]);
+  const rows = await ctx.query(tx, `SELECT file_id, task_id FROM ref_files WHERE file_id = ?${ctx.backend === 'sqlite' ? '' : ' FOR UPDATE'}`, [fileId]);
   if (rows.length === 0) await ctx.query(tx, "INSERT INTO ref_files (file_id, state) VALUES (?, 'uploaded')", [fileId]);
+  else if (await ownerActive(ctx, tx, rows[0].task_id)) {
+    throw Object.assign(new Error(`file ${fileId} is being indexed by task ${String(rows[0].task_id)}`), { code: 'file_busy' });
+  }
 }
 
 export default defineTaskHandler({
@@ -28,6 +34,7 @@ export default defineTaskHandler({
         if (payload.chunkDelayMs) await new Promise((r) => setTimeout(r, payload.chunkDelayMs));
         await ctx.commit(async (tx) => {
           await ctx.query(tx, 'UPDATE ref_files SET chunks = ? WHERE file_id = ? AND task_id = ? AND attempt_token = ?', [chunk, payload.fileId, ctx.taskId, ctx.attemptToken]);
+          await assertOwnedRow(ctx, tx, 'ref_files', 'file_id', payload.fileId);
         });
         await ctx.progress(chunk, total, chunk === total ? 'all chunks indexed' : null);
       }
@@ -42,6 +49,7 @@ export default defineTaskHandler({
     }
     await ctx.commit(async (tx) => {
       await ctx.query(tx, "UPDATE ref_files SET state = 'indexed' WHERE file_id = ? AND task_id = ? AND attempt_token = ?", [payload.fileId, ctx.taskId, ctx.attemptToken]);
+      await assertOwnedRow(ctx, tx, 'ref_files', 'file_id', payload.fileId);
     });
     return { fileId: payload.fileId, chunks: total };
   },
