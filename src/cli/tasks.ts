@@ -77,7 +77,10 @@ export async function tasksCommand(args: TasksArgs): Promise<number> {
             const progress = t.progressCurrent !== null ? ` ${t.progressCurrent}/${t.progressTotal ?? '?'}` : '';
             console.log(`${String(t.taskId).padStart(6)}  ${t.state.padEnd(9)} ${t.taskType}@v${t.handlerVersion}  attempts=${t.attemptCount}${progress}${t.progressMessage ? `  "${t.progressMessage}"` : ''}`);
           }
-          if (page.nextBeforeTaskId) console.log(`more: apsup tasks list --before ${page.nextBeforeTaskId}`);
+          if (page.nextBeforeTaskId) {
+            const keep = `${args.state ? ` --state ${args.state}` : ''}${args.limit ? ` --limit ${args.limit}` : ''}`;
+            console.log(`more: apsup tasks list --before ${page.nextBeforeTaskId}${keep}`);
+          }
         }
         return 0;
       }

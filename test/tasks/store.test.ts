@@ -487,6 +487,9 @@ for (const backend of BACKENDS) {
       const cliPage = JSON.parse(cli.out) as { tasks: Array<{ taskId: number }>; nextBeforeTaskId: number };
       assert.deepEqual(cliPage.tasks.map((t) => t.taskId), ids.slice(10, 60).reverse());
       assert.equal(cliPage.nextBeforeTaskId, ids[10]);
+      // The text hint for the next page keeps the filter and the page size.
+      const text = await apsupTasks(fx, { positionals: ['list'], limit: '2', state: 'cancelled' });
+      assert.match(text.out, new RegExp(`more: apsup tasks list --before ${[...cancelled].reverse()[1]} --state cancelled --limit 2$`, 'm'));
 
       // show: state, progress, message, attempts, owner, timestamps, result or error.
       const running = await tasks.claim('w-show', 60_000, 10);
