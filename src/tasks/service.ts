@@ -50,6 +50,8 @@ export class TaskService {
     const definition = this.registry.definition(request.taskType);
     const version = request.handlerVersion ?? definition.currentVersion;
     this.registry.modulePath(request.taskType, version); // unknown versions fail closed
+    // Version 0 describes tasks written before handler versions existed; nothing new is legacy.
+    if (version === 0) throw new InvalidArgumentError(op, `handler version 0 of ${request.taskType} is the legacy version of pre-existing tasks; new tasks use a current version (${definition.currentVersion})`);
     const parsed = definition.payload.safeParse(request.payload);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];

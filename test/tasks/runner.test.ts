@@ -138,7 +138,12 @@ for (const backend of BACKENDS) {
     test('T3 handler version 0 is legacy with its failure hook; unknown versions and types fail closed on the task', async () => {
       const { fx, tasks, service, runner } = await setup({}, REFERENCE_TASKS_MODULE);
       await insertRow(fx, 'legacy-file', 'indexing'); // left by the pre-version pipeline: no task or attempt owner
-      const legacy = await service.submit({ taskType: 'index-file', payload: { fileId: 'legacy-file' }, handlerVersion: 0 });
+      await assert.rejects(service.submit({ taskType: 'index-file', payload: { fileId: 'legacy-file' }, handlerVersion: 0 }), /legacy version of pre-existing tasks/);
+      // A task written before handler versions existed (the upgrade marks it version 0).
+      const legacy = await tasks.submit({ taskType: 'index-file', handlerVersion: 0, payload: { fileId: 'legacy-file' }, timeoutMs: 60_000 });
+      // A newer task's file is not the legacy hook's to converge.
+      await insertRow(fx, 'legacy-owned', 'indexing', 424242);
+      const legacyOwned = await tasks.submit({ taskType: 'index-file', handlerVersion: 0, payload: { fileId: 'legacy-owned' }, timeoutMs: 60_000 });
       await insertRow(fx, 'future-file', 'indexing');
       const unknownVersion = await tasks.submit({ taskType: 'index-file', handlerVersion: 7, payload: { fileId: 'future-file' }, timeoutMs: 60_000 });
       const unknownType = await tasks.submit({ taskType: 'no-such-type', handlerVersion: 1, payload: {}, timeoutMs: 60_000 });
@@ -148,6 +153,8 @@ for (const backend of BACKENDS) {
       assert.equal(l.handlerVersion, 0);
       assert.equal(l.errorCode, 'legacy_not_executable');
       assert.equal(await rowState(fx, 'legacy-file'), 'error', 'the legacy failure hook converged the file');
+      assert.equal((await waitForTask(tasks, legacyOwned.taskId, isTerminal)).errorCode, 'legacy_not_executable');
+      assert.equal(await rowState(fx, 'legacy-owned'), 'indexing', 'a file owned by a task is left alone');
       const v = await waitForTask(tasks, unknownVersion.taskId, isTerminal);
       assert.deepEqual([v.state, v.errorCode, v.attemptCount, v.attemptOwner], ['failed', 'unknown_handler_version', 1, null]);
       assert.match(v.errorMessage ?? '', /no handler version 7/);
@@ -479,6 +486,25 @@ for (const backend of BACKENDS) {
       await fx.query("UPDATE ref_datasets SET task_id = ?, attempt_token = 'thief' WHERE dataset_id = 'd7'", [other.taskId]);
       const v = await waitForTask(tasks, victim.taskId, isTerminal);
       assert.deepEqual([v.state, v.errorCode, v.result], ['failed', 'attempt_lost', null], 'not a success without its writes');
+    });
+
+    test('resume after a lost attempt: the dataset task fails lost with its hook, and an explicit resume continues from the checkpoint', async () => {
+      const { fx, tasks, service, runner } = await setup({}, REFERENCE_TASKS_MODULE);
+      const sub = await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd8', items: 4 } });
+      const ghost = new TaskStore(fx.openStore() as BaseStore);
+      const c = await ghost.claim('ghost-worker', 1000, 10);
+      assert.equal(c?.taskId, sub.taskId);
+      // What the vanished attempt had checkpointed before it stopped heartbeating.
+      await fx.query("INSERT INTO ref_datasets (dataset_id, target_items, generated, state, task_id, attempt_token) VALUES ('d8', 4, 2, 'generating', ?, ?)", [sub.taskId, c!.attemptToken]);
+      await runner.start();
+      await waitLeaseExpired(tasks, sub.taskId);
+      await runner.sweep();
+      const lost = await waitForTask(tasks, sub.taskId, isTerminal);
+      assert.deepEqual([lost.state, lost.errorCode], ['failed', 'lost']);
+      assert.equal(String((await fx.query("SELECT state FROM ref_datasets WHERE dataset_id = 'd8'"))[0].state), 'failed');
+      const resumed = await service.resume(sub.taskId);
+      const done = await waitForTask(tasks, resumed.taskId, isTerminal);
+      assert.deepEqual([done.state, done.result], ['succeeded', { datasetId: 'd8', generated: 4, resumedFrom: 2 }]);
     });
 
     test('resume of a failed dataset task continues from the persisted count and reuses the dedupe key; other resumes are refused', async () => {
