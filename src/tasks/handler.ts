@@ -34,6 +34,12 @@ export interface TaskContext extends TaskIdentity {
   progress(current: number | null, total?: number | null, message?: string | null): Promise<void>;
   /** One transaction fenced by this attempt: token + unexpired lease checked first (row locked) and again after fn, before commit. */
   commit<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T>;
+  /**
+   * Registers the handler's last domain writes: they run inside the transaction that records the
+   * task's success (pc_task_complete, fenced by the attempt), so the domain's final state and the
+   * task's terminal state commit together or not at all (a loss before it leaves neither).
+   */
+  onComplete(fn: (tx: TxHandle) => Promise<void> | void): void;
   /** One parameterized statement on a transaction handle of either backend. */
   query(tx: TxHandle, sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
 }

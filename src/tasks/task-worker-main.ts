@@ -100,6 +100,7 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
       await tasks.transaction(async (tx) => tasks.fail(task.taskId, task.attemptToken, code, (error as Error).message, tx));
       return result('failed', code, (error as Error).message);
     }
+    let finalizer: ((tx: import('../store/types.ts').TxHandle) => Promise<void> | void) | null = null;
     const ctx: TaskContext = {
       ...identity,
       backend: store.backend,
@@ -130,11 +131,20 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
           return value;
         });
       },
+      onComplete(fn) {
+        finalizer = fn;
+      },
       query: txQuery,
     };
     try {
       const value = await handler.run(task.payload, ctx);
-      await tasks.transaction(async (tx) => tasks.complete(task.taskId, task.attemptToken, value ?? null, tx));
+      await tasks.transaction(async (tx) => {
+        if (finalizer) {
+          await tasks.assertAttempt(tx, task.taskId, task.attemptToken); // locks the task row first
+          await finalizer(tx);
+        }
+        await tasks.complete(task.taskId, task.attemptToken, value ?? null, tx);
+      });
       return result('succeeded');
     } catch (error) {
       if (error instanceof AttemptLostError || lost) return result('attempt_lost', 'attempt_lost', (error as Error).message);

@@ -430,6 +430,20 @@ for (const backend of BACKENDS) {
       assert.deepEqual((await events(fx, r.taskId)).map((e) => e.event), ['start', 'aborted']);
     });
 
+    test('ctx.onComplete: the final domain write commits with the task success, or not at all', async () => {
+      const { fx, tasks, service, runner } = await setup();
+      await insertRow(fx, 'fin-ok');
+      await insertRow(fx, 'fin-bad');
+      await runner.start();
+      const ok = await service.submit({ taskType: 'fx-finalize', payload: { rowId: 'fin-ok' } });
+      const bad = await service.submit({ taskType: 'fx-finalize', payload: { rowId: 'fin-bad', badResult: true } });
+      assert.equal((await waitForTask(tasks, ok.taskId, isTerminal)).state, 'succeeded');
+      assert.equal(await rowState(fx, 'fin-ok'), 'indexed');
+      const b = await waitForTask(tasks, bad.taskId, isTerminal);
+      assert.deepEqual([b.state, b.errorCode], ['failed', 'handler_failed']);
+      assert.equal(await rowState(fx, 'fin-bad'), 'error', 'the final write rolled back with the failed success transaction; the hook converged the row');
+    });
+
     test('readiness: a running runner publishes a short-TTL fact, withdraws it on stop and deletes long-expired facts', async () => {
       const { fx, tasks, runner } = await setup({ READINESS_TTL_SECONDS: '1' });
       assert.equal((await tasks.readReadiness()).liveWorkers, 0);

@@ -40,7 +40,8 @@ export default defineTaskHandler({
       });
       await ctx.progress(item, p.items, item === start + 1 ? `generating from item ${item}` : null);
     }
-    await ctx.commit(async (tx) => {
+    // 'completed' commits with the task's success (one transaction).
+    ctx.onComplete(async (tx) => {
       await ctx.query(tx, "UPDATE ref_datasets SET state = 'completed' WHERE dataset_id = ? AND task_id = ? AND attempt_token = ?", [p.datasetId, ctx.taskId, ctx.attemptToken]);
       await assertOwnedRow(ctx, tx, 'ref_datasets', 'dataset_id', p.datasetId);
     });

@@ -47,7 +47,8 @@ export default defineTaskHandler({
       }
       throw error;
     }
-    await ctx.commit(async (tx) => {
+    // 'indexed' commits with the task's success (one transaction): never a file indexed by a failed task.
+    ctx.onComplete(async (tx) => {
       await ctx.query(tx, "UPDATE ref_files SET state = 'indexed' WHERE file_id = ? AND task_id = ? AND attempt_token = ?", [payload.fileId, ctx.taskId, ctx.attemptToken]);
       await assertOwnedRow(ctx, tx, 'ref_files', 'file_id', payload.fileId);
     });
