@@ -29,7 +29,7 @@ import type { TaskConfig } from './config.ts';
 import type { TaskIdentity } from './handler.ts';
 import { UnknownHandlerError, type TaskRegistry } from './registry.ts';
 import type { ClaimedTask, LostOutcome, TaskStore } from './task-store.ts';
-import type { RunTaskMessage, TaskResultMessage } from './task-worker-main.ts';
+import type { RunTaskMessage, TaskResultMessage, TerminateMessage } from './task-worker-main.ts';
 
 const TASK_WORKER_MAIN = path.join(SRC_DIR, 'tasks', 'task-worker-main.ts');
 const TSX_LOADER = import.meta.resolve('tsx');
@@ -202,7 +202,7 @@ export class TaskRunner {
           if (mine.task.attemptToken === lost.attemptToken && !mine.leaseLost) {
             mine.leaseLost = true;
             this.logger.warn({ taskId: lost.taskId, taskType: lost.taskType, pid: mine.child.pid }, 'task worker stopped heartbeating and its lease expired; terminating it');
-            void this.terminate(mine);
+            void this.terminate(mine, 'lost');
           }
           continue;
         }
@@ -284,7 +284,7 @@ export class TaskRunner {
     const timeoutMs = Math.min(task.timeoutMs, this.config.maxTimeoutMs);
     const timer = setLongTimeout(() => {
       attempt.timedOut = true;
-      void this.terminate(attempt);
+      void this.terminate(attempt, 'timeout');
     }, timeoutMs);
     this.logger.info({ taskId: task.taskId, taskType: task.taskType, attempt: task.attemptCount, workerId: this.workerId }, 'task attempt started');
     void attempt.exited.then(async () => {
@@ -296,8 +296,17 @@ export class TaskRunner {
     });
   }
 
-  private async terminate(attempt: RunningAttempt): Promise<void> {
+  /**
+   * SIGTERM, bounded wait, SIGKILL. The reason goes first over IPC: after a timeout or a lost
+   * lease a handler that returns in the grace period must not record a success; after a shutdown
+   * it may (it finished its work).
+   */
+  private async terminate(attempt: RunningAttempt, reason: TerminateMessage['reason']): Promise<void> {
     if (attempt.child.exitCode !== null || attempt.child.signalCode !== null) return;
+    if (attempt.child.connected) {
+      const message: TerminateMessage = { type: 'terminate', reason };
+      await new Promise<void>((resolve) => attempt.child.send(message, () => resolve()));
+    }
     attempt.child.kill('SIGTERM');
     const graceful = await Promise.race([
       attempt.exited.then(() => true),
@@ -429,7 +438,7 @@ export class TaskRunner {
     this.unwatch = null;
     await this.filling?.catch(() => undefined);
     const attempts = [...this.running.values()];
-    await Promise.all(attempts.map((a) => this.terminate(a)));
+    await Promise.all(attempts.map((a) => this.terminate(a, 'shutdown')));
     // settle() of each attempt runs on exit; wait until they are all gone.
     const deadline = Date.now() + this.config.terminateGraceMs + 5000;
     while (this.running.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));

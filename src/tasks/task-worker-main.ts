@@ -33,6 +33,9 @@ export interface RunTaskMessage {
 }
 
 /** 'interrupted': stopped by SIGTERM without a terminal write (the host converges it). */
+/** Sent by the host right before SIGTERM: why the attempt must stop. */
+export interface TerminateMessage { type: 'terminate'; reason: 'timeout' | 'shutdown' | 'lost' }
+
 export type TaskOutcomeStatus = 'succeeded' | 'failed' | 'cancelled' | 'attempt_lost' | 'interrupted';
 export interface TaskResultMessage { type: 'task-result'; taskId: number; status: TaskOutcomeStatus; errorCode?: string; errorMessage?: string }
 
@@ -40,6 +43,8 @@ const logger = createLogger({ name: 'apsup-task-worker' });
 
 /** Set by SIGTERM: the attempt must stop (its ctx.signal is aborted). */
 let terminating = false;
+/** The host's reason (IPC, before SIGTERM): after 'timeout' or 'lost' a late success is not recorded. */
+let terminateReason: TerminateMessage['reason'] | null = null;
 let abortCurrent: ((reason: Error) => void) | null = null;
 
 function send(message: TaskResultMessage | { type: 'ready' }): Promise<void> {
@@ -138,6 +143,9 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
     };
     try {
       const value = await handler.run(task.payload, ctx);
+      if (terminateReason === 'timeout' || terminateReason === 'lost') {
+        return result('interrupted', 'interrupted_by_shutdown', `the handler returned after the attempt was stopped (${terminateReason})`);
+      }
       await tasks.transaction(async (tx) => {
         if (finalizer) {
           await tasks.assertAttempt(tx, task.taskId, task.attemptToken); // locks the task row first
@@ -181,7 +189,11 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
 
 let running: RunTaskMessage | null = null;
 
-process.on('message', (message: RunTaskMessage) => {
+process.on('message', (message: RunTaskMessage | TerminateMessage) => {
+  if (message?.type === 'terminate') {
+    terminateReason = message.reason;
+    return;
+  }
   if (message?.type !== 'run-task' || running) return;
   running = message;
   runTask(message).then(

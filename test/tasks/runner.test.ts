@@ -297,6 +297,17 @@ for (const backend of BACKENDS) {
       assert.equal(runner.runningCount, 0);
     });
 
+    test('T9 a handler that observes ctx.signal and returns after the timeout does not record a success', async () => {
+      const { fx, tasks, service, runner } = await setup({ TERMINATE_GRACE_SECONDS: '3' });
+      await insertRow(fx, 'late-ok');
+      await runner.start();
+      const r = await service.submit({ taskType: 'fx-hang', payload: { rowId: 'late-ok', sleepMs: 600_000, honorSignal: true, returnOnAbort: true }, timeoutMs: 1500 });
+      const done = await waitForTask(tasks, r.taskId, isTerminal);
+      assert.deepEqual([done.state, done.errorCode, done.result], ['failed', 'timeout', null]);
+      assert.deepEqual((await events(fx, r.taskId)).map((e) => e.event), ['start', 'aborted'], 'ctx.signal was aborted by the timeout');
+      assert.equal(await rowState(fx, 'late-ok'), 'error');
+    });
+
     test('T9 a worker maximum beyond the Node timer range does not time tasks out early', async () => {
       const { tasks, service, runner } = await setup({ MAX_TIMEOUT_SECONDS: String(40 * 24 * 3600) });
       await runner.start();
