@@ -85,12 +85,15 @@ for (const backend of BACKENDS) {
       assert.ok(runner.wakeups >= 1);
     });
 
-    test('T1 a lost wake-up leaves the task pending; it still runs by start-up pickup, relay and the sweep', async () => {
+    test('T1 a failing submit notification still returns the committed task, which stays pending and then runs (lost wake-ups: start-up pickup, relay, sweep)', async () => {
       const { fx, tasks, service, runner } = await setup({ CAPACITY: '1' });
       runner.wakeupFault = () => true; // every wake-up (in-process, commit watch, probe) is lost
       const release = `${tempDir('apsup-relay')}/release`;
-      // Start-up pickup: submitted before the runner runs; its notification is lost too.
+      // Start-up pickup: submitted before the runner runs, with a notification that throws.
+      service.onSubmitted = () => { throw new Error('publication failed'); };
       const first = await service.submit({ taskType: 'fx-sleep', payload: { untilFile: release } });
+      assert.equal(first.outcome, 'created', 'the committed task is returned');
+      runner.attach(service);
       assert.deepEqual([(await tasks.read(first.taskId))?.state, runner.wakeupsDropped], ['pending', 0]);
       await runner.start();
       await waitForTask(tasks, first.taskId, (t) => t.state === 'running');
