@@ -8,7 +8,8 @@ import { CronExpressionParser } from 'cron-parser';
 import type { FamilyConfig } from '../config/runtime-config.ts';
 import type { Logger } from '../logging.ts';
 import { ScanStaleError, TermLostError } from '../store/errors.ts';
-import type { SchedulePolicy, Store, Term } from '../store/types.ts';
+import type { IntentSnapshot, SchedulePolicy, Store, Term } from '../store/types.ts';
+import { ackBatcherFor } from './ack-batcher.ts';
 import { BackoffIndex } from './backoff.ts';
 import type { WorkerOutcome, WorkerPool } from './worker-pool.ts';
 
@@ -63,6 +64,8 @@ export class FamilyPartition {
   private readonly retryWait = new Set<string>();
   /** The trigger that first brought a failing key in (failure records of its retries name it). */
   private readonly retryOrigins = new Map<string, ReadySource>();
+  /** Keys whose worker returned and whose acknowledgement the supervisor is committing (no worker, still busy). */
+  private readonly settling = new Map<string, { generation: number; term: Term; workerId: string; startedAt: number }>();
   readonly backoff: BackoffIndex;
   private scan: { generation: number; cursor: number } | null = null;
   /** Local time (ms) when the schedule is next due; null: unknown, ask the database. */
@@ -173,7 +176,7 @@ export class FamilyPartition {
   private readonly waiting = (scopeId: string): boolean => this.retryWait.has(scopeId);
 
   private busy(scopeId: string): boolean {
-    return this.readySources.has(scopeId) || this.running.has(scopeId) || this.retryWait.has(scopeId);
+    return this.readySources.has(scopeId) || this.running.has(scopeId) || this.settling.has(scopeId) || this.retryWait.has(scopeId);
   }
 
   private room(): number {
@@ -425,7 +428,7 @@ export class FamilyPartition {
     }
     while (this.scan && this.admissionRoom()) {
       const limit = Math.min(this.settings.scanPageSize, this.room());
-      const exclude = [...this.readySources.keys(), ...this.running.keys(), ...this.retryWait];
+      const exclude = [...this.readySources.keys(), ...this.running.keys(), ...this.settling.keys(), ...this.retryWait];
       let page;
       try {
         page = await this.store.admitScanPage(term, this.bindingName, this.scan.generation, this.scan.cursor, limit, exclude);
@@ -510,16 +513,47 @@ export class FamilyPartition {
         workerId,
       }, intent);
       try { this.onInvocation?.(this.family, outcome.status, outcome.durationMs); } catch { /* an observer never disturbs dispatch */ }
+      if (outcome.status === 'ok' && 'deferredAcknowledgement' in outcome && outcome.deferredAcknowledgement) {
+        // The worker is done and back in the pool: its budget slot is free while the supervisor
+        // commits the acknowledgement (batched); the key stays busy (settling) until then.
+        const entry = this.running.get(scopeId);
+        this.running.delete(scopeId);
+        if (entry) this.settling.set(scopeId, entry);
+        this.hooks.wake();
+        outcome = await this.commitDeferredAck(scopeId, term, generation, intent, outcome);
+      }
       successor = await this.settle(scopeId, term, generation, outcome, source);
     } catch (error) {
       if (error instanceof TermLostError) this.hooks.termLost(term);
       else if (!this.closing) this.recordFailure(scopeId, term, generation, 'dispatch_error', error as Error, source);
     } finally {
       this.running.delete(scopeId);
+      this.settling.delete(scopeId);
       // At most one successor; it merges every request accepted meanwhile (the key is no longer
       // running, so it can take its place in the ready queue at once).
       if (successor && !this.closing && !this.pushReady(scopeId, 'successor')) this.notifyRequest(pendingSequence);
       this.hooks.wake();
+    }
+  }
+
+  /**
+   * A worker that returned after `ctx.acknowledge()` leaves the commit to the supervisor: it is
+   * committed here (batched with other workers', fenced by the invocation's term) and the outcome
+   * then carries the committed row like an acknowledgement the worker committed itself.
+   */
+  private async commitDeferredAck(scopeId: string, term: Term, generation: number, snapshot: IntentSnapshot, outcome: WorkerOutcome): Promise<WorkerOutcome> {
+    if (outcome.status !== 'ok' || !('deferredAcknowledgement' in outcome) || !outcome.deferredAcknowledgement) return outcome;
+    try {
+      const ack = await ackBatcherFor(this.store).acknowledge(term, {
+        bindingName: this.bindingName,
+        scopeId,
+        claimedRequestGeneration: generation,
+        cleanThroughDirtyGeneration: outcome.deferredAcknowledgement.confirmClean ? snapshot.dirtyGeneration : null,
+      });
+      return { ...outcome, deferredAcknowledgement: undefined, acknowledgement: ack };
+    } catch (error) {
+      if (error instanceof TermLostError) return { status: 'term_lost', durationMs: outcome.durationMs, pid: outcome.pid, error: { name: error.name, message: error.message, code: 'term_lost' } };
+      return { status: 'failed', durationMs: outcome.durationMs, pid: outcome.pid, error: { name: (error as Error).name, message: `acknowledgement failed: ${(error as Error).message}` } };
     }
   }
 
@@ -532,7 +566,7 @@ export class FamilyPartition {
       return false;
     }
     if (!sameTerm) return false; // the new term recovers this key from the database
-    const workerId = this.running.get(scopeId)?.workerId;
+    const workerId = (this.running.get(scopeId) ?? this.settling.get(scopeId))?.workerId;
     if (outcome.status === 'timeout') this.timeouts += 1;
     if (this.closing) {
       // Shutdown terminated the worker: its request stays owed for the next term (RFC 9).
@@ -593,7 +627,7 @@ export class FamilyPartition {
       trigger,
       retry: source === 'retry',
       requestGeneration: generation,
-      workerId: this.running.get(scopeId)?.workerId,
+      workerId: (this.running.get(scopeId) ?? this.settling.get(scopeId))?.workerId,
       supervisorKey: term.supervisorKey,
       holderId: term.holderId,
       supervisorGeneration: term.supervisorGeneration,

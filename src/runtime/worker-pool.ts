@@ -21,7 +21,7 @@ const WORKER_MAIN = path.join(SRC_DIR, 'worker', 'worker-main.ts');
 const TSX_LOADER = import.meta.resolve('tsx');
 
 export type WorkerOutcome =
-  | { status: InvocationStatus; durationMs: number; error?: ResultMessage['error']; pid: number; acknowledgement?: ResultMessage['acknowledgement'] }
+  | { status: InvocationStatus; durationMs: number; error?: ResultMessage['error']; pid: number; acknowledgement?: ResultMessage['acknowledgement']; deferredAcknowledgement?: ResultMessage['deferredAcknowledgement'] }
   | { status: 'timeout' | 'crashed'; durationMs: number; error?: { name: string; message: string }; pid: number; exitCode: number | null; signal: string | null };
 
 export interface WorkerPoolOptions {
@@ -133,7 +133,7 @@ export class WorkerPool {
           late = m;
           return;
         }
-        finish({ status: m.status, durationMs: m.durationMs, error: m.error, pid, acknowledgement: m.acknowledgement }, true);
+        finish({ status: m.status, durationMs: m.durationMs, error: m.error, pid, acknowledgement: m.acknowledgement, deferredAcknowledgement: m.deferredAcknowledgement }, true);
       };
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
         const durationMs = performance.now() - started;
@@ -168,6 +168,7 @@ export class WorkerPool {
           processorExport: this.options.processorExport,
           context,
           ...(snapshot ? { snapshot } : {}),
+          hostAcknowledges: true,
         });
       }, () => undefined);
     });

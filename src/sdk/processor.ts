@@ -47,7 +47,14 @@ export interface ProcessorContext extends ExecutionContext {
   signal: AbortSignal;
   /** Runs fn in one fenced transaction (term asserted first); see CommitOptions. */
   commit<T>(fn: (tx: TxHandle) => Promise<T> | T, options?: CommitOptions<T>): Promise<T>;
-  /** Acknowledges without business writes (a NOOP or a candidate awaiting review). */
+  /**
+   * Acknowledges without business writes (a NOOP, or a candidate awaiting review that an earlier
+   * `commit` already stored). Under the supervisor the acknowledgement is committed by the
+   * supervisor once processScope returns normally, fenced by this invocation's term and batched
+   * with other workers' acknowledgements; a processor that throws afterwards leaves the request
+   * owed (it is retried). Use `commit(fn, { acknowledge: true })` to acknowledge in the same
+   * transaction as business writes.
+   */
   acknowledge(options?: { confirmClean?: boolean }): Promise<void>;
   /** Runs one statement with bound parameters on a transaction handle of either backend. */
   query(tx: TxHandle, sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;

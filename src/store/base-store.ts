@@ -240,6 +240,48 @@ export abstract class BaseStore implements Store {
     return toAckResult(single(await this.rows(op, ackParams(op, term, ack)), op));
   }
 
+  async acknowledgeBatch(term: Term, bindingName: string, acks: AckRequest[]): Promise<AckResult[]> {
+    const op = 'pc_aps_acknowledge_batch';
+    assertBindingName(op, bindingName);
+    if (acks.length < 1 || acks.length > 1000) throw new InvalidArgumentError(op, `a batch holds 1..1000 acknowledgements, got ${acks.length}`);
+    const scopes: string[] = [];
+    const claimed: number[] = [];
+    const cleans: string[] = [];
+    for (const ack of acks) {
+      if (ack.bindingName !== bindingName) throw new InvalidArgumentError(op, 'every acknowledgement of a batch belongs to its binding');
+      const p = ackParams(op, term, ack);
+      scopes.push(String(p.scope_id));
+      claimed.push(Number(p.claimed_request_generation));
+      cleans.push(p.clean_through_dirty_generation === null ? '' : String(p.clean_through_dirty_generation));
+    }
+    const row = single(await this.rows(op, {
+      ...termParams(op, term),
+      binding_name: bindingName,
+      scope_ids: scopes.join(','),
+      claimed_generations: claimed.join(','),
+      clean_throughs: cleans.join(','),
+    }), op);
+    const list = (column: string): string[] => {
+      const items = String(row[column] ?? '').split(',');
+      if (items.length !== acks.length) throw new Error(`${op}: ${column} has ${items.length} items for ${acks.length} acknowledgements`);
+      return items;
+    };
+    const outcomes = list('outcomes');
+    const requested = list('requested_generations');
+    const handled = list('handled_generations');
+    const dirty = list('dirty_generations');
+    const clean = list('clean_generations');
+    return acks.map((ack, i) => ({
+      bindingName,
+      scopeId: ack.scopeId,
+      outcome: outcomes[i] as AckResult['outcome'],
+      requestedGeneration: Number(requested[i]),
+      handledGeneration: Number(handled[i]),
+      dirtyGeneration: Number(dirty[i]),
+      cleanGeneration: Number(clean[i]),
+    }));
+  }
+
   async readRuntimeMode(): Promise<RuntimeModeState> {
     const op = 'pc_aps_read_runtime_mode';
     const row = single(await this.rows(op, {}), op);

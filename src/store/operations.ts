@@ -116,6 +116,11 @@ export const OPERATIONS = {
     transaction: 'own',
     summary: 'pc_aps_ack_invocation in its own transaction, one call: an acknowledgement without business writes',
   },
+  pc_aps_acknowledge_batch: {
+    params: [...TERM, 'binding_name', 'scope_ids', 'claimed_generations', 'clean_throughs'],
+    transaction: 'own',
+    summary: 'group commit of acknowledgements without business writes: pc_aps_ack_invocation semantics for up to 1000 keys of one binding in one transaction, one term check',
+  },
   pc_aps_set_maintenance: {
     params: ['maintenance'],
     transaction: 'own',

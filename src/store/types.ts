@@ -192,6 +192,12 @@ export interface Store {
   ackInvocation(term: Term, ack: AckRequest, tx?: TxHandle): Promise<AckResult>;
   /** ackInvocation in its own transaction, one call (pc_aps_acknowledge): no business writes. */
   acknowledge(term: Term, ack: AckRequest): Promise<AckResult>;
+  /**
+   * Group commit (pc_aps_acknowledge_batch): acknowledgements without business writes of up to
+   * 1000 keys of one binding in one transaction, fenced by one term check; results in input order.
+   * All or nothing: any error (TermLostError included) rolls the whole batch back.
+   */
+  acknowledgeBatch(term: Term, bindingName: string, acks: AckRequest[]): Promise<AckResult[]>;
 
   // Recorded mode, mode switch and status
   readRuntimeMode(): Promise<RuntimeModeState>;

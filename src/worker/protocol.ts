@@ -23,6 +23,12 @@ export interface InvokeMessage {
    * it itself when absent.
    */
   snapshot?: IntentSnapshot;
+  /**
+   * The supervisor commits acknowledgements without business writes (`ctx.acknowledge()`) itself,
+   * batched with other workers' (src/runtime/ack-batcher.ts): the worker reports the request in
+   * its result (`deferredAcknowledgement`) instead of committing it.
+   */
+  hostAcknowledges?: boolean;
 }
 
 export type InvocationStatus =
@@ -41,6 +47,12 @@ export interface ResultMessage {
   durationMs: number;
   /** Set only after the acknowledging transaction committed: the row it left. */
   acknowledgement?: AcknowledgedGenerations;
+  /**
+   * Status 'ok' without a committed acknowledgement: the processor returned normally after
+   * `ctx.acknowledge()`, and the supervisor is asked to commit that acknowledgement (fenced by the
+   * invocation's term). Nothing is done until the supervisor's transaction commits.
+   */
+  deferredAcknowledgement?: { confirmClean: boolean };
 }
 
 export type ParentMessage = InvokeMessage | { type: 'shutdown' };

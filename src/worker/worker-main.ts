@@ -69,6 +69,7 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
   const db = store!;
   const term = { supervisorKey: context.supervisorKey, holderId: context.holderId, supervisorGeneration: context.supervisorGeneration };
   let acknowledged = false;
+  let deferred: { confirmClean: boolean } | null = null;
   current = new AbortController();
   try {
     // The supervisor's claim read is the start snapshot (one read per invocation, not two).
@@ -112,12 +113,19 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
         });
       },
       async acknowledge(options = {}) {
+        if (message.hostAcknowledges) {
+          // The supervisor commits it once processScope has returned normally (batched, fenced by
+          // this term); a processor that throws afterwards leaves the request owed.
+          deferred = { confirmClean: deferred?.confirmClean === true || options.confirmClean === true };
+          return;
+        }
         committed(await db.acknowledge(term, ackOptions(options.confirmClean)));
         acknowledged = true;
       },
       query: txQuery,
     };
     await processor.processScope(scopeId, ctx);
+    if (!acknowledged && deferred) return { ...done('ok'), deferredAcknowledgement: deferred };
     return done(acknowledged ? 'ok' : 'not_acknowledged');
   } catch (error) {
     if (error instanceof TermLostError) return done('term_lost', error);

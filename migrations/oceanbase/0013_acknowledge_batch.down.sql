@@ -1,0 +1,2 @@
+-- Reverts 0013: the supervisor falls back to nothing (a runtime of this version needs the procedure).
+-- @drop-procedure pc_aps_acknowledge_batch

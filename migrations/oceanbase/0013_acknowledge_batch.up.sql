@@ -1,0 +1,6 @@
+-- Migration 0013 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): installs pc_aps_acknowledge_batch,
+-- the supervisor's group commit of acknowledgements without business writes (a processor's
+-- ctx.acknowledge()): the acknowledgements of up to 1000 keys of one binding in one call and one
+-- transaction, fenced by one term check, with exactly pc_aps_ack_invocation's semantics per key.
+-- No table changes.
+-- @procedure pc_aps_acknowledge_batch

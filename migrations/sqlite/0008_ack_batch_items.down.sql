@@ -1,0 +1,1 @@
+DROP TABLE pc_aps_ack_batch_items;
