@@ -3,4 +3,4 @@
 -- ctx.acknowledge()): the acknowledgements of up to 1000 keys of one binding in one call and one
 -- transaction, fenced by one term check, with exactly pc_aps_ack_invocation's semantics per key.
 -- No table changes.
--- @procedure pc_aps_acknowledge_batch
+-- @procedure pc_aps_acknowledge_batch sha256=45be51fefa956ebafd8318d67ce2ea0b04b6ee14a1063e7dd40b1f5b05ab8cba
