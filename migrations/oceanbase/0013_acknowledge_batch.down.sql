@@ -1,2 +1,3 @@
--- Reverts 0013: the supervisor falls back to nothing (a runtime of this version needs the procedure).
+-- Reverts 0013: drops pc_aps_acknowledge_batch and pc_aps_read_intents (a runtime of this version needs both).
 -- @drop-procedure pc_aps_acknowledge_batch
+-- @drop-procedure pc_aps_read_intents

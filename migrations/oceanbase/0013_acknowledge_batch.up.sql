@@ -2,5 +2,8 @@
 -- the supervisor's group commit of acknowledgements without business writes (a processor's
 -- ctx.acknowledge()): the acknowledgements of up to 1000 keys of one binding in one call and one
 -- transaction, fenced by one term check, with exactly pc_aps_ack_invocation's semantics per key.
+-- Also installs pc_aps_read_intents: the start snapshots of the keys the supervisor dispatches in
+-- one turn, read in one call (one round trip instead of one per dispatched key).
 -- No table changes.
 -- @procedure pc_aps_acknowledge_batch sha256=45be51fefa956ebafd8318d67ce2ea0b04b6ee14a1063e7dd40b1f5b05ab8cba
+-- @procedure pc_aps_read_intents sha256=00c5f12fa84093bf10c48dadaf999776ad96b7b371c2a3953daab10208e0ad8e

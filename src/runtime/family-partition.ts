@@ -10,6 +10,7 @@ import type { Logger } from '../logging.ts';
 import { ScanStaleError, TermLostError } from '../store/errors.ts';
 import type { IntentSnapshot, SchedulePolicy, Store, Term } from '../store/types.ts';
 import { ackBatcherFor } from './ack-batcher.ts';
+import { intentReaderFor } from './intent-reader.ts';
 import { BackoffIndex } from './backoff.ts';
 import type { WorkerOutcome, WorkerPool } from './worker-pool.ts';
 
@@ -493,7 +494,8 @@ export class FamilyPartition {
     let successor = false;
     let pendingSequence: number | undefined;
     try {
-      const intent = await this.store.readIntent(this.bindingName, scopeId);
+      // Read at dispatch (queued requests merge into it), together with the other keys of this turn.
+      const intent = await intentReaderFor(this.store).read(this.bindingName, scopeId);
       pendingSequence = intent?.pendingSequence;
       if (!intent || intent.requestedGeneration <= intent.handledGeneration) {
         this.backoff.succeed(scopeId);

@@ -146,6 +146,35 @@ export abstract class BaseStore implements Store {
     return rows.length === 0 ? null : toIntent(single(rows, op));
   }
 
+  async readIntents(bindingName: string, scopeIds: string[]): Promise<Array<IntentSnapshot | null>> {
+    const op = 'pc_aps_read_intents';
+    assertBindingName(op, bindingName);
+    if (scopeIds.length < 1 || scopeIds.length > 1000) throw new InvalidArgumentError(op, `1..1000 scope ids, got ${scopeIds.length}`);
+    for (const scopeId of scopeIds) keyParams(op, bindingName, scopeId);
+    const row = single(await this.rows(op, { binding_name: bindingName, scope_ids: scopeIds.join(',') }), op);
+    const list = (column: string): string[] => {
+      const items = String(row[column] ?? '').split(',');
+      if (items.length !== scopeIds.length) throw new Error(`${op}: ${column} has ${items.length} items for ${scopeIds.length} keys`);
+      return items;
+    };
+    const seq = list('pending_sequences');
+    const dirty = list('dirty_generations');
+    const clean = list('clean_generations');
+    const requested = list('requested_generations');
+    const handled = list('handled_generations');
+    const scan = list('last_auto_scan_generations');
+    return scopeIds.map((scopeId, i) => seq[i] === '' ? null : {
+      bindingName,
+      scopeId,
+      pendingSequence: Number(seq[i]),
+      dirtyGeneration: Number(dirty[i]),
+      cleanGeneration: Number(clean[i]),
+      requestedGeneration: Number(requested[i]),
+      handledGeneration: Number(handled[i]),
+      lastAutoScanGeneration: Number(scan[i]),
+    });
+  }
+
   async listOwedRequests(bindingName: string, afterSequence: number, limit: number): Promise<KeyPage> {
     const op = 'pc_aps_list_owed_requests';
     assertBindingName(op, bindingName);

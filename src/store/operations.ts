@@ -64,6 +64,11 @@ export const OPERATIONS = {
     transaction: 'read',
     summary: 'read the generations of one key (the snapshot an invocation starts from)',
   },
+  pc_aps_read_intents: {
+    params: ['binding_name', 'scope_ids'],
+    transaction: 'read',
+    summary: 'read the generations of up to 1000 keys of one binding in one call (the start snapshots of one dispatch turn)',
+  },
   pc_aps_list_owed_requests: {
     params: ['binding_name', 'after_sequence', 'page_limit'],
     transaction: 'read',

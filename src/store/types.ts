@@ -198,6 +198,8 @@ export interface Store {
    * All or nothing: any error (TermLostError included) rolls the whole batch back.
    */
   acknowledgeBatch(term: Term, bindingName: string, acks: AckRequest[]): Promise<AckResult[]>;
+  /** pc_aps_read_intents: readIntent of up to 1000 keys of one binding in one call; null where a key was never registered. */
+  readIntents(bindingName: string, scopeIds: string[]): Promise<Array<IntentSnapshot | null>>;
 
   // Recorded mode, mode switch and status
   readRuntimeMode(): Promise<RuntimeModeState>;
