@@ -6,4 +6,4 @@
 -- one turn, read in one call (one round trip instead of one per dispatched key).
 -- No table changes.
 -- @procedure pc_aps_acknowledge_batch sha256=45be51fefa956ebafd8318d67ce2ea0b04b6ee14a1063e7dd40b1f5b05ab8cba
--- @procedure pc_aps_read_intents sha256=00c5f12fa84093bf10c48dadaf999776ad96b7b371c2a3953daab10208e0ad8e
+-- @procedure pc_aps_read_intents sha256=c3a653155d5e043720fa58ca8e2581d67684f900c73ad45c74b29c024dc310d9

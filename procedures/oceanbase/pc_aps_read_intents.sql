@@ -17,7 +17,8 @@ CREATE PROCEDURE pc_aps_read_intents(
   IN p_scope_ids    MEDIUMTEXT
 )
 BEGIN
-  DECLARE v_count     INT;
+  DECLARE v_count     INT DEFAULT 1;
+  DECLARE v_pos       INT;
   DECLARE v_i         INT DEFAULT 0;
   DECLARE v_scope     VARCHAR(191);
   DECLARE v_found     INT;
@@ -39,7 +40,11 @@ BEGIN
   IF p_scope_ids IS NULL OR p_scope_ids = '' THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
   END IF;
-  SET v_count = CHAR_LENGTH(p_scope_ids) - CHAR_LENGTH(REPLACE(p_scope_ids, ',', '')) + 1;
+  SET v_pos = LOCATE(',', p_scope_ids);
+  WHILE v_pos > 0 AND v_count <= 1000 DO
+    SET v_count = v_count + 1;
+    SET v_pos = LOCATE(',', p_scope_ids, v_pos + 1);
+  END WHILE;
   IF v_count > 1000 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
   END IF;
