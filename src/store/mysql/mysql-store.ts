@@ -222,6 +222,12 @@ export class MysqlStore extends BaseStore {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    try {
+      await this.pool.end();
+    } catch (error) {
+      // A pooled connection the server already closed (killed, timed out) cannot be ended again;
+      // closing the store still succeeds, every other connection has been ended by then.
+      if (!/closed state/i.test((error as Error).message ?? '')) throw error;
+    }
   }
 }
