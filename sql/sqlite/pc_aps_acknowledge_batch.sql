@@ -6,7 +6,7 @@
 --   clean_generation := max(clean, the start snapshot's dirty generation), never beyond
 --   dirty_generation), all fenced by one term check.
 -- Transaction: BEGIN IMMEDIATE ... COMMIT. The parameters are parsed once into the work table
---   pc_aps_ack_batch_items (migration 0008), which is empty again before the COMMIT.
+--   pc_aps_ack_batch_items (migration 0007), which is empty again before the COMMIT.
 -- Parameters:
 --   :supervisor_key, :holder_id, :supervisor_generation   the term the invocations ran under
 --   :binding_name          every key of the batch belongs to this binding

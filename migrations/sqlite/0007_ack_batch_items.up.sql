@@ -1,4 +1,4 @@
--- Migration 0008 (SQLite): the work table of pc_aps_acknowledge_batch (sql/sqlite/pc_aps_acknowledge_batch.sql).
+-- Migration 0007 (SQLite): the work table of pc_aps_acknowledge_batch (sql/sqlite/pc_aps_acknowledge_batch.sql).
 -- The batch script parses its comma-separated parameters once into these rows, checks and applies
 -- them set-based, and deletes them again before its COMMIT; outside that BEGIN IMMEDIATE
 -- transaction the table is always empty (SQLite has one writer, so no two batches share it).
