@@ -156,7 +156,7 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
     assert.ok(OPERATION_NAMES.length >= 14, `only ${OPERATION_NAMES.length} operations`);
     for (const op of OPERATION_NAMES) {
       assert.match(op, /^pc_(?:aps|task)_[a-z]+(?:_[a-z0-9]+)*$/);
-      assert.ok(['own', 'caller', 'read'].includes(OPERATIONS[op].transaction), `${op}: transaction mode`);
+      assert.ok(['own', 'caller', 'read', 'opens'].includes(OPERATIONS[op].transaction), `${op}: transaction mode`);
       assert.equal(new Set(OPERATIONS[op].params).size, OPERATIONS[op].params.length, `${op}: duplicate parameter names`);
     }
   });
@@ -257,6 +257,11 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
           assert.ok(commits >= 1, `${op} owns its transaction: COMMIT`);
           assert.match(code, /DECLARE\s+EXIT\s+HANDLER\s+FOR\s+SQLEXCEPTION\s+BEGIN\s+ROLLBACK\s*;\s*RESIGNAL\s*;\s*END/i,
             `${op} owns its transaction and must roll it back on any error (EXIT HANDLER ... ROLLBACK; RESIGNAL)`);
+        } else if (spec.transaction === 'opens') {
+          assert.equal(starts, 1, `${op} opens the caller's transaction: exactly one START TRANSACTION`);
+          assert.equal(commits, 0, `${op} opens the caller's transaction and leaves it open: no COMMIT`);
+          assert.match(code, /DECLARE\s+EXIT\s+HANDLER\s+FOR\s+SQLEXCEPTION\s+BEGIN\s+ROLLBACK\s*;\s*RESIGNAL\s*;\s*END/i,
+            `${op} must not leave a transaction open when it fails (EXIT HANDLER ... ROLLBACK; RESIGNAL)`);
         } else {
           assert.equal(starts, 0, `${op} runs in the caller's transaction: no START TRANSACTION`);
           assert.equal(commits, 0, `${op} runs in the caller's transaction: no COMMIT`);

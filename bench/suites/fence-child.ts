@@ -1,12 +1,13 @@
 /**
  * One benchmark worker process of the `fence` suite: its own connection; on 'go' it runs
- * business commits for the given duration, fenced (pc_aps_assert_term + one row update, one
- * transaction) or unfenced (the same update alone), and reports how many committed.
+ * business commits for the given duration, fenced (Store.fencedTransaction: pc_aps_begin_fenced,
+ * which opens the transaction and asserts the term in one call, + one row update) or unfenced
+ * (START TRANSACTION, the same update, COMMIT), and reports how many committed.
  */
 import { parseDatabaseUrl } from '../../src/config/database-url.ts';
 import { openStore } from '../../src/store/open.ts';
 import { txQuery } from '../../src/store/tx-query.ts';
-import type { Term } from '../../src/store/types.ts';
+import type { Term, TxHandle } from '../../src/store/types.ts';
 
 interface Go { type: 'go'; fenced: boolean; durationMs: number; term: Term; row: string }
 
@@ -20,10 +21,10 @@ process.on('message', async (m: Go | { type: 'exit' }) => {
   let commits = 0;
   const deadline = performance.now() + m.durationMs;
   while (performance.now() < deadline) {
-    await store.transaction(async (tx) => {
-      if (m.fenced) await store.assertTerm(tx, m.term);
-      await txQuery(tx, 'UPDATE ref_topic_cursors SET through_seq = through_seq + 1 WHERE scope_id = ?', [m.row]);
-    });
+    const update = (tx: TxHandle) => txQuery(tx, 'UPDATE ref_topic_cursors SET through_seq = through_seq + 1 WHERE scope_id = ?', [m.row]);
+    // Fenced: the processor SDK's ctx.commit shape (Store.fencedTransaction, pc_aps_begin_fenced).
+    if (m.fenced) await store.fencedTransaction(m.term, update);
+    else await store.transaction(update);
     commits += 1;
   }
   process.send?.({ type: 'done', commits });

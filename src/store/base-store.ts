@@ -78,10 +78,17 @@ export abstract class BaseStore implements Store {
   }
   abstract domainQuery(sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
   abstract transaction<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T>;
+  /** The validated parameters of pc_aps_begin_fenced (for the adapters' fencedTransaction). */
+  protected beginFencedParams(term: Term): Params {
+    return termParams('pc_aps_begin_fenced', term);
+  }
+
+  /** A write transaction opened by pc_aps_begin_fenced: the term is asserted before fn runs, the lock held until commit. */
+  abstract fencedTransaction<T>(term: Term, fn: (tx: TxHandle) => Promise<T> | T): Promise<T>;
   abstract close(): Promise<void>;
 
   protected checkTxUse(op: OperationName, tx: TxHandle | undefined): void {
-    if (tx && OPERATIONS[op].transaction === 'own') {
+    if (tx && (OPERATIONS[op].transaction === 'own' || OPERATIONS[op].transaction === 'opens')) {
       throw new InvalidArgumentError(op, 'this operation owns its transaction and cannot run inside the caller\'s');
     }
   }

@@ -5,9 +5,11 @@
  *   own     the procedure/script starts and commits its own transaction; never inside a caller's
  *   caller  runs inside the caller's transaction; called alone, the adapter opens one around it
  *   read    a plain read; inside a caller's transaction it reads that transaction's view
+ *   opens   starts the caller's transaction and leaves it open (Store.fencedTransaction); on
+ *           SQLite the adapter's BEGIN IMMEDIATE comes first and the script runs inside it
  * test/catalogue.test.ts checks the SQL files against this table.
  */
-export type TransactionMode = 'own' | 'caller' | 'read';
+export type TransactionMode = 'own' | 'caller' | 'read' | 'opens';
 
 export interface OperationSpec {
   params: readonly string[];
@@ -48,6 +50,11 @@ export const OPERATIONS = {
     params: [...TERM],
     transaction: 'caller',
     summary: 'lock and validate the term on this connection\'s fence row (one of 32, written with the lease row on every term change) inside a business or control transaction; raises term_lost',
+  },
+  pc_aps_begin_fenced: {
+    params: [...TERM],
+    transaction: 'opens',
+    summary: 'open a fenced business transaction in one call (START TRANSACTION + the term assertion; the caller writes and commits)',
   },
   pc_aps_mark_dirty: {
     params: ['binding_name', 'scope_id'],

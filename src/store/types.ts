@@ -219,5 +219,11 @@ export interface Store {
 
   /** Runs fn inside one write transaction (SQLite: BEGIN IMMEDIATE; MySQL: START TRANSACTION, READ COMMITTED). */
   transaction<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T>;
+  /**
+   * A fenced business transaction (pc_aps_begin_fenced): opened with the term asserted (fence
+   * lock held until the commit), then fn's writes, then COMMIT; TermLostError before fn runs when
+   * the term is not live. On MySQL/OceanBase the opening and the check are one call.
+   */
+  fencedTransaction<T>(term: Term, fn: (tx: TxHandle) => Promise<T> | T): Promise<T>;
   close(): Promise<void>;
 }

@@ -96,8 +96,8 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
       signal: current.signal,
       async commit(fn, options = {}) {
         let ack: AckResult | null = null;
-        return db.transaction(async (tx) => {
-          await db.assertTerm(tx, term);
+        // Opened with the term asserted (pc_aps_begin_fenced: one call on MySQL/OceanBase).
+        return db.fencedTransaction(term, async (tx) => {
           const result = await fn(tx);
           if (options.acknowledge) {
             const clean = typeof options.confirmClean === 'function' ? options.confirmClean(result) : options.confirmClean;

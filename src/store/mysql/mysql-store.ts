@@ -12,7 +12,7 @@ import { BaseStore, type Params } from '../base-store.ts';
 import { InvalidArgumentError, isStoreErrorCode, storeErrorFromCode } from '../errors.ts';
 import { OPERATIONS, type OperationName } from '../operations.ts';
 import type { Row } from '../rows.ts';
-import type { TxHandle } from '../types.ts';
+import type { Term, TxHandle } from '../types.ts';
 
 /**
  * The sql_mode of every connection of the store and of the migration connection (so every
@@ -208,6 +208,32 @@ export class MysqlStore extends BaseStore {
     const conn = await this.acquire();
     try {
       await conn.query('START TRANSACTION');
+      try {
+        const result = await fn(conn);
+        await conn.query('COMMIT');
+        return result;
+      } catch (error) {
+        await conn.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    } finally {
+      conn.release();
+    }
+  }
+
+  async fencedTransaction<T>(term: Term, fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {
+    const op = 'pc_aps_begin_fenced';
+    const params = this.beginFencedParams(term);
+    const values = OPERATIONS[op].params.map((name) => params[name]);
+    const conn = await this.acquire();
+    try {
+      try {
+        // START TRANSACTION and the term assertion in one call; the transaction stays open.
+        await conn.query(this.sqlFor(op), values);
+      } catch (error) {
+        await conn.query('ROLLBACK').catch(() => undefined);
+        throw mapMysqlError(op, error);
+      }
       try {
         const result = await fn(conn);
         await conn.query('COMMIT');

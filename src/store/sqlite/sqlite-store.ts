@@ -10,7 +10,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { BaseStore, type Params } from '../base-store.ts';
 import { OPERATIONS, type OperationName } from '../operations.ts';
 import type { Row } from '../rows.ts';
-import type { TxHandle } from '../types.ts';
+import type { Term, TxHandle } from '../types.ts';
 import { runSqliteScript } from './script.ts';
 
 export interface SqliteOpenOptions {
@@ -94,6 +94,14 @@ export class SqliteStore extends BaseStore {
       } finally {
         this.activeTx = null;
       }
+    });
+  }
+
+  async fencedTransaction<T>(term: Term, fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {
+    const params = this.beginFencedParams(term);
+    return this.transaction(async (db) => {
+      runSqliteScript(db as BetterSqlite3.Database, 'pc_aps_begin_fenced', params, { inCallerTransaction: true, writes: true });
+      return fn(db);
     });
   }
 

@@ -1,0 +1,2 @@
+-- Reverts 0014: drops pc_aps_begin_fenced (a runtime of this version needs it).
+-- @drop-procedure pc_aps_begin_fenced

@@ -1,0 +1,6 @@
+-- Migration 0014 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): installs pc_aps_begin_fenced,
+-- which opens a fenced business transaction in one call (START TRANSACTION and the term
+-- assertion) and leaves it open for the caller's writes and COMMIT (Store.fencedTransaction, the
+-- processor SDK's ctx.commit): a fenced commit then costs the round trips of an unfenced one.
+-- No table changes.
+-- @procedure pc_aps_begin_fenced sha256=6a1414971859780ca8dc882ca24277dcd1a7e0b4364da9032a3bdebce763a6b3

@@ -1,0 +1,15 @@
+-- Operation: pc_aps_begin_fenced   (MySQL twin: procedures/oceanbase/pc_aps_begin_fenced.sql; TypeScript: Store.fencedTransaction)
+-- Purpose: opens a fenced business transaction: the adapter runs BEGIN IMMEDIATE and then these
+--   statements (those of sql/sqlite/pc_aps_assert_term.sql, included below by the script loader,
+--   not copied) as the first of the transaction; the database write lock is held from before the
+--   check until the caller commits, so no takeover can commit in between.
+-- Transaction: OPENS the caller's transaction: the adapter's BEGIN IMMEDIATE, then this script;
+--   the caller's writes and COMMIT follow on the same handle.
+-- Parameters:
+--   :supervisor_key         'global' or 'artifact:<family>'
+--   :holder_id              holder of the term the caller claims
+--   :supervisor_generation  generation of the term the caller claims
+-- Result: none.
+-- Errors (SQLITE_CONSTRAINT_TRIGGER, message): those of pc_aps_assert_term (term_lost); the
+--   adapter rolls the transaction back.
+-- @include pc_aps_assert_term
