@@ -205,43 +205,34 @@ export class MysqlStore extends BaseStore {
   }
 
   async transaction<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {
-    const conn = await this.acquire();
-    try {
-      await conn.query('START TRANSACTION');
-      try {
-        const result = await fn(conn);
-        await conn.query('COMMIT');
-        return result;
-      } catch (error) {
-        await conn.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      }
-    } finally {
-      conn.release();
-    }
+    return this.inTransaction(async (conn) => { await conn.query('START TRANSACTION'); }, fn);
   }
 
   async fencedTransaction<T>(term: Term, fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {
     const op = 'pc_aps_begin_fenced';
     const params = this.beginFencedParams(term);
     const values = OPERATIONS[op].params.map((name) => params[name]);
-    const conn = await this.acquire();
-    try {
+    // START TRANSACTION and the term assertion in one call; the transaction stays open.
+    return this.inTransaction(async (conn) => {
       try {
-        // START TRANSACTION and the term assertion in one call; the transaction stays open.
         await conn.query(this.sqlFor(op), values);
       } catch (error) {
-        await conn.query('ROLLBACK').catch(() => undefined);
         throw mapMysqlError(op, error);
       }
-      try {
-        const result = await fn(conn);
-        await conn.query('COMMIT');
-        return result;
-      } catch (error) {
-        await conn.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      }
+    }, fn);
+  }
+
+  /** On one pool connection: open a transaction, run fn, COMMIT; ROLLBACK on any error (also of the opening). */
+  private async inTransaction<T>(open: (conn: PoolConnection) => Promise<void>, fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {
+    const conn = await this.acquire();
+    try {
+      await open(conn);
+      const result = await fn(conn);
+      await conn.query('COMMIT');
+      return result;
+    } catch (error) {
+      await conn.query('ROLLBACK').catch(() => undefined);
+      throw error;
     } finally {
       conn.release();
     }
