@@ -55,8 +55,8 @@ class GroupedStdout {
   private chunks: string[] = [];
   private bytes = 0;
   private timer: NodeJS.Timeout | null = null;
-  /** True when chunks[0] is the raw rest of a partial write, as latin1. */
-  private latin1 = false;
+  /** The unwritten rest of a partial write to a full pipe, written first next time. */
+  private rest: Buffer | null = null;
   static readonly FLUSH_MS = 20;
   static readonly MAX_BYTES = 64 * 1024;
 
@@ -69,23 +69,24 @@ class GroupedStdout {
     this.bytes += line.length;
     const level = /^\{"level":(\d+)/.exec(line);
     if ((level && Number(level[1]) >= 40) || this.bytes >= GroupedStdout.MAX_BYTES) this.flush();
-    else if (!this.timer) {
-      this.timer = setTimeout(() => this.flush(), GroupedStdout.FLUSH_MS);
-      this.timer.unref();
-    }
+    else this.arm(GroupedStdout.FLUSH_MS);
     return true;
+  }
+
+  private arm(ms: number): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => this.flush(), ms);
+    this.timer.unref();
   }
 
   flush(): void {
     if (this.timer) { clearTimeout(this.timer); this.timer = null; }
-    if (this.chunks.length === 0) return;
-    // After a partial write the kept rest is raw bytes (latin1 holds them one to one).
-    const buffer = this.latin1
-      ? Buffer.concat(this.chunks.map((c, i) => Buffer.from(c, i === 0 ? 'latin1' : 'utf8')))
-      : Buffer.from(this.chunks.join(''), 'utf8');
-    this.latin1 = false;
+    if (this.chunks.length === 0 && !this.rest) return;
+    const text = Buffer.from(this.chunks.join(''), 'utf8');
+    const buffer = this.rest ? Buffer.concat([this.rest, text]) : text;
     this.chunks = [];
     this.bytes = 0;
+    this.rest = null;
     let offset = 0;
     while (offset < buffer.length) {
       try {
@@ -94,11 +95,8 @@ class GroupedStdout {
         // A full non-blocking pipe (EAGAIN): keep the rest and try again shortly. Anything else
         // (EPIPE: the reader is gone) drops the lines; logging never stops the process.
         if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
-          const rest = buffer.subarray(offset).toString('latin1');
-          this.chunks.unshift(rest);
-          this.bytes += rest.length;
-          this.latin1 = true;
-          if (!this.timer) { this.timer = setTimeout(() => this.flush(), 5); this.timer.unref(); }
+          this.rest = buffer.subarray(offset);
+          this.arm(5);
         }
         return;
       }

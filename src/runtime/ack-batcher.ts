@@ -4,9 +4,10 @@
  * A processor that acknowledges without business writes (`ctx.acknowledge()`: a NOOP, a candidate
  * awaiting review) does not commit in the worker: its result message carries the request, and the
  * supervisor commits it here, fenced by the same term the invocation ran under. Every request
- * that arrives within one turn of the event loop (up to `maxBatch`, per binding) shares one transaction of
- * `pc_aps_acknowledge_batch` (one call, one commit), so N workers finishing together cost one commit instead of N and,
- * on SQLite, the workers of a no-op family never take the write lock.
+ * that arrives within one turn of the event loop (up to `maxBatch`, per term and binding) shares
+ * one call of `pc_aps_acknowledge_batch` (one transaction, one commit), so N workers finishing
+ * together cost one commit instead of N and, on SQLite, the workers of a no-op family never take
+ * the write lock.
  *
  * The guarantees are those of a single acknowledgement: nothing is reported done before its
  * transaction committed (the caller waits for the committed row); a lost term rejects the whole
@@ -15,18 +16,7 @@
  */
 import { TermLostError } from '../store/errors.ts';
 import type { AckRequest, AckResult, Store, Term } from '../store/types.ts';
-
-interface Pending {
-  request: AckRequest;
-  resolve: (result: AckResult) => void;
-  reject: (error: unknown) => void;
-}
-
-interface Batch {
-  term: Term;
-  bindingName: string;
-  items: Pending[];
-}
+import { TurnBatch, perStore, type Pending } from './turn-batch.ts';
 
 export interface AckBatcherStats {
   /** Acknowledgements committed through the batcher. */
@@ -36,47 +26,26 @@ export interface AckBatcherStats {
 }
 
 export class AckBatcher {
-  private readonly batches = new Map<string, Batch>();
-  private scheduled = false;
   readonly stats: AckBatcherStats = { acknowledgements: 0, transactions: 0 };
+  private readonly batch: TurnBatch<Term, AckRequest, AckResult>;
 
-  constructor(private readonly store: Store, private readonly maxBatch = 500) {}
+  constructor(private readonly store: Store, maxBatch = 500) {
+    this.batch = new TurnBatch(setImmediate, maxBatch, (term, items) => this.commit(term, items));
+  }
 
   /** Resolves with the row the committed acknowledgement left; rejects with TermLostError when the term is gone. */
   acknowledge(term: Term, request: AckRequest): Promise<AckResult> {
-    return new Promise<AckResult>((resolve, reject) => {
-      const key = `${term.supervisorKey}\u0000${term.holderId}\u0000${term.supervisorGeneration}\u0000${request.bindingName}`;
-      let batch = this.batches.get(key);
-      if (!batch) {
-        batch = { term, bindingName: request.bindingName, items: [] };
-        this.batches.set(key, batch);
-      }
-      batch.items.push({ request, resolve, reject });
-      if (batch.items.length >= this.maxBatch) {
-        this.batches.delete(key);
-        void this.commit(batch);
-      } else if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
+    const key = `${term.supervisorKey}\u0000${term.holderId}\u0000${term.supervisorGeneration}\u0000${request.bindingName}`;
+    return this.batch.add(key, term, request);
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    const batches = [...this.batches.values()];
-    this.batches.clear();
-    for (const batch of batches) void this.commit(batch);
-  }
-
-  private async commit(batch: Batch): Promise<void> {
-    const { term, items } = batch;
+  private async commit(term: Term, items: Pending<AckRequest, AckResult>[]): Promise<void> {
     let results: AckResult[];
     try {
       this.stats.transactions += 1;
       results = items.length === 1
         ? [await this.store.acknowledge(term, items[0].request)]
-        : await this.store.acknowledgeBatch(term, batch.bindingName, items.map((item) => item.request));
+        : await this.store.acknowledgeBatch(term, items[0].request.bindingName, items.map((item) => item.request));
     } catch (error) {
       if (error instanceof TermLostError || items.length === 1) {
         for (const item of items) item.reject(error);
@@ -100,14 +69,5 @@ export class AckBatcher {
   }
 }
 
-const batchers = new WeakMap<Store, AckBatcher>();
-
 /** The supervisor-side batcher of a store (one per store, shared by its partitions). */
-export function ackBatcherFor(store: Store): AckBatcher {
-  let batcher = batchers.get(store);
-  if (!batcher) {
-    batcher = new AckBatcher(store);
-    batchers.set(store, batcher);
-  }
-  return batcher;
-}
+export const ackBatcherFor = perStore((store: Store) => new AckBatcher(store));

@@ -8,7 +8,7 @@ import { CronExpressionParser } from 'cron-parser';
 import type { FamilyConfig } from '../config/runtime-config.ts';
 import type { Logger } from '../logging.ts';
 import { ScanStaleError, TermLostError } from '../store/errors.ts';
-import type { IntentSnapshot, SchedulePolicy, Store, Term } from '../store/types.ts';
+import type { SchedulePolicy, Store, Term } from '../store/types.ts';
 import { ackBatcherFor } from './ack-batcher.ts';
 import { intentReaderFor } from './intent-reader.ts';
 import { BackoffIndex } from './backoff.ts';
@@ -175,6 +175,11 @@ export class FamilyPartition {
 
   /** Backoff entries that count for timers: keys actually waiting (a retry being run keeps its old deadline). */
   private readonly waiting = (scopeId: string): boolean => this.retryWait.has(scopeId);
+
+  /** The worker id of a key's current invocation (running, or settling its acknowledgement). */
+  private workerIdOf(scopeId: string): string | undefined {
+    return (this.running.get(scopeId) ?? this.settling.get(scopeId))?.workerId;
+  }
 
   private busy(scopeId: string): boolean {
     return this.readySources.has(scopeId) || this.running.has(scopeId) || this.settling.has(scopeId) || this.retryWait.has(scopeId);
@@ -515,14 +520,15 @@ export class FamilyPartition {
         workerId,
       }, intent);
       try { this.onInvocation?.(this.family, outcome.status, outcome.durationMs); } catch { /* an observer never disturbs dispatch */ }
-      if (outcome.status === 'ok' && 'deferredAcknowledgement' in outcome && outcome.deferredAcknowledgement) {
+      const deferred = outcome.status === 'ok' && 'deferredAcknowledgement' in outcome ? outcome.deferredAcknowledgement : undefined;
+      if (deferred) {
         // The worker is done and back in the pool: its budget slot is free while the supervisor
         // commits the acknowledgement (batched); the key stays busy (settling) until then.
         const entry = this.running.get(scopeId);
         this.running.delete(scopeId);
         if (entry) this.settling.set(scopeId, entry);
         this.hooks.wake();
-        outcome = await this.commitDeferredAck(scopeId, term, generation, intent, outcome);
+        outcome = await this.commitDeferredAck(scopeId, term, generation, deferred.confirmClean ? intent.dirtyGeneration : null, outcome);
       }
       successor = await this.settle(scopeId, term, generation, outcome, source);
     } catch (error) {
@@ -543,16 +549,10 @@ export class FamilyPartition {
    * committed here (batched with other workers', fenced by the invocation's term) and the outcome
    * then carries the committed row like an acknowledgement the worker committed itself.
    */
-  private async commitDeferredAck(scopeId: string, term: Term, generation: number, snapshot: IntentSnapshot, outcome: WorkerOutcome): Promise<WorkerOutcome> {
-    if (outcome.status !== 'ok' || !('deferredAcknowledgement' in outcome) || !outcome.deferredAcknowledgement) return outcome;
+  private async commitDeferredAck(scopeId: string, term: Term, generation: number, cleanThroughDirtyGeneration: number | null, outcome: WorkerOutcome): Promise<WorkerOutcome> {
     try {
-      const ack = await ackBatcherFor(this.store).acknowledge(term, {
-        bindingName: this.bindingName,
-        scopeId,
-        claimedRequestGeneration: generation,
-        cleanThroughDirtyGeneration: outcome.deferredAcknowledgement.confirmClean ? snapshot.dirtyGeneration : null,
-      });
-      return { ...outcome, deferredAcknowledgement: undefined, acknowledgement: ack };
+      const ack = await ackBatcherFor(this.store).acknowledge(term, { bindingName: this.bindingName, scopeId, claimedRequestGeneration: generation, cleanThroughDirtyGeneration });
+      return { status: 'ok', durationMs: outcome.durationMs, pid: outcome.pid, acknowledgement: ack };
     } catch (error) {
       if (error instanceof TermLostError) return { status: 'term_lost', durationMs: outcome.durationMs, pid: outcome.pid, error: { name: error.name, message: error.message, code: 'term_lost' } };
       return { status: 'failed', durationMs: outcome.durationMs, pid: outcome.pid, error: { name: (error as Error).name, message: `acknowledgement failed: ${(error as Error).message}` } };
@@ -568,7 +568,7 @@ export class FamilyPartition {
       return false;
     }
     if (!sameTerm) return false; // the new term recovers this key from the database
-    const workerId = (this.running.get(scopeId) ?? this.settling.get(scopeId))?.workerId;
+    const workerId = this.workerIdOf(scopeId);
     if (outcome.status === 'timeout') this.timeouts += 1;
     if (this.closing) {
       // Shutdown terminated the worker: its request stays owed for the next term (RFC 9).
@@ -629,7 +629,7 @@ export class FamilyPartition {
       trigger,
       retry: source === 'retry',
       requestGeneration: generation,
-      workerId: (this.running.get(scopeId) ?? this.settling.get(scopeId))?.workerId,
+      workerId: this.workerIdOf(scopeId),
       supervisorKey: term.supervisorKey,
       holderId: term.holderId,
       supervisorGeneration: term.supervisorGeneration,

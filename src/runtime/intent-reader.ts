@@ -7,65 +7,28 @@
  * read happens when the key is dispatched, never earlier, so queued requests still merge into it.
  */
 import type { IntentSnapshot, Store } from '../store/types.ts';
-
-interface Waiting {
-  scopeId: string;
-  resolve: (snapshot: IntentSnapshot | null) => void;
-  reject: (error: unknown) => void;
-}
+import { TurnBatch, perStore, type Pending } from './turn-batch.ts';
 
 export class IntentReader {
-  private readonly pending = new Map<string, Waiting[]>();
-  private scheduled = false;
+  private readonly batch: TurnBatch<string, string, IntentSnapshot | null>;
 
-  constructor(private readonly store: Store, private readonly maxBatch = 500) {}
+  constructor(private readonly store: Store, maxBatch = 500) {
+    this.batch = new TurnBatch(queueMicrotask, maxBatch, (bindingName, items) => this.readBatch(bindingName, items));
+  }
 
   read(bindingName: string, scopeId: string): Promise<IntentSnapshot | null> {
-    return new Promise((resolve, reject) => {
-      let list = this.pending.get(bindingName);
-      if (!list) {
-        list = [];
-        this.pending.set(bindingName, list);
-      }
-      list.push({ scopeId, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        queueMicrotask(() => this.flush());
-      }
-    });
+    return this.batch.add(bindingName, bindingName, scopeId);
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    const all = [...this.pending.entries()];
-    this.pending.clear();
-    for (const [bindingName, list] of all) {
-      for (let i = 0; i < list.length; i += this.maxBatch) void this.readBatch(bindingName, list.slice(i, i + this.maxBatch));
+  private async readBatch(bindingName: string, items: Pending<string, IntentSnapshot | null>[]): Promise<void> {
+    if (items.length === 1) {
+      items[0].resolve(await this.store.readIntent(bindingName, items[0].request));
+      return;
     }
-  }
-
-  private async readBatch(bindingName: string, list: Waiting[]): Promise<void> {
-    try {
-      if (list.length === 1) {
-        list[0].resolve(await this.store.readIntent(bindingName, list[0].scopeId));
-        return;
-      }
-      const snapshots = await this.store.readIntents(bindingName, list.map((w) => w.scopeId));
-      list.forEach((w, i) => w.resolve(snapshots[i]));
-    } catch (error) {
-      for (const w of list) w.reject(error);
-    }
+    const snapshots = await this.store.readIntents(bindingName, items.map((item) => item.request));
+    items.forEach((item, i) => item.resolve(snapshots[i]));
   }
 }
-
-const readers = new WeakMap<Store, IntentReader>();
 
 /** The supervisor-side reader of a store (one per store, shared by its partitions). */
-export function intentReaderFor(store: Store): IntentReader {
-  let reader = readers.get(store);
-  if (!reader) {
-    reader = new IntentReader(store);
-    readers.set(store, reader);
-  }
-  return reader;
-}
+export const intentReaderFor = perStore((store: Store) => new IntentReader(store));

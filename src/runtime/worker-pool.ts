@@ -14,7 +14,7 @@ import path from 'node:path';
 import { SRC_DIR } from '../paths.ts';
 import type { ExecutionContext } from '../sdk/processor.ts';
 import type { IntentSnapshot } from '../store/types.ts';
-import type { ChildMessage, InvocationStatus, ResultMessage } from '../worker/protocol.ts';
+import { WORKER_GRACE_VARIABLE, type ChildMessage, type InvocationStatus, type ResultMessage } from '../worker/protocol.ts';
 import type { Logger } from '../logging.ts';
 
 const WORKER_MAIN = path.join(SRC_DIR, 'worker', 'worker-main.ts');
@@ -47,8 +47,6 @@ interface WorkerProcess {
   terminating: Promise<void> | null;
 }
 
-/** Environment variable that gives a worker child the grace period of a graceful termination. */
-export const WORKER_GRACE_VARIABLE = 'APSUP_WORKER_TERMINATE_GRACE_MS';
 
 let invocationCounter = 0;
 
@@ -168,7 +166,6 @@ export class WorkerPool {
           processorExport: this.options.processorExport,
           context,
           ...(snapshot ? { snapshot } : {}),
-          hostAcknowledges: true,
         });
       }, () => undefined);
     });

@@ -43,6 +43,13 @@ function assertTtl(operation: string, ttlMs: number): void {
   }
 }
 
+/** One comma-separated list column of a batch operation's result row, with one item per key of the call. */
+function csvColumn(operation: string, row: Row, column: string, count: number): string[] {
+  const items = String(row[column] ?? '').split(',');
+  if (items.length !== count) throw new Error(`${operation}: ${column} has ${items.length} items for ${count} keys`);
+  return items;
+}
+
 function termParams(operation: string, term: Term): Params {
   assertSupervisorKey(operation, term.supervisorKey);
   assertHolderId(operation, term.holderId);
@@ -159,11 +166,7 @@ export abstract class BaseStore implements Store {
     if (scopeIds.length < 1 || scopeIds.length > 1000) throw new InvalidArgumentError(op, `1..1000 scope ids, got ${scopeIds.length}`);
     for (const scopeId of scopeIds) keyParams(op, bindingName, scopeId);
     const row = single(await this.rows(op, { binding_name: bindingName, scope_ids: scopeIds.join(',') }), op);
-    const list = (column: string): string[] => {
-      const items = String(row[column] ?? '').split(',');
-      if (items.length !== scopeIds.length) throw new Error(`${op}: ${column} has ${items.length} items for ${scopeIds.length} keys`);
-      return items;
-    };
+    const list = (column: string) => csvColumn(op, row, column, scopeIds.length);
     const seq = list('pending_sequences');
     const dirty = list('dirty_generations');
     const clean = list('clean_generations');
@@ -297,11 +300,7 @@ export abstract class BaseStore implements Store {
       claimed_generations: claimed.join(','),
       clean_throughs: cleans.join(','),
     }), op);
-    const list = (column: string): string[] => {
-      const items = String(row[column] ?? '').split(',');
-      if (items.length !== acks.length) throw new Error(`${op}: ${column} has ${items.length} items for ${acks.length} acknowledgements`);
-      return items;
-    };
+    const list = (column: string) => csvColumn(op, row, column, acks.length);
     const outcomes = list('outcomes');
     const requested = list('requested_generations');
     const handled = list('handled_generations');

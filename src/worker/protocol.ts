@@ -23,12 +23,6 @@ export interface InvokeMessage {
    * it itself when absent.
    */
   snapshot?: IntentSnapshot;
-  /**
-   * The supervisor commits acknowledgements without business writes (`ctx.acknowledge()`) itself,
-   * batched with other workers' (src/runtime/ack-batcher.ts): the worker reports the request in
-   * its result (`deferredAcknowledgement`) instead of committing it.
-   */
-  hostAcknowledges?: boolean;
 }
 
 export type InvocationStatus =
@@ -50,10 +44,14 @@ export interface ResultMessage {
   /**
    * Status 'ok' without a committed acknowledgement: the processor returned normally after
    * `ctx.acknowledge()`, and the supervisor is asked to commit that acknowledgement (fenced by the
-   * invocation's term). Nothing is done until the supervisor's transaction commits.
+   * invocation's term, batched with other workers': src/runtime/ack-batcher.ts). Nothing is done
+   * until the supervisor's transaction commits.
    */
   deferredAcknowledgement?: { confirmClean: boolean };
 }
+
+/** Environment variable that gives a worker child the grace period of a graceful termination. */
+export const WORKER_GRACE_VARIABLE = 'APSUP_WORKER_TERMINATE_GRACE_MS';
 
 export type ParentMessage = InvokeMessage | { type: 'shutdown' };
 export type ChildMessage = { type: 'ready'; pid: number } | ResultMessage;

@@ -11,7 +11,7 @@ import { StoreError, TermLostError } from '../store/errors.ts';
 import { openStoreLazily } from '../store/open-lazy.ts';
 import { txQuery } from '../store/tx-query.ts';
 import type { AckResult, Store } from '../store/types.ts';
-import type { AcknowledgedGenerations, ChildMessage, InvokeMessage, ParentMessage, ResultMessage } from './protocol.ts';
+import { WORKER_GRACE_VARIABLE, type AcknowledgedGenerations, type ChildMessage, type InvokeMessage, type ParentMessage, type ResultMessage } from './protocol.ts';
 
 const logger = createLogger({ name: 'apsup-worker' });
 let store: Store | null = null;
@@ -20,7 +20,7 @@ let current: AbortController | null = null;
 /** Set by SIGTERM: the process leaves as soon as the running invocation has reported. */
 let terminating = false;
 /** The grace period of a graceful termination, given by the supervisor (TERMINATE_GRACE_SECONDS). */
-const graceMs = Number(process.env.APSUP_WORKER_TERMINATE_GRACE_MS) > 0 ? Number(process.env.APSUP_WORKER_TERMINATE_GRACE_MS) : 5000;
+const graceMs = Number(process.env[WORKER_GRACE_VARIABLE]) > 0 ? Number(process.env[WORKER_GRACE_VARIABLE]) : 5000;
 
 function send(message: ChildMessage, then?: () => void): void {
   if (!process.send) { then?.(); return; }
@@ -113,14 +113,9 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
         });
       },
       async acknowledge(options = {}) {
-        if (message.hostAcknowledges) {
-          // The supervisor commits it once processScope has returned normally (batched, fenced by
-          // this term); a processor that throws afterwards leaves the request owed.
-          deferred = { confirmClean: deferred?.confirmClean === true || options.confirmClean === true };
-          return;
-        }
-        committed(await db.acknowledge(term, ackOptions(options.confirmClean)));
-        acknowledged = true;
+        // The supervisor commits it once processScope has returned normally (batched, fenced by
+        // this term); a processor that throws afterwards leaves the request owed.
+        deferred = { confirmClean: deferred?.confirmClean === true || options.confirmClean === true };
       },
       query: txQuery,
     };
