@@ -1,5 +1,6 @@
 /** Small portable helpers for the reference families' domain SQL (SQLite and MySQL). */
 import type { PendingWorkProvider } from '../registry/registration.ts';
+import type { Tx } from '../store/scoped-tx.ts';
 import type { Backend, Store, TxHandle } from '../store/types.ts';
 import { txQuery } from '../store/tx-query.ts';
 
@@ -13,14 +14,14 @@ export function num(value: unknown): number {
 }
 
 /** Reads a single integer column of the first row (0 when absent). */
-export async function scalar(tx: TxHandle, sql: string, params: unknown[]): Promise<number> {
+export async function scalar(tx: TxHandle | Tx, sql: string, params: unknown[]): Promise<number> {
   const rows = await txQuery(tx, sql, params);
   const row = rows[0];
   return row ? num(Object.values(row)[0]) : 0;
 }
 
 /** Sets a per-scope cursor row: update, or insert the first time. */
-export async function writeCursor(tx: TxHandle, table: string, scopeId: string, throughSeq: number, existed: boolean): Promise<void> {
+export async function writeCursor(tx: TxHandle | Tx, table: string, scopeId: string, throughSeq: number, existed: boolean): Promise<void> {
   if (existed) await txQuery(tx, `UPDATE ${table} SET through_seq = ? WHERE scope_id = ?`, [throughSeq, scopeId]);
   else await txQuery(tx, `INSERT INTO ${table} (scope_id, through_seq) VALUES (?, ?)`, [scopeId, throughSeq]);
 }

@@ -4,8 +4,8 @@ import { forUpdate, num } from './domain.ts';
 
 export default defineProcessor({
   async processScope(scopeId, ctx) {
-    const item = await ctx.store.domainQuery('SELECT version FROM ref_experience_items WHERE scope_id = ?', [scopeId]);
-    const state = await ctx.store.domainQuery('SELECT processed_version FROM ref_experience_state WHERE scope_id = ?', [scopeId]);
+    const item = await ctx.read.query('SELECT version FROM ref_experience_items WHERE scope_id = ?', [scopeId]);
+    const state = await ctx.read.query('SELECT processed_version FROM ref_experience_state WHERE scope_id = ?', [scopeId]);
     const version = item.length > 0 ? num(item[0].version) : 0;
     const processed = state.length > 0 ? num(state[0].processed_version) : 0;
     if (version <= processed) {

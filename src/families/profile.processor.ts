@@ -7,11 +7,11 @@ export default defineProcessor({
   async processScope(scopeId, ctx) {
     // The fire this invocation belongs to: the checkpoint of the admitted cron fire, or the
     // explicit request's generation when no scheduled check ran yet.
-    const state = await ctx.store.readBindingState(ctx.bindingName);
+    const state = await ctx.readBindingState();
     const fireKey = state.lastScheduleCheckpointAt ? toDbTime(state.lastScheduleCheckpointAt) : `request-${ctx.claimedRequestGeneration}`;
-    const cursorRows = await ctx.store.domainQuery('SELECT through_seq FROM ref_profile_cursors WHERE scope_id = ?', [scopeId]);
+    const cursorRows = await ctx.read.query('SELECT through_seq FROM ref_profile_cursors WHERE scope_id = ?', [scopeId]);
     const cursor = cursorRows.length > 0 ? num(cursorRows[0].through_seq) : 0;
-    const latest = await ctx.store.domainQuery('SELECT MAX(seq) AS m FROM ref_profile_signals WHERE scope_id = ?', [scopeId]);
+    const latest = await ctx.read.query('SELECT MAX(seq) AS m FROM ref_profile_signals WHERE scope_id = ?', [scopeId]);
     const through = num(latest[0]?.m);
     if (through <= cursor) {
       await ctx.acknowledge({ confirmClean: true });

@@ -13,9 +13,9 @@ export class PoisonedSourceError extends Error {
 export default defineProcessor({
   async processScope(scopeId, ctx) {
     // Read and compute outside the transaction.
-    const cursorRows = await ctx.store.domainQuery('SELECT through_seq FROM ref_topic_cursors WHERE scope_id = ?', [scopeId]);
+    const cursorRows = await ctx.read.query('SELECT through_seq FROM ref_topic_cursors WHERE scope_id = ?', [scopeId]);
     const cursor = cursorRows.length > 0 ? num(cursorRows[0].through_seq) : 0;
-    const items = await ctx.store.domainQuery(
+    const items = await ctx.read.query(
       'SELECT seq, words, poison FROM ref_topic_sources WHERE scope_id = ? AND seq > ? ORDER BY seq LIMIT ?',
       [scopeId, cursor, TOPIC_WINDOW + 1],
     );

@@ -1,12 +1,18 @@
 /**
  * Processor SDK: what a family's processor implements and what it receives. A processor runs in a
- * managed worker child process, reads its own work from its own storage, and commits business
- * results in short fenced transactions through `ctx.commit`, which asserts the term first and can
- * acknowledge the invocation (and confirm the dirty snapshot as clean) in the same transaction.
- * Returning normally without a persisted acknowledgement is a protocol failure.
+ * managed worker child process and reaches the database through exactly two paths (RFC 6):
+ * `ctx.read`, a handle on which the database refuses writes, and `ctx.commit`, a short fenced
+ * transaction that asserts the term first and can acknowledge the invocation (and confirm the
+ * dirty snapshot as clean) in the same transaction. Returning normally without a persisted
+ * acknowledgement is a protocol failure.
  */
 import type { Logger } from '../logging.ts';
-import type { Backend, IntentSnapshot, Store, TxHandle } from '../store/types.ts';
+import type { ReadHandle } from '../store/read-handle.ts';
+import type { Tx } from '../store/scoped-tx.ts';
+import type { Backend, BindingState, IntentSnapshot } from '../store/types.ts';
+
+export type { ReadHandle } from '../store/read-handle.ts';
+export type { Tx } from '../store/scoped-tx.ts';
 
 /** The execution context of RFC section 1. */
 export interface ExecutionContext {
@@ -40,13 +46,20 @@ export interface ProcessorContext extends ExecutionContext {
   backend: Backend;
   /** Intent generations read when the invocation started. */
   snapshot: IntentSnapshot;
-  store: Store;
+  /** Reads of the processor's own data; the database refuses writes (ReadOnlyError). */
+  read: ReadHandle;
+  /** The binding's schedule state (pc_aps_read_binding_state), e.g. the checkpoint of a cron fire. */
+  readBindingState(): Promise<BindingState>;
   logger: Logger;
   principal: BackgroundPrincipal;
   /** Aborted when the worker is being terminated (timeout, shutdown, lost term). */
   signal: AbortSignal;
-  /** Runs fn in one fenced transaction (term asserted first); see CommitOptions. */
-  commit<T>(fn: (tx: TxHandle) => Promise<T> | T, options?: CommitOptions<T>): Promise<T>;
+  /**
+   * Runs fn in one fenced transaction (term asserted first, TermLostError when it is not live);
+   * see CommitOptions. `tx` is valid only until fn settles; it refuses transaction control and
+   * writes to the supervisor's tables (ReadOnlyError) and any use afterwards (TransactionClosedError).
+   */
+  commit<T>(fn: (tx: Tx) => Promise<T> | T, options?: CommitOptions<T>): Promise<T>;
   /**
    * Acknowledges without business writes (a NOOP, or a candidate awaiting review that an earlier
    * `commit` already stored). Under the supervisor the acknowledgement is committed by the
@@ -56,8 +69,8 @@ export interface ProcessorContext extends ExecutionContext {
    * transaction as business writes.
    */
   acknowledge(options?: { confirmClean?: boolean }): Promise<void>;
-  /** Runs one statement with bound parameters on a transaction handle of either backend. */
-  query(tx: TxHandle, sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  /** Runs one statement with bound parameters on the commit's handle (the same as `tx.query`). */
+  query(tx: Tx, sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
 }
 
 export interface Processor {

@@ -21,6 +21,10 @@ export const STORE_ERROR_CODES = [
   'adoption_done',
   'adoption_conflict',
   'adoption_inconsistent',
+  // Raised by the adapters for what the database refused on a read handle, or a transaction
+  // handle used after its transaction ended (RFC 6: no write path around the fenced commit).
+  'read_only',
+  'transaction_closed',
 ] as const;
 
 export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number];
@@ -57,6 +61,22 @@ export class AttemptLostError extends StoreError {
   constructor(operation: string, options?: { cause?: unknown }) {
     super('attempt_lost', operation, `${operation}: attempt lost (the task is not running under this attempt, or its lease expired)`, options);
     this.name = 'AttemptLostError';
+  }
+}
+
+/** A write (or a statement that is not a read) on a read handle: the database refuses it. */
+export class ReadOnlyError extends StoreError {
+  constructor(operation: string, detail: string, options?: { cause?: unknown }) {
+    super('read_only', operation, `${operation}: refused: ${detail} (a read handle cannot write; commit through ctx.commit)`, options);
+    this.name = 'ReadOnlyError';
+  }
+}
+
+/** A transaction handle used after its transaction committed or rolled back. */
+export class TransactionClosedError extends StoreError {
+  constructor(operation: string) {
+    super('transaction_closed', operation, `${operation}: the transaction of this handle has ended; write only inside the ctx.commit callback`);
+    this.name = 'TransactionClosedError';
   }
 }
 

@@ -1,7 +1,9 @@
 /**
- * Worker child process: rebuilds its own database connection from
+ * Worker child process: rebuilds its own database connections from
  * POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL, loads processors by module path, and runs one scope
- * invocation at a time on the supervisor's request. Nothing of the parent's memory is used.
+ * invocation at a time on the supervisor's request. Nothing of the parent's memory is used. The
+ * processor gets a read handle (its own read-only connection, opened on first use) and the
+ * fenced commit; the store itself stays here (RFC 6).
  */
 import { pathToFileURL } from 'node:url';
 import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
@@ -9,12 +11,14 @@ import { createLogger } from '../logging.ts';
 import { AuthorizationError, ConflictError, type Processor, type ProcessorContext } from '../sdk/processor.ts';
 import { StoreError, TermLostError } from '../store/errors.ts';
 import { openStoreLazily } from '../store/open-lazy.ts';
-import { txQuery } from '../store/tx-query.ts';
+import { lazyReadHandle, openReadHandle, type ReadHandle } from '../store/read-handle.ts';
+import { withScopedTx, type Tx } from '../store/scoped-tx.ts';
 import type { AckResult, Store } from '../store/types.ts';
 import { WORKER_GRACE_VARIABLE, type AcknowledgedGenerations, type ChildMessage, type InvokeMessage, type ParentMessage, type ResultMessage } from './protocol.ts';
 
 const logger = createLogger({ name: 'apsup-worker' });
 let store: Store | null = null;
+let reader: ReadHandle | null = null;
 const processors = new Map<string, Processor>();
 let current: AbortController | null = null;
 /** Set by SIGTERM: the process leaves as soon as the running invocation has reported. */
@@ -90,7 +94,8 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
       ...context,
       backend: db.backend,
       snapshot,
-      store: db,
+      read: reader!,
+      readBindingState: () => db.readBindingState(context.bindingName),
       logger: logger.child({ binding: context.bindingName, family: context.artifactFamily, workerId: context.workerId }),
       principal: { kind: 'background', id: `apsup-background:${context.artifactFamily}`, family: context.artifactFamily },
       signal: current.signal,
@@ -98,7 +103,7 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
         let ack: AckResult | null = null;
         // Opened with the term asserted (pc_aps_begin_fenced: one call on MySQL/OceanBase).
         return db.fencedTransaction(term, async (tx) => {
-          const result = await fn(tx);
+          const result = await withScopedTx(tx, db.backend, fn);
           if (options.acknowledge) {
             const clean = typeof options.confirmClean === 'function' ? options.confirmClean(result) : options.confirmClean;
             ack = await db.ackInvocation(term, ackOptions(clean), tx);
@@ -117,7 +122,7 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
         // this term); a processor that throws afterwards leaves the request owed.
         deferred = { confirmClean: deferred?.confirmClean === true || options.confirmClean === true };
       },
-      query: txQuery,
+      query: (tx: Tx, sql: string, params?: unknown[]) => tx.query(sql, params),
     };
     await processor.processScope(scopeId, ctx);
     if (!acknowledged && deferred) return { ...done('ok'), deferredAcknowledgement: deferred };
@@ -133,11 +138,14 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
 }
 
 async function main(): Promise<void> {
-  store = await openStoreLazily(parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]));
+  const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
+  store = await openStoreLazily(target);
+  reader = lazyReadHandle(target.backend, () => openReadHandle(target));
   let queue = Promise.resolve();
   process.on('message', (message: ParentMessage) => {
     if (message.type === 'shutdown') {
       queue = queue.then(async () => {
+        await reader?.close();
         await store?.close();
         process.exit(0);
       });

@@ -1,0 +1,58 @@
+/**
+ * The transaction handle a processor's `ctx.commit`, a task handler's `ctx.commit`/`onComplete`
+ * and a failure hook receive: statements run inside the fenced transaction only while it is
+ * open. The driver handle is never exposed, so nothing can write through it in autocommit after
+ * the commit (RFC 6, ADR T5). Statements that would end the transaction or change the session
+ * (COMMIT, SET, DDL's implicit commit, CALL of a procedure that commits) are refused, and so are
+ * writes to the supervisor's and the task system's own tables, which only their operations write.
+ */
+import { ReadOnlyError, TransactionClosedError } from './errors.ts';
+import { firstKeyword } from './read-handle.ts';
+import { txQuery } from './tx-query.ts';
+import type { Backend, TxHandle } from './types.ts';
+
+export type TxRow = Record<string, unknown>;
+
+/** A statement runner bound to one open fenced transaction. */
+export interface Tx {
+  readonly backend: Backend;
+  query(sql: string, params?: unknown[]): Promise<TxRow[]>;
+}
+
+const TX_KEYWORDS = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE', 'SHOW', 'EXPLAIN', 'DESCRIBE', 'DESC', 'INSERT', 'UPDATE', 'DELETE', 'REPLACE']);
+const WRITE_KEYWORDS = new Set(['INSERT', 'UPDATE', 'DELETE', 'REPLACE', 'WITH']);
+const OWN_TABLES = /\bpc_(?:artifact_processing_\w+|durable_tasks\w*|task_\w+|aps_\w+)\b/i;
+const OP = 'fenced transaction';
+
+export function assertTxStatement(sql: unknown): asserts sql is string {
+  if (typeof sql !== 'string' || sql.trim() === '') throw new ReadOnlyError(OP, 'an empty statement');
+  const keyword = firstKeyword(sql);
+  if (!TX_KEYWORDS.has(keyword)) throw new ReadOnlyError(OP, `${keyword || 'this'} statements cannot run in a fenced transaction`);
+  if (WRITE_KEYWORDS.has(keyword) && OWN_TABLES.test(sql) && /\b(?:INSERT|UPDATE|DELETE|REPLACE)\b/i.test(sql)) {
+    throw new ReadOnlyError(OP, 'the supervisor\'s and the task system\'s tables are written only by their operations');
+  }
+}
+
+/** Wraps a driver transaction handle; `end()` revokes it (called when the transaction ends). */
+export function scopedTx(raw: TxHandle, backend: Backend): { tx: Tx; end(): void } {
+  let open = true;
+  const tx: Tx = Object.freeze({
+    backend,
+    async query(sql: string, params: unknown[] = []) {
+      if (!open) throw new TransactionClosedError(OP);
+      assertTxStatement(sql);
+      return txQuery(raw, sql, params);
+    },
+  });
+  return { tx, end: () => { open = false; } };
+}
+
+/** Runs fn with a scoped handle on raw, revoking it when fn settles (the transaction then ends). */
+export async function withScopedTx<T>(raw: TxHandle, backend: Backend, fn: (tx: Tx) => Promise<T> | T): Promise<T> {
+  const scoped = scopedTx(raw, backend);
+  try {
+    return await fn(scoped.tx);
+  } finally {
+    scoped.end();
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * SQLite read handle: its own connection, opened read-only (SQLITE_OPEN_READONLY, so no PRAGMA
+ * can make it write) with `query_only` on. In WAL mode a reader never waits for the writer.
+ */
+import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { ReadOnlyError } from '../errors.ts';
+import { assertReadStatement, type ReadHandle, type ReadOptions, type ReadRow } from '../read-handle.ts';
+
+const OP = 'read handle';
+
+/** better-sqlite3 reports SQLITE_READONLY* for every write the read-only connection refuses. */
+export function isSqliteReadOnly(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_READONLY');
+}
+
+export class SqliteReadHandle implements ReadHandle {
+  readonly backend = 'sqlite' as const;
+  private readonly db: BetterSqlite3.Database;
+
+  constructor(db: BetterSqlite3.Database) {
+    this.db = db;
+  }
+
+  static open(file: string, busyTimeoutMs = 5000): SqliteReadHandle {
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    db.pragma('query_only = ON');
+    return new SqliteReadHandle(db);
+  }
+
+  async query(sql: string, params: unknown[] = [], options: ReadOptions = {}): Promise<ReadRow[]> {
+    assertReadStatement(OP, sql);
+    options.signal?.throwIfAborted();
+    try {
+      const stmt = this.db.prepare(sql);
+      // A statement that returns no rows and is not a read (e.g. WITH ... INSERT) is still sent:
+      // the read-only connection refuses it.
+      if (stmt.reader) return stmt.all(...params) as ReadRow[];
+      stmt.run(...params);
+      return [];
+    } catch (error) {
+      if (isSqliteReadOnly(error)) throw new ReadOnlyError(OP, 'the database refused a write', { cause: error });
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
