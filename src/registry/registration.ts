@@ -19,9 +19,12 @@ export interface ProviderContext {
   signal: AbortSignal;
   /** Upper bound of keys the provider may re-mark in this call. */
   limit: number;
-  /** Marks a scope dirty (pc_aps_mark_dirty). */
+  /** Marks a scope dirty (pc_aps_mark_dirty): the provider's only write. */
   markDirty(scopeId: string): Promise<void>;
-  /** One bounded read of the family's own domain tables (bound parameters). */
+  /**
+   * One read of the family's own domain tables (bound parameters) on a connection the database
+   * refuses writes on (ReadOnlyError); bounded by the discovery deadline and cancelled with it.
+   */
   query(sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
 }
 

@@ -8,6 +8,7 @@ import { CronExpressionParser } from 'cron-parser';
 import type { FamilyConfig } from '../config/runtime-config.ts';
 import type { Logger } from '../logging.ts';
 import { ScanStaleError, TermLostError } from '../store/errors.ts';
+import type { ReadHandle } from '../store/read-handle.ts';
 import type { SchedulePolicy, Store, Term } from '../store/types.ts';
 import { ackBatcherFor } from './ack-batcher.ts';
 import { intentReaderFor } from './intent-reader.ts';
@@ -27,6 +28,8 @@ export interface PartitionHooks {
   wake(): void;
   termLost(term: Term): void;
   currentTerm(): Term | null;
+  /** The pending-work provider's reads: a handle the database refuses writes on (RFC 1, 6). */
+  providerRead: ReadHandle;
 }
 
 type ReadySource = 'request' | 'scan' | 'retry' | 'successor';
@@ -387,7 +390,7 @@ export class FamilyPartition {
         signal: controller.signal,
         limit: 10_000,
         markDirty: async (scopeId) => { await this.store.markDirty(this.bindingName, scopeId); },
-        query: (sql, params) => this.store.domainQuery(sql, params),
+        query: (sql, params) => this.hooks.providerRead.query(sql, params, { signal: controller.signal }),
       });
       const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true }));
       await Promise.race([work, aborted]);

@@ -9,6 +9,7 @@ import { describeConfig, type RuntimeConfig } from '../config/runtime-config.ts'
 import { redactDatabaseUrl, type DatabaseTarget } from '../config/database-url.ts';
 import type { Logger } from '../logging.ts';
 import { openStore } from '../store/open.ts';
+import { lazyReadHandle, openReadHandle, type ReadHandle } from '../store/read-handle.ts';
 import type { IntentSnapshot, LeaseRead, Store, TxHandle } from '../store/types.ts';
 import { FamilyPartition, type FamilyStats } from './family-partition.ts';
 import { Supervisor } from './supervisor.ts';
@@ -40,6 +41,7 @@ export interface RuntimeStatus {
 
 export class Runtime {
   readonly store: Store;
+  private readonly providerRead: ReadHandle;
   private readonly pools: WorkerPool[] = [];
   readonly holderId: string;
   readonly supervisors: Supervisor[] = [];
@@ -51,6 +53,9 @@ export class Runtime {
 
   constructor(readonly config: RuntimeConfig, private readonly logger: Logger, options: { holderId?: string; store?: Store; workerEnv?: NodeJS.ProcessEnv } = {}) {
     this.store = options.store ?? openStore(config.database);
+    // Providers read through a connection the database refuses writes on, bounded per statement
+    // by the discovery deadline (RFC 1); opened on first use.
+    this.providerRead = lazyReadHandle(config.database.backend, () => openReadHandle(config.database, { statementTimeoutMs: config.discoveryTimeoutMs }));
     this.holderId = options.holderId ?? newHolderId();
     for (const f of config.families) this.byFamily.set(f.registration.family, { bindingName: f.registration.bindingName });
     if (config.role === 'api') return;
@@ -90,6 +95,7 @@ export class Runtime {
         wake: () => supervisor.wake(),
         termLost: (term) => supervisor.termLost(term),
         currentTerm: () => supervisor.term,
+        providerRead: this.providerRead,
       }, logger);
       supervisor.partitions.push(partition);
       this.pools.push(pool);
@@ -202,7 +208,7 @@ export class Runtime {
       // A hung connection must not keep the process from ending (the lease then expires).
       let timer: NodeJS.Timeout | undefined;
       const closed = await Promise.race([
-        this.store.close().then(() => true),
+        Promise.all([this.store.close(), this.providerRead.close()]).then(() => true),
         new Promise<boolean>((r) => { timer = setTimeout(() => r(false), CLOSE_BOUND_MS); timer.unref?.(); }),
       ]).finally(() => clearTimeout(timer));
       if (!closed) this.logger.warn({ holderId: this.holderId, boundMs: CLOSE_BOUND_MS }, 'database connections did not close in time; leaving them');

@@ -5,7 +5,12 @@
  * shutdown without requeue, and cancellation after the handler's own cleanup).
  */
 import type { Logger } from '../logging.ts';
-import type { Store, TxHandle } from '../store/types.ts';
+import type { ReadHandle } from '../store/read-handle.ts';
+import type { Tx } from '../store/scoped-tx.ts';
+import type { Backend } from '../store/types.ts';
+
+export type { ReadHandle } from '../store/read-handle.ts';
+export type { Tx } from '../store/scoped-tx.ts';
 
 export interface TaskIdentity {
   taskId: number;
@@ -19,8 +24,9 @@ export interface TaskIdentity {
 }
 
 export interface TaskContext extends TaskIdentity {
-  backend: Store['backend'];
-  store: Store;
+  backend: Backend;
+  /** Reads (the database refuses writes: ReadOnlyError); every write goes through commit/onComplete (ADR T5). */
+  read: ReadHandle;
   logger: Logger;
   /**
    * Aborted when the task must stop: timeout or graceful shutdown (SIGTERM of the worker; the
@@ -32,21 +38,24 @@ export interface TaskContext extends TaskIdentity {
   heartbeat(): Promise<void>;
   /** Progress (numbers throttled, a new message always persisted); also a control point. */
   progress(current: number | null, total?: number | null, message?: string | null): Promise<void>;
-  /** One transaction fenced by this attempt: token + unexpired lease checked first (row locked) and again after fn, before commit. */
-  commit<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T>;
+  /**
+   * One transaction fenced by this attempt: token + unexpired lease checked first (row locked)
+   * and again after fn, before commit. `tx` is valid only until fn settles.
+   */
+  commit<T>(fn: (tx: Tx) => Promise<T> | T): Promise<T>;
   /**
    * Registers the handler's last domain writes: they run inside the transaction that records the
    * task's success (pc_task_complete, fenced by the attempt), so the domain's final state and the
    * task's terminal state commit together or not at all (a loss before it leaves neither).
    */
-  onComplete(fn: (tx: TxHandle) => Promise<void> | void): void;
-  /** One parameterized statement on a transaction handle of either backend. */
-  query(tx: TxHandle, sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  onComplete(fn: (tx: Tx) => Promise<void> | void): void;
+  /** One parameterized statement on a commit's handle (the same as `tx.query`). */
+  query(tx: Tx, sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
 }
 
 export interface TaskHandlerModule {
   run(payload: unknown, ctx: TaskContext): Promise<unknown>;
-  failureHook?(tx: TxHandle, task: TaskIdentity, helpers: { query: TaskContext['query']; backend: Store['backend'] }): Promise<void>;
+  failureHook?(tx: Tx, task: TaskIdentity, helpers: { query: TaskContext['query']; backend: Backend }): Promise<void>;
 }
 
 /** Thrown at a control point after a cancel was requested; the handler's finally blocks clean up. */

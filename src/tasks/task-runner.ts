@@ -25,6 +25,7 @@ import { watchSqliteCommits } from '../runtime/sqlite-wakeup.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { AttemptLostError } from '../store/errors.ts';
 import { txQuery } from '../store/tx-query.ts';
+import { withScopedTx } from '../store/scoped-tx.ts';
 import type { TaskConfig } from './config.ts';
 import type { TaskIdentity } from './handler.ts';
 import { UnknownHandlerError, type TaskRegistry } from './registry.ts';
@@ -376,7 +377,8 @@ export class TaskRunner {
     if (!giveUp) {
       try {
         const handler = await this.registry.load(t.taskType, t.handlerVersion);
-        if (handler.failureHook) hook = (tx, task) => handler.failureHook!(tx, task, { query: txQuery, backend: this.tasks.store.backend });
+        const backend = this.tasks.store.backend;
+        if (handler.failureHook) hook = (tx, task) => withScopedTx(tx, backend, (scoped) => handler.failureHook!(scoped, task, { query: txQuery, backend }));
       } catch { /* unknown version: no hook, fail closed */ }
     }
     const maxAttempts = this.config.maxAttempts;

@@ -15,7 +15,8 @@ import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.
 import { createLogger } from '../logging.ts';
 import { AttemptLostError } from '../store/errors.ts';
 import { openStore } from '../store/open.ts';
-import { txQuery } from '../store/tx-query.ts';
+import { lazyReadHandle, openReadHandle } from '../store/read-handle.ts';
+import { withScopedTx, type Tx } from '../store/scoped-tx.ts';
 import type { BaseStore } from '../store/base-store.ts';
 import { TaskCancelledError, type TaskContext, type TaskIdentity } from './handler.ts';
 import { loadTaskRegistry } from './load.ts';
@@ -56,8 +57,14 @@ function send(message: TaskResultMessage | { type: 'ready' }): Promise<void> {
 
 async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
   const { task } = message;
-  const store = openStore(parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE])) as BaseStore;
+  const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
+  const store = openStore(target) as BaseStore;
+  // The handler's reads: a connection of its own on which the database refuses writes (ADR T5).
+  const read = lazyReadHandle(target.backend, () => openReadHandle(target));
   const tasks = new TaskStore(store);
+  const query = (tx: Tx, sql: string, params?: unknown[]) => tx.query(sql, params);
+  const hook = (tx: import('../store/types.ts').TxHandle, h: { failureHook?: import('./handler.ts').TaskHandlerModule['failureHook'] }) =>
+    withScopedTx(tx, store.backend, (scoped) => h.failureHook?.(scoped, identity, { query, backend: store.backend }));
   const controller = new AbortController();
   abortCurrent = (reason) => controller.abort(reason);
   if (terminating) controller.abort(new Error('the worker is shutting down'));
@@ -105,11 +112,11 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
       await tasks.transaction(async (tx) => tasks.fail(task.taskId, task.attemptToken, code, (error as Error).message, tx));
       return result('failed', code, (error as Error).message);
     }
-    let finalizer: ((tx: import('../store/types.ts').TxHandle) => Promise<void> | void) | null = null;
+    let finalizer: ((tx: Tx) => Promise<void> | void) | null = null;
     const ctx: TaskContext = {
       ...identity,
       backend: store.backend,
-      store,
+      read,
       logger: logger.child({ taskId: task.taskId, taskType: task.taskType, attempt: task.attemptCount }),
       signal: controller.signal,
       async heartbeat() {
@@ -129,7 +136,7 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
       async commit(fn) {
         return tasks.transaction(async (tx) => {
           await tasks.assertAttempt(tx, task.taskId, task.attemptToken);
-          const value = await fn(tx);
+          const value = await withScopedTx(tx, store.backend, fn);
           // The callback may have waited (locks, I/O) past the lease: verify the attempt again,
           // by the database clock, before the domain writes can commit; a lost attempt rolls back.
           await tasks.assertAttempt(tx, task.taskId, task.attemptToken);
@@ -139,7 +146,7 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
       onComplete(fn) {
         finalizer = fn;
       },
-      query: txQuery,
+      query,
     };
     try {
       const value = await handler.run(task.payload, ctx);
@@ -149,7 +156,7 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
       await tasks.transaction(async (tx) => {
         if (finalizer) {
           await tasks.assertAttempt(tx, task.taskId, task.attemptToken); // locks the task row first
-          await finalizer(tx);
+          await withScopedTx(tx, store.backend, finalizer);
         }
         await tasks.complete(task.taskId, task.attemptToken, value ?? null, tx);
       });
@@ -163,7 +170,7 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
         // task (e.g. a dataset left 'generating') in the same terminal transaction.
         await tasks.transaction(async (tx) => {
           await tasks.assertAttempt(tx, task.taskId, task.attemptToken);
-          await handler.failureHook?.(tx, identity, { query: txQuery, backend: store.backend });
+          await hook(tx, handler);
           await tasks.finishCancelled(task.taskId, task.attemptToken, tx);
         });
         return result('cancelled');
@@ -172,7 +179,7 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
       const errorCode = typeof code === 'string' && /^[a-z_]{1,64}$/.test(code) ? code : 'handler_failed';
       await tasks.transaction(async (tx) => {
         await tasks.assertAttempt(tx, task.taskId, task.attemptToken);
-        await handler.failureHook?.(tx, identity, { query: txQuery, backend: store.backend });
+        await hook(tx, handler);
         await tasks.fail(task.taskId, task.attemptToken, errorCode, (error as Error).message ?? String(error), tx);
       });
       return result('failed', errorCode, (error as Error).message);
@@ -183,6 +190,7 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
   } finally {
     clearInterval(timer);
     abortCurrent = null;
+    await read.close();
     await store.close();
   }
 }

@@ -7,12 +7,12 @@
  * Payload: { fileId, chunks?, chunkDelayMs?, failAtChunk? }  (failAtChunk: test hook)
  */
 import { TaskCancelledError, defineTaskHandler, type TaskContext } from '../handler.ts';
-import type { TxHandle } from '../../store/types.ts';
+import type { Tx } from '../../store/scoped-tx.ts';
 import { assertOwnedRow, ownerActive } from './fence.ts';
 
 interface Payload { fileId: string; chunks?: number; chunkDelayMs?: number; failAtChunk?: number }
 
-async function ensureFile(ctx: TaskContext, tx: TxHandle, fileId: string): Promise<void> {
+async function ensureFile(ctx: TaskContext, tx: Tx, fileId: string): Promise<void> {
   const rows = await ctx.query(tx, `SELECT file_id, task_id FROM ref_files WHERE file_id = ?${ctx.backend === 'sqlite' ? '' : ' FOR UPDATE'}`, [fileId]);
   if (rows.length === 0) await ctx.query(tx, "INSERT INTO ref_files (file_id, state) VALUES (?, 'uploaded')", [fileId]);
   else if (await ownerActive(ctx, tx, rows[0].task_id)) {
