@@ -28,6 +28,11 @@ export interface ReadHandleOptions {
   statementTimeoutMs?: number;
   /** Connections of the MySQL read pool (default 2). */
   connectionLimit?: number;
+  /**
+   * SQLite: run reads on a worker thread, so a slow read never blocks the caller's event loop
+   * and a bound or an abort ends it at once (the host's handle; a worker process reads inline).
+   */
+  thread?: boolean;
 }
 
 /** The first keywords of a read: what a read handle sends to the database. */
@@ -64,11 +69,17 @@ export function assertReadStatement(operation: string, sql: unknown): asserts sq
   if (typeof sql !== 'string' || sql.trim() === '') throw new ReadOnlyError(operation, 'an empty statement');
   const keyword = firstKeyword(sql);
   if (!READ_KEYWORDS.has(keyword)) throw new ReadOnlyError(operation, `${keyword || 'this'} is not a read statement`);
+  // A read-only transaction still lets MySQL write a server file.
+  if (/\bINTO\s+(?:OUTFILE|DUMPFILE)\b/i.test(sql)) throw new ReadOnlyError(operation, 'SELECT ... INTO OUTFILE writes a file');
 }
 
 /** Opens a read handle on a database target, loading only that backend's driver. */
 export async function openReadHandle(target: DatabaseTarget, options: ReadHandleOptions = {}): Promise<ReadHandle> {
   if (target.backend === 'sqlite') {
+    if (options.thread) {
+      const { SqliteThreadReadHandle } = await import('./sqlite/sqlite-read-thread.ts');
+      return new SqliteThreadReadHandle(target.file, options.statementTimeoutMs);
+    }
     const { SqliteReadHandle } = await import('./sqlite/sqlite-read-handle.ts');
     return SqliteReadHandle.open(target.file);
   }

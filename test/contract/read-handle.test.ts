@@ -1,6 +1,7 @@
 // The read handle (src/store/read-handle.ts) on both backends: it reads what is committed, the
 // database itself refuses a write that gets past the statement guard, and a closed handle is closed.
 import assert from 'node:assert/strict';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
 import { openReadHandle, lazyReadHandle, type ReadHandle } from '../../src/store/read-handle.ts';
 import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
@@ -51,6 +52,31 @@ for (const backend of BACKENDS) {
       assert.equal(Number((await lazy.query('SELECT COUNT(*) AS n FROM fx_read'))[0].n) >= 1, true);
       await lazy.close();
       await assert.rejects(lazy.query('SELECT 1'), { name: 'ReadOnlyError' });
+    });
+
+    test('a slow read ends at its abort or bound without blocking the caller (SQLite: on a thread; MySQL: on the server)', async () => {
+      const slow = backend === 'sqlite'
+        ? 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000000) SELECT COUNT(*) AS n FROM c'
+        // SLEEP() and BENCHMARK() return normally when the server cuts them off: a real join does not.
+        : 'SELECT COUNT(*) AS n FROM information_schema.columns a, information_schema.columns b, information_schema.columns c';
+      const handle = await openReadHandle(fx.target, { thread: true, statementTimeoutMs: 60_000 });
+      const delay = monitorEventLoopDelay({ resolution: 10 });
+      delay.enable();
+      const started = Date.now();
+      const controller = new AbortController();
+      setTimeout(() => controller.abort(new Error('deadline')), 300);
+      await assert.rejects(handle.query(slow, [], { signal: controller.signal }), /deadline/);
+      const elapsed = Date.now() - started;
+      delay.disable();
+      assert.ok(elapsed < 1500, `rejected ${elapsed} ms after the start`);
+      assert.ok(delay.percentile(99) / 1e6 < 100, `event-loop delay p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms`);
+      assert.deepEqual((await handle.query('SELECT 1 AS one')).map((r) => Number(r.one)), [1], 'the next read is served');
+      const bounded = await openReadHandle(fx.target, { thread: true, statementTimeoutMs: 300 });
+      const t0 = Date.now();
+      await assert.rejects(bounded.query(slow));
+      assert.ok(Date.now() - t0 < 2500, 'the statement bound ended it');
+      await bounded.close();
+      await handle.close();
     });
   });
 }

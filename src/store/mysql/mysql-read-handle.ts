@@ -42,7 +42,7 @@ export class MysqlReadHandle implements ReadHandle {
   private readonly verified = new WeakSet<object>();
   private readonly timeoutMs: number;
 
-  constructor(pool: Pool, timeoutMs: number) {
+  constructor(pool: Pool, timeoutMs: number, private readonly connection: MysqlConnectionOptions) {
     this.pool = pool;
     this.timeoutMs = timeoutMs;
   }
@@ -57,7 +57,7 @@ export class MysqlReadHandle implements ReadHandle {
       multipleStatements: false,
       charset: 'utf8mb4',
     });
-    return new MysqlReadHandle(pool, handleOptions.statementTimeoutMs ?? 30_000);
+    return new MysqlReadHandle(pool, handleOptions.statementTimeoutMs ?? 30_000, options);
   }
 
   /** A connection whose session is read-only and verified (once per physical connection). */
@@ -91,21 +91,41 @@ export class MysqlReadHandle implements ReadHandle {
     const { signal } = options;
     signal?.throwIfAborted();
     const conn = await this.acquire();
-    let destroyed = false;
-    const onAbort = () => { destroyed = true; conn.destroy(); };
-    signal?.addEventListener('abort', onAbort, { once: true });
+    let aborted = false;
+    let onAbort: (() => void) | null = null;
+    const abort = new Promise<never>((_, reject) => {
+      onAbort = () => {
+        aborted = true;
+        // The statement is cut off on the server too, then the connection is discarded.
+        const threadId = (conn as { threadId?: number }).threadId;
+        void this.killQuery(threadId).finally(() => conn.destroy());
+        reject(signal!.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
     try {
-      const [rows] = await conn.query(sql, params);
+      const [rows] = await Promise.race([conn.query(sql, params), abort]);
       return Array.isArray(rows) ? (rows as ReadRow[]) : [];
     } catch (error) {
-      if (destroyed && signal?.aborted) throw signal.reason;
+      if (aborted) throw signal!.reason;
       if ((error as { errno?: number }).errno === ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION) {
         throw new ReadOnlyError(OP, 'the database refused a write', { cause: error });
       }
       throw error;
     } finally {
-      signal?.removeEventListener('abort', onAbort);
-      if (!destroyed) conn.release();
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      if (!aborted) conn.release();
+    }
+  }
+
+  /** KILL QUERY of an aborted read, on a connection of its own (the pool may be busy). */
+  private async killQuery(threadId: number | undefined): Promise<void> {
+    if (!Number.isSafeInteger(threadId)) return;
+    try {
+      const killer = await mysql.createConnection(this.connection);
+      await killer.query('KILL QUERY ?', [threadId]).finally(() => killer.end());
+    } catch {
+      // The server's statement bound ends it anyway.
     }
   }
 
