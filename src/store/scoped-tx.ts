@@ -21,7 +21,9 @@ export interface Tx {
 
 const TX_KEYWORDS = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE', 'SHOW', 'EXPLAIN', 'DESCRIBE', 'DESC', 'INSERT', 'UPDATE', 'DELETE', 'REPLACE']);
 const WRITE_KEYWORDS = new Set(['INSERT', 'UPDATE', 'DELETE', 'REPLACE', 'WITH']);
-const OWN_TABLES = /\bpc_(?:artifact_processing_\w+|durable_tasks\w*|task_\w+|aps_\w+)\b/i;
+// The supervisor's and the task system's tables (not the legacy Topic tables of PR #1490, e.g.
+// pc_artifact_processing_pending, which belong to the Topic processor).
+const OWN_TABLES = /\b(?:pc_aps_\w+|pc_durable_task\w*|pc_artifact_processing_(?:binding_states|fence_slots|intents|lease_fences|leases|runtime)\w*)\b/i;
 const OP = 'fenced transaction';
 
 export function assertTxStatement(sql: unknown): asserts sql is string {
