@@ -240,7 +240,7 @@ export class MysqlStore extends BaseStore {
   /**
    * On one pool connection: open a transaction, run fn, COMMIT; ROLLBACK on any error (also of the
    * opening). Under the transaction bound (MySQL: set around the transaction); a transaction the
-   * server ended before the COMMIT was sent raises TransactionEndedError.
+   * server ended before one of its statements or the COMMIT was sent raises TransactionEndedError.
    */
   private async inTransaction<T>(open: (conn: PoolConnection) => Promise<void>, fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {
     const conn = await this.acquire();
@@ -249,15 +249,12 @@ export class MysqlStore extends BaseStore {
       for (const sql of bound.open) await conn.query(sql);
       await open(conn);
       const result = await fn(conn);
-      try {
-        await conn.query('COMMIT');
-      } catch (error) {
-        throw wasClosedBeforeSend(error) ? new TransactionEndedError(this.transactionBoundMs, { cause: error }) : error;
-      }
+      await conn.query('COMMIT');
       return result;
     } catch (error) {
       await conn.query('ROLLBACK').catch(() => undefined);
-      throw error;
+      // A statement (or the COMMIT) that never reached the server: the server had ended the transaction.
+      throw wasClosedBeforeSend(error) ? new TransactionEndedError(this.transactionBoundMs, { cause: error }) : error;
     } finally {
       try {
         for (const sql of bound.close) await conn.query(sql);

@@ -57,15 +57,19 @@ export function boundStatements(engine: MysqlEngine, boundMs: number): BoundStat
   }
 }
 
-/** A store transaction the server ended before its COMMIT was sent: nothing of it was committed. */
+/** A store transaction the server ended before its COMMIT could be sent: nothing of it was committed. */
 export class TransactionEndedError extends Error {
   constructor(boundMs: number, options?: { cause?: unknown }) {
-    super(`the server ended the transaction before its COMMIT (open and idle past the ${boundMs} ms transaction bound, or its connection was lost); nothing was committed`, options);
+    super(`the server ended the transaction before it could commit (it stayed open and idle past the ${boundMs} ms transaction bound, or its connection was lost); nothing was committed`, options);
     this.name = 'TransactionEndedError';
   }
 }
 
-/** True when mysql2 refused the command because the connection was already closed (the command was never sent). */
+/**
+ * True when the command never reached the server: mysql2 refused it on a connection already
+ * closed, or writing it failed because the server had reset the connection (a read error after
+ * sending would be ambiguous and is not matched).
+ */
 export function wasClosedBeforeSend(error: unknown): boolean {
-  return /closed state/i.test((error as Error)?.message ?? '');
+  return /closed state|^write (ECONNRESET|EPIPE)\b/i.test((error as Error)?.message ?? '');
 }
