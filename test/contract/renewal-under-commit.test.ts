@@ -85,14 +85,35 @@ describe('[mysql] renewal under a held fenced commit', () => {
     } finally {
       await renewals.stop();
     }
+    const slowest = Math.max(...renewals.latencies);
+    console.log(`held ${heldFor.toFixed(0)} ms; ${renewals.latencies.length} renewals, slowest ${slowest.toFixed(0)} ms; failure: ${String(renewals.failure())}`);
     assert.equal(renewals.failure(), null, `a renewal failed while the commit was held: ${String(renewals.failure())}`);
     assert.ok(renewals.latencies.length >= 3 * TTL_MS / (RENEW_EVERY_MS + PROMPT_MS), `only ${renewals.latencies.length} renewals answered in ${heldFor.toFixed(0)} ms`);
-    const slowest = Math.max(...renewals.latencies);
-    console.log(`held ${heldFor.toFixed(0)} ms; ${renewals.latencies.length} renewals, slowest ${slowest.toFixed(0)} ms`);
     assert.ok(slowest < PROMPT_MS, `a renewal waited ${slowest.toFixed(0)} ms (renewals: ${renewals.latencies.map((l) => l.toFixed(0)).join(', ')})`);
     const lease = await fx.store.readLease(key);
     assert.deepEqual([lease.holderId, lease.supervisorGeneration, lease.live], ['leader-a', term.supervisorGeneration, true], 'the term was kept');
     assert.equal((await fx.store.readIntent('held-commit', 'k'))?.dirtyGeneration, 1, 'the held commit committed under the kept term');
+  });
+
+  test('a fenced opening never waits for a renewal in progress (the lease row is read without a lock)', async () => {
+    const key = 'artifact:renewal-in-progress';
+    const term = asTerm(key, await leader.acquireTerm(key, 'leader-a', 30_000));
+    // A renewal's lock on the lease row, held open by hand.
+    const renewal = await leader.pool.getConnection();
+    try {
+      await renewal.query('START TRANSACTION');
+      await renewal.query('SELECT expires_at FROM pc_artifact_processing_leases WHERE supervisor_key = ? FOR UPDATE', [key]);
+      await renewal.query('UPDATE pc_artifact_processing_leases SET renewed_at = UTC_TIMESTAMP(3) WHERE supervisor_key = ?', [key]);
+      const started = performance.now();
+      const opened = worker.fencedTransaction(term, (tx) => worker.markDirty('renewal-in-progress', 'k', tx));
+      const state = await Promise.race([opened.then(() => 'committed'), new Promise<string>((r) => setTimeout(() => r('waiting'), 2000))]);
+      assert.equal(state, 'committed', 'the fenced transaction waited for the lease row lock');
+      assert.ok(performance.now() - started < 2000);
+    } finally {
+      await renewal.query('ROLLBACK');
+      renewal.release();
+    }
+    assert.equal((await fx.store.readIntent('renewal-in-progress', 'k'))?.dirtyGeneration, 1);
   });
 
   test('a takeover racing an open fenced transaction: it waits for it, the commit lands first, the old term is fenced out after', async () => {
