@@ -1,9 +1,17 @@
 -- Operation: pc_aps_acquire_term   (SQLite twin: sql/sqlite/pc_aps_acquire_term.sql; TypeScript: Store.acquireTerm)
--- Purpose: a candidate tries to take the term of a supervisor key (lease row and its 32 fence rows). Atomic under the lease row
+-- Purpose: a candidate tries to take the term of a supervisor key. Atomic under the lease row
 --   lock: a free lease (holder NULL) or an expired one (expires_at <= UTC_TIMESTAMP(3)) is taken
 --   over and supervisor_generation is incremented, so a holder that lost the lease and wins it
 --   again gets a new generation (no ABA). The live holder calling again only extends its expiry
 --   (generation unchanged). Any other caller gets outcome 'standby': not an error.
+-- Fencing (migration 0015, COMPATIBILITY, fencing without renewal locks): a takeover writes the
+--   new holder and generation to all 32 fence rows of the key in its transaction, so it waits
+--   for every open fenced transaction of the old term (each holds its fence row FOR UPDATE, see
+--   pc_aps_assert_term) and commits only after they ended; once it commits, every later
+--   assertion of the old term fails. The new expiry is computed from the clock read AFTER that
+--   wait, so the new term gets its full TTL. The live holder's extension ('renewed') writes the
+--   lease row only, like pc_aps_renew_term, and never waits for a fenced transaction; a
+--   'standby' answer writes nothing.
 -- Transaction: owns its transaction (START TRANSACTION ... COMMIT). Do not call inside an open
 --   transaction: START TRANSACTION would commit it implicitly.
 -- Holder ids are compared as bytes (CAST ... AS BINARY): variables and parameters take the
@@ -63,24 +71,23 @@ BEGIN
        SET expires_at = v_expires, renewed_at = v_now, updated_at = v_now
      WHERE supervisor_key = p_supervisor_key;
     SET v_outcome = 'renewed';
-  -- Fence rows follow the lease row in the same transaction (all 32 slots, see migration 0007).
-  INSERT INTO pc_artifact_processing_lease_fences (supervisor_key, fence_slot, holder_id, supervisor_generation, expires_at)
-  SELECT p_supervisor_key, s.fence_slot, v_holder, v_generation, v_expires FROM pc_artifact_processing_fence_slots s
-  ON DUPLICATE KEY UPDATE holder_id = v_holder, supervisor_generation = v_generation, expires_at = v_expires;
 
   ELSEIF v_holder IS NULL OR (v_expires IS NOT NULL AND v_expires <= v_now) THEN
     SET v_generation = v_generation + 1;
     SET v_holder = p_holder_id;
+    -- Fence rows first (all 32 slots, migration 0007; holder and generation only, 0015): this
+    -- waits for every open fenced transaction of the old term, under the lease row lock.
+    INSERT INTO pc_artifact_processing_lease_fences (supervisor_key, fence_slot, holder_id, supervisor_generation)
+    SELECT p_supervisor_key, s.fence_slot, v_holder, v_generation FROM pc_artifact_processing_fence_slots s
+    ON DUPLICATE KEY UPDATE holder_id = v_holder, supervisor_generation = v_generation;
+    -- The new term's expiry counts from after that wait.
+    SET v_now = UTC_TIMESTAMP(3);
     SET v_expires = DATE_ADD(v_now, INTERVAL p_ttl_ms * 1000 MICROSECOND);
     UPDATE pc_artifact_processing_leases
        SET holder_id = v_holder, supervisor_generation = v_generation, expires_at = v_expires,
            acquired_at = v_now, renewed_at = v_now, updated_at = v_now
      WHERE supervisor_key = p_supervisor_key;
     SET v_outcome = 'acquired';
-  -- Fence rows follow the lease row in the same transaction (all 32 slots, see migration 0007).
-  INSERT INTO pc_artifact_processing_lease_fences (supervisor_key, fence_slot, holder_id, supervisor_generation, expires_at)
-  SELECT p_supervisor_key, s.fence_slot, v_holder, v_generation, v_expires FROM pc_artifact_processing_fence_slots s
-  ON DUPLICATE KEY UPDATE holder_id = v_holder, supervisor_generation = v_generation, expires_at = v_expires;
 
   ELSE
     SET v_outcome = 'standby';

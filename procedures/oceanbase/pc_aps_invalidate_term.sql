@@ -4,6 +4,9 @@
 --   With an expected holder and generation (shutdown), only that term is invalidated. With both
 --   NULL (administrative mode switch), the current term is invalidated whoever holds it; a key
 --   that has no row yet gets one at generation 1, so the key exists with an advanced generation.
+-- Fencing: the fence rows (holder and generation only since migration 0015) are written with the
+--   lease row in this transaction, so it waits for every open fenced transaction of the key
+--   (pc_aps_assert_term locks its fence row until commit) and none of the old term commits after it.
 -- Transaction: owns its transaction. Do not call inside an open transaction.
 -- Holder ids are compared as bytes (CAST ... AS BINARY): variables and parameters take the
 --   database default collation, which may be case-insensitive (COMPATIBILITY, character set row).
@@ -60,7 +63,7 @@ BEGIN
      SET holder_id = NULL, supervisor_generation = v_generation, expires_at = NULL, updated_at = v_now
    WHERE supervisor_key = p_supervisor_key;
   UPDATE pc_artifact_processing_lease_fences
-     SET holder_id = NULL, supervisor_generation = v_generation, expires_at = NULL
+     SET holder_id = NULL, supervisor_generation = v_generation
    WHERE supervisor_key = p_supervisor_key;
   COMMIT;
 

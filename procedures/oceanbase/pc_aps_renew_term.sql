@@ -1,11 +1,17 @@
 -- Operation: pc_aps_renew_term   (SQLite twin: sql/sqlite/pc_aps_renew_term.sql; TypeScript: Store.renewTerm)
--- Purpose: the live holder extends its lease (lease row and its 32 fence rows). The generation never changes on renewal. A term
---   that has already expired cannot be renewed, even if nobody took it over: the holder must
---   stop dispatching and acquire again (which yields a new generation).
--- Locks: the lease row first (SELECT ... FOR UPDATE), then its fence rows, the same order as
---   pc_aps_acquire_term and pc_aps_invalidate_term (COMPATIBILITY, lock order), so a renewal racing
---   a takeover at expiry waits for it and gets term_lost, never a deadlock. The term is validated on
---   the locked lease row with the clock read after the lock.
+-- Purpose: the live holder extends its lease. Writes the lease row only (expires_at, renewed_at):
+--   since migration 0015 the fence rows carry holder and generation, which a renewal does not
+--   change, so a renewal never waits for a fenced business transaction (they lock fence rows;
+--   pc_aps_assert_term reads the expiry from the lease row without a lock). The generation never
+--   changes on renewal. A term that has already expired cannot be renewed, even if nobody took it
+--   over: the holder must stop dispatching and acquire again (which yields a new generation).
+-- Locks: the lease row only (SELECT ... FOR UPDATE), the first lock of pc_aps_acquire_term and
+--   pc_aps_invalidate_term too (COMPATIBILITY, lock order), so a renewal racing a takeover at
+--   expiry waits for it and gets term_lost, never a deadlock. The term is validated on the locked
+--   lease row with the clock read after the lock. It can wait only for another term procedure
+--   of the same key (which holds the lease row while it waits for the fence rows of open fenced
+--   transactions: a takeover of an EXPIRED term, or an invalidation, after which this renewal
+--   gets term_lost anyway).
 -- Transaction: owns its transaction. Do not call inside an open transaction.
 -- Holder ids are compared as bytes (CAST ... AS BINARY): variables and parameters take the
 --   database default collation, which may be case-insensitive (COMPATIBILITY, character set row).
@@ -61,9 +67,6 @@ BEGIN
   SET v_expires = DATE_ADD(v_now, INTERVAL p_ttl_ms * 1000 MICROSECOND);
   UPDATE pc_artifact_processing_leases
      SET expires_at = v_expires, renewed_at = v_now, updated_at = v_now
-   WHERE supervisor_key = p_supervisor_key;
-  UPDATE pc_artifact_processing_lease_fences
-     SET expires_at = v_expires
    WHERE supervisor_key = p_supervisor_key;
   COMMIT;
 

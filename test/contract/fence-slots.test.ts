@@ -1,6 +1,7 @@
 // MySQL/OceanBase fence slots (migration 0007): fenced transactions on connections of different
 // slots hold their assertion locks at the same time; a takeover still waits for every one of them
-// and fences them out once it commits.
+// and fences them out once it commits. Since 0015 fence rows carry holder and generation only
+// (a renewal writes the lease row alone).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { PoolConnection } from 'mysql2/promise';
@@ -18,16 +19,21 @@ describe('[mysql] fence slots', () => {
   before(async () => { fx = await createBackend('mysql'); });
   after(async () => { await fx.cleanup(); });
 
-  test('every term change keeps 32 fence rows equal to the lease row', async () => {
+  test('every term change keeps 32 fence rows at the lease row\'s holder and generation; expiry lives on the lease row only', async () => {
     const a = await fx.store.acquireTerm('artifact:slots', 'holder-a', 60_000);
     const check = async (holder: string | null, generation: number) => {
       const rows = await fx.query('SELECT holder_id, supervisor_generation, expires_at FROM pc_artifact_processing_lease_fences WHERE supervisor_key = ?', ['artifact:slots']);
-      const lease = (await fx.query('SELECT holder_id, supervisor_generation, expires_at FROM pc_artifact_processing_leases WHERE supervisor_key = ?', ['artifact:slots']))[0];
+      const lease = (await fx.query('SELECT holder_id, supervisor_generation FROM pc_artifact_processing_leases WHERE supervisor_key = ?', ['artifact:slots']))[0];
       assert.equal(rows.length, 32);
-      for (const r of rows) assert.deepEqual([r.holder_id, Number(r.supervisor_generation), String(r.expires_at)], [holder, generation, String(lease.expires_at)]);
+      assert.deepEqual([lease.holder_id, Number(lease.supervisor_generation)], [holder, generation]);
+      for (const r of rows) assert.deepEqual([r.holder_id, Number(r.supervisor_generation), r.expires_at], [holder, generation, null]);
     };
     await check('holder-a', a.supervisorGeneration);
-    await fx.store.renewTerm({ supervisorKey: 'artifact:slots', holderId: 'holder-a', supervisorGeneration: a.supervisorGeneration }, 90_000);
+    const renewed = await fx.store.renewTerm({ supervisorKey: 'artifact:slots', holderId: 'holder-a', supervisorGeneration: a.supervisorGeneration }, 90_000);
+    assert.ok(renewed.expiresAt!.getTime() > a.expiresAt!.getTime());
+    await check('holder-a', a.supervisorGeneration);
+    // The live holder acquiring again extends the lease row only, like a renewal.
+    assert.equal((await fx.store.acquireTerm('artifact:slots', 'holder-a', 90_000)).outcome, 'renewed');
     await check('holder-a', a.supervisorGeneration);
     const inv = await fx.store.invalidateTerm('artifact:slots');
     await check(null, inv.supervisorGeneration);

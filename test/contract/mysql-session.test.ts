@@ -2,6 +2,8 @@
 // isolation, sql_mode and the character set):
 //   * every pool connection and the migration connection run READ COMMITTED with the pinned
 //     sql_mode (no NO_BACKSLASH_ESCAPES), verified before use; procedures are created with it;
+//   * every pool connection is bounded on the server in how long a transaction may stay idle
+//     (transaction-bound.ts; the SIGSTOP test is paused-worker.test.ts);
 //   * a connection the caller passes in is checked once: another isolation level or
 //     NO_BACKSLASH_ESCAPES is refused with a clear error, and nothing is written;
 //   * a database whose default character set is not utf8mb4 is refused by `migrate up` before any
@@ -54,6 +56,21 @@ describe('[mysql] sessions: READ COMMITTED and the pinned sql_mode', () => {
     })));
     assert.ok(new Set(sessions.map((s) => s.id)).size >= 2, 'more than one physical connection was used');
     for (const s of sessions) assert.deepEqual([s.isolation, s.mode, s.tz], ['READ-COMMITTED', MYSQL_SQL_MODE, '+00:00']);
+  });
+
+  test('every pool connection carries the transaction bound (MariaDB: idle_transaction_timeout, whole seconds; one lease TTL by default)', async () => {
+    const t = fx.target as MysqlTarget;
+    const bounded = MysqlStore.open({ host: t.host, port: t.port, user: t.user, password: t.password, database: t.database }, 2, { transactionBoundMs: 2500 });
+    try {
+      const seconds = await Promise.all([store, bounded].map((s) => s.transaction(async (tx) => {
+        const [rows] = await (tx as mysql.PoolConnection).query('SELECT @@SESSION.idle_transaction_timeout AS t');
+        return Number((rows as Array<{ t: unknown }>)[0].t);
+      })));
+      assert.deepEqual(seconds, [Math.ceil(store.transactionBoundMs / 1000), 3]);
+      assert.throws(() => MysqlStore.open({ host: t.host, port: t.port, user: t.user, password: t.password, database: t.database }, 1, { transactionBoundMs: 500 }), /transaction bound/);
+    } finally {
+      await bounded.close();
+    }
   });
 
   test('every procedure was created with the pinned sql_mode (the migration connection pins it too)', async () => {

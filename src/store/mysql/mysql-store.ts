@@ -4,7 +4,8 @@
  * connection is set to READ COMMITTED (OceanBase's default; no reliance on gap locks), to UTC and
  * to a pinned sql_mode, and the setup is verified before the connection serves an operation. A
  * connection the caller passes in (its own transaction) is checked once: READ COMMITTED and no
- * NO_BACKSLASH_ESCAPES, or the operation is refused.
+ * NO_BACKSLASH_ESCAPES, or the operation is refused. The server also bounds how long a
+ * transaction of the store can stay open while its client is idle (transaction-bound.ts).
  */
 import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection, Connection } from 'mysql2/promise';
@@ -13,6 +14,7 @@ import { InvalidArgumentError, isStoreErrorCode, storeErrorFromCode } from '../e
 import { OPERATIONS, type OperationName } from '../operations.ts';
 import type { Row } from '../rows.ts';
 import type { Term, TxHandle } from '../types.ts';
+import { boundStatements, checkTransactionBound, engineOf, TransactionEndedError, transactionBoundFromEnv, wasClosedBeforeSend, type MysqlEngine } from './transaction-bound.ts';
 
 /**
  * The sql_mode of every connection of the store and of the migration connection (so every
@@ -55,6 +57,8 @@ export async function sessionProblem(conn: Queryable): Promise<string | null> {
 
 /** Physical connections whose session was verified (keyed by mysql2's core connection object). */
 const verified = new WeakSet<object>();
+/** The engine of each verified pool connection, whose transaction bound is set. */
+const engines = new WeakMap<object, MysqlEngine>();
 
 function coreOf(conn: object): object {
   return (conn as { connection?: object }).connection ?? conn;
@@ -107,18 +111,25 @@ function isConnection(tx: TxHandle): tx is Connection | PoolConnection {
   return typeof (tx as Connection).query === 'function' && typeof (tx as Connection).execute === 'function';
 }
 
+export interface MysqlStoreOptions {
+  /** How long a transaction of the store may stay open and idle on the server; default one lease TTL from the environment. */
+  transactionBoundMs?: number;
+}
+
 export class MysqlStore extends BaseStore {
   readonly backend = 'mysql' as const;
   readonly pool: Pool;
+  readonly transactionBoundMs: number;
   private readonly callSql = new Map<OperationName, string>();
 
-  constructor(pool: Pool) {
+  constructor(pool: Pool, options: MysqlStoreOptions = {}) {
     super();
     this.pool = pool;
+    this.transactionBoundMs = checkTransactionBound(options.transactionBoundMs ?? transactionBoundFromEnv());
   }
 
-  static open(options: MysqlConnectionOptions, connectionLimit?: number): MysqlStore {
-    return new MysqlStore(createMysqlPool(options, connectionLimit));
+  static open(options: MysqlConnectionOptions, connectionLimit?: number, storeOptions?: MysqlStoreOptions): MysqlStore {
+    return new MysqlStore(createMysqlPool(options, connectionLimit), storeOptions);
   }
 
   private sqlFor(op: OperationName): string {
@@ -137,6 +148,10 @@ export class MysqlStore extends BaseStore {
     try {
       const problem = await sessionProblem(conn);
       if (problem) throw new Error(`MySQL session setup failed: ${problem}`);
+      const [rows] = await conn.query('SELECT VERSION() AS version');
+      const engine = engineOf(String((rows as Array<{ version: unknown }>)[0].version));
+      for (const sql of boundStatements(engine, this.transactionBoundMs).session) await conn.query(sql);
+      engines.set(coreOf(conn), engine);
     } catch (error) {
       conn.destroy();
       throw error;
@@ -222,19 +237,31 @@ export class MysqlStore extends BaseStore {
     }, fn);
   }
 
-  /** On one pool connection: open a transaction, run fn, COMMIT; ROLLBACK on any error (also of the opening). */
+  /**
+   * On one pool connection: open a transaction, run fn, COMMIT; ROLLBACK on any error (also of the
+   * opening). Under the transaction bound (MySQL: set around the transaction); a transaction the
+   * server ended before one of its statements or the COMMIT was sent raises TransactionEndedError.
+   */
   private async inTransaction<T>(open: (conn: PoolConnection) => Promise<void>, fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {
     const conn = await this.acquire();
+    const bound = boundStatements(engines.get(coreOf(conn)) ?? 'mysql', this.transactionBoundMs);
     try {
+      for (const sql of bound.open) await conn.query(sql);
       await open(conn);
       const result = await fn(conn);
       await conn.query('COMMIT');
       return result;
     } catch (error) {
       await conn.query('ROLLBACK').catch(() => undefined);
-      throw error;
+      // A statement (or the COMMIT) that never reached the server: the server had ended the transaction.
+      throw wasClosedBeforeSend(error) ? new TransactionEndedError(this.transactionBoundMs, { cause: error }) : error;
     } finally {
-      conn.release();
+      try {
+        for (const sql of bound.close) await conn.query(sql);
+        conn.release();
+      } catch {
+        conn.destroy();
+      }
     }
   }
 

@@ -1,0 +1,28 @@
+-- Migration 0015 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): a renewal never waits on a
+-- business transaction (issue 17 item 2, RFC 1).
+--
+-- Before: pc_aps_renew_term wrote expires_at on the lease row AND on all 32 fence rows, while a
+-- fenced transaction (pc_aps_assert_term, pc_aps_begin_fenced) holds its fence row FOR UPDATE
+-- until it commits: one slow ctx.commit held up every renewal of the key, and the leader lost
+-- its lease (measured on MariaDB 10.11, TTL 1 s, a commit held 3 s: a renewal waited 3 s, the
+-- term expired).
+-- After: expiry lives only on the lease row. Fence rows carry holder and generation, which only
+-- a term change writes (takeover, invalidation, mode switch, adoption); pc_aps_assert_term locks
+-- its fence row (holder, generation) and reads holder, generation and expiry from the lease row
+-- with a plain consistent read (no lock), so:
+--   * pc_aps_renew_term writes the lease row only and never waits for a fenced transaction;
+--   * a takeover still writes all 32 fence rows, so it waits for every open fenced transaction of
+--     the old term and none of them can commit after it (the proof is in the header of
+--     pc_aps_assert_term and in COMPATIBILITY.md, fencing without renewal locks);
+--   * pc_aps_acquire_term computes the new term's expiry after that wait (full TTL), and the live
+--     holder's re-acquisition ('renewed') writes the lease row only;
+--   * pc_aps_invalidate_term no longer writes the fence rows' expiry.
+-- The column pc_artifact_processing_lease_fences.expires_at stays (pc_aps_switch_mode and the
+-- adoption procedure write NULL to it) but is no longer read; it is cleared here so it holds no
+-- stale expiry. Irreversible by design (no down file): the previous procedure texts are not kept.
+UPDATE pc_artifact_processing_lease_fences SET expires_at = NULL WHERE expires_at IS NOT NULL;
+
+-- @procedure pc_aps_assert_term sha256=30a2b169f72bede8b1892f9854f567734a5e11e338cbbb671593b6f7ca968037
+-- @procedure pc_aps_renew_term sha256=07d9d842019df3a73912876ab75d230699e95b2ff33cf347dce7ea841b6b9829
+-- @procedure pc_aps_acquire_term sha256=c0ae1640fb4f9b9507994021df3e69b264cec2813c04cf26f8166287705144fe
+-- @procedure pc_aps_invalidate_term sha256=d8f2318ca29651b7504da11f7d180466b143eb711183c989fe0822d80e8b2e6e

@@ -1,0 +1,99 @@
+// Issue 17 items 2 and 3 between real processes on MariaDB (RFC 1: one scope's slowness never
+// stalls the renewal loop nor masquerades as a loss of leadership). `apsup run` candidates with
+// the recorder processor (TTL 2 s, renewal 0.4 s):
+//   * a worker whose ctx.commit runs a statement for 3 TTLs: the leader keeps renewing and keeps
+//     its term, another family is served meanwhile, and the slow commit commits;
+//   * leader and worker SIGSTOPped while the worker's fenced transaction is open: the standby
+//     leads within TTL + the transaction bound (one TTL) + a renewal period and scheduling slack;
+//     resumed, the stale commit is refused and leaves no business row.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
+import { ALPHA_BINDING, BETA_BINDING } from '../fixtures/failover/families.ts';
+import { RENEW_MS, RuntimeProcess, TTL_MS, killEverything, makeFixtureDir, trackPid, waitForJsonFile } from '../fixtures/failover/harness.ts';
+import { EFFECTS_DDL, heldFile, holdFile, outcomeFile, releaseFile, writeJsonAtomic, type HeldRecord, type OutcomeRecord } from '../fixtures/failover/protocol.ts';
+
+const TERM_ACQUIRED = 'term acquired; recovering from persisted state';
+const STANDBY = 'standby: another candidate holds the term';
+const ACKED = 'scope invocation acknowledged';
+/** The workers' transaction bound: one TTL (they inherit the runtime's lease TTL). */
+const BOUND_MS = TTL_MS;
+const SLACK_MS = 2000;
+
+describe('[mysql] slow and paused commits between real processes', () => {
+  let fx: BackendFixture;
+  let dir: string;
+  before(async () => {
+    fx = await createBackend('mysql');
+    await fx.query(EFFECTS_DDL);
+    dir = makeFixtureDir('paused-commit');
+  });
+  after(async () => {
+    killEverything();
+    await fx?.cleanup();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const effects = (scope: string) => fx.query('SELECT supervisor_generation FROM fo_effects WHERE scope_id = ? ORDER BY supervisor_generation', [scope]);
+
+  test('a commit running a statement for 3 TTLs: the term is kept, another family is served, the commit commits', async () => {
+    const leader = new RuntimeProcess('slow-leader', { url: fx.url, fixtureDir: dir, role: 'background' });
+    try {
+      const acquired = await leader.waitForMsg(TERM_ACQUIRED, {}, 20_000);
+      const generation = acquired.supervisorGeneration as number;
+      writeJsonAtomic(holdFile(dir, 'fo-alpha', 'slow'), { sleepInCommitSeconds: (3 * TTL_MS) / 1000 });
+      await fx.store.acceptRequest(ALPHA_BINDING, 'slow');
+      await waitForJsonFile<HeldRecord>(heldFile(dir, 'fo-alpha', 'slow', generation), 20_000);
+      const heldAt = performance.now();
+      // While the slow commit holds its fence row: another family's request is served.
+      await fx.store.acceptRequest(BETA_BINDING, 'meanwhile');
+      await leader.waitForLog((l) => l.msg === ACKED && l.scope === 'meanwhile', 3 * TTL_MS, 'the other family acknowledged during the slow commit');
+      const outcome = await waitForJsonFile<OutcomeRecord>(outcomeFile(dir, 'fo-alpha', 'slow', generation), 6 * TTL_MS);
+      console.log(`slow commit ${outcome.status} after ${(performance.now() - heldAt).toFixed(0)} ms held`);
+      assert.equal(outcome.status, 'committed', `the slow commit: ${JSON.stringify(outcome)}`);
+      assert.deepEqual(leader.own(/term lost/).map((l) => l.reason), [], 'the leader never lost its term');
+      const lease = await fx.store.readLease('global');
+      assert.deepEqual([lease.supervisorGeneration, lease.live], [generation, true]);
+      assert.deepEqual((await effects('slow')).map((r) => Number(r.supervisor_generation)), [generation]);
+    } finally {
+      await leader.stop();
+    }
+  });
+
+  test('leader and worker SIGSTOPped inside the commit: the standby leads within TTL + bound; resumed, the stale commit is refused', async () => {
+    const a = new RuntimeProcess('paused-leader', { url: fx.url, fixtureDir: dir, role: 'background' });
+    const acquired = await a.waitForMsg(TERM_ACQUIRED, {}, 20_000);
+    const gA = acquired.supervisorGeneration as number;
+    const b = new RuntimeProcess('paused-standby', { url: fx.url, fixtureDir: dir, role: 'background' });
+    await b.waitForMsg(STANDBY, {}, 20_000);
+    writeJsonAtomic(holdFile(dir, 'fo-alpha', 'paused'), { insideCommit: true, generations: [gA] });
+    await fx.store.acceptRequest(ALPHA_BINDING, 'paused');
+    const held = await waitForJsonFile<HeldRecord>(heldFile(dir, 'fo-alpha', 'paused', gA), 20_000);
+    trackPid(held.pid);
+    process.kill(held.pid, 'SIGSTOP');
+    process.kill(a.pid, 'SIGSTOP');
+    const pausedAt = performance.now();
+    try {
+      const bound = TTL_MS + BOUND_MS + RENEW_MS + SLACK_MS;
+      const led = await b.waitForMsg(TERM_ACQUIRED, {}, bound).catch(() => null);
+      const tookMs = performance.now() - pausedAt;
+      console.log(`standby ${led ? `led ${tookMs.toFixed(0)} ms` : `did not lead within ${tookMs.toFixed(0)} ms`} after the pause (TTL ${TTL_MS} ms, bound ${BOUND_MS} ms)`);
+      assert.ok(led, `the standby did not lead within ${bound} ms while leader and worker were paused`);
+      assert.ok((led.supervisorGeneration as number) > gA);
+    } finally {
+      process.kill(a.pid, 'SIGCONT');
+      process.kill(held.pid, 'SIGCONT');
+    }
+    fs.writeFileSync(releaseFile(dir, 'fo-alpha', 'paused', gA), '');
+    const outcome = await waitForJsonFile<OutcomeRecord>(outcomeFile(dir, 'fo-alpha', 'paused', gA), 15_000);
+    console.log(`stale commit: ${outcome.status} (${outcome.name}: ${outcome.message})`);
+    assert.equal(outcome.status, 'rejected');
+    // The new leader serves the key under its own term; the stale transaction left nothing.
+    await waitFor(async () => (await effects('paused')).length > 0, 20_000);
+    const gens = (await effects('paused')).map((r) => Number(r.supervisor_generation));
+    assert.ok(gens.every((g) => g > gA), `no business row of the stale term: ${JSON.stringify(gens)}`);
+    await b.stop();
+    await a.stop().catch(() => undefined);
+  });
+});
