@@ -19,6 +19,7 @@ import { adoptCommand, adoptionPlanFor } from './adopt.ts';
 import { maintenanceCommand } from './maintenance.ts';
 import { StoreError } from '../store/errors.ts';
 import { AdoptionRequiredError } from '../migrations/adoption-detect.ts';
+import { RegistrationError } from '../registry/registration.ts';
 
 const USAGE = `usage:
   apsup migrate up       apply pending migrations (and install stored procedures on MySQL/OceanBase)
@@ -134,7 +135,7 @@ async function start(): Promise<number> {
   });
   const logger = createLogger();
   let demo: NodeJS.Timeout | null = null;
-  const code = await runUntilSignal({ logger }, async (runtime) => {
+  const code = await runUntilSignal({ logger, demo: true, command: 'start' }, async (runtime) => {
     demo = await seedDemo(runtime, logger);
     console.error('apsup: running the reference families on the embedded database; Ctrl-C stops cleanly');
   });
@@ -147,7 +148,7 @@ async function intent(kind: 'trigger' | 'mark-dirty', family: string | undefined
     console.error(USAGE);
     return 2;
   }
-  const { config } = await buildRuntimeConfig({ familiesModule, role: undefined });
+  const { config } = await buildRuntimeConfig({ familiesModule, role: undefined, command: kind });
   const f = config.families.find((x) => x.registration.family === family);
   if (!f) {
     console.error(`apsup: unknown family ${JSON.stringify(family)} (registered: ${config.families.map((x) => x.registration.family).join(', ')})`);
@@ -247,7 +248,7 @@ if (invokedDirectly) {
   main(process.argv.slice(2)).then(
     (code) => { process.exitCode = code; },
     (error: unknown) => {
-      if (error instanceof ConfigError || error instanceof MigrationDriftError || error instanceof AdoptionRequiredError) {
+      if (error instanceof ConfigError || error instanceof RegistrationError || error instanceof MigrationDriftError || error instanceof AdoptionRequiredError) {
         console.error(`apsup: ${error.message}`);
         process.exitCode = error instanceof MigrationDriftError ? 3 : error instanceof AdoptionRequiredError ? 4 : 2;
       } else {

@@ -39,7 +39,7 @@ export async function modeSwitchCommand(options: ModeSwitchOptions): Promise<num
   const to: RuntimeMode = options.to;
   const from: RuntimeMode = to === 'global' ? 'dedicated' : 'global';
   const env = { ...(options.env ?? process.env), POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_SUPERVISOR_MODE: to };
-  const { config } = await buildRuntimeConfig({ familiesModule: options.familiesModule, env });
+  const { config } = await buildRuntimeConfig({ familiesModule: options.familiesModule, env, command: 'mode-switch' });
   const families = config.families.map((f) => f.registration.family);
   const oldKeys = supervisorKeysOf(from, families);
   if (oldKeys.length === 0) throw new ConfigError('the families module registers no family: nothing to switch');

@@ -6,7 +6,7 @@
 import { ConfigError } from '../config/database-url.ts';
 import { FAMILIES_MODULE_VARIABLE, parseRuntimeConfig, type RuntimeConfig } from '../config/runtime-config.ts';
 import { createLogger, type Logger } from '../logging.ts';
-import { loadFamilies } from '../registry/load.ts';
+import { REFERENCE_FAMILIES_MODULE, loadFamilies } from '../registry/load.ts';
 import { RegistrationError } from '../registry/registration.ts';
 import { Runtime } from '../runtime/runtime.ts';
 import { HostLockError, acquireSqliteHostLock } from '../runtime/sqlite-host-lock.ts';
@@ -25,6 +25,10 @@ export interface RunOptions {
   role?: string;
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
+  /** `apsup start`: the demo, the only run of the reference families. */
+  demo?: boolean;
+  /** The command, for messages (run, status, trigger, ...). */
+  command?: string;
 }
 
 export async function buildRuntimeConfig(options: RunOptions): Promise<{ config: RuntimeConfig; module: string }> {
@@ -33,7 +37,8 @@ export async function buildRuntimeConfig(options: RunOptions): Promise<{ config:
     if (!['all', 'api', 'background'].includes(options.role)) throw new ConfigError(`--role must be all, api or background, got ${JSON.stringify(options.role)}`);
     env.POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_ROLE = options.role;
   }
-  const { module, registrations } = await loadFamilies(options.familiesModule ?? env[FAMILIES_MODULE_VARIABLE]);
+  const modulePath = options.demo ? REFERENCE_FAMILIES_MODULE : options.familiesModule ?? env[FAMILIES_MODULE_VARIABLE];
+  const { module, registrations } = await loadFamilies(modulePath, { allowReference: options.demo, command: options.command ?? 'run' });
   return { config: parseRuntimeConfig(env, registrations), module };
 }
 

@@ -103,8 +103,13 @@ function processor(family: string): string {
 }
 
 describe('loadFamilies', () => {
-  test('without a module the reference families are loaded', async () => {
-    const { module, registrations: regs } = await loadFamilies();
+  test('without a module nothing is loaded: the refusal explains --families (RFC 11: no stand-ins)', async () => {
+    await assert.rejects(loadFamilies(undefined), (e: unknown) => e instanceof RegistrationError && /--families/.test(e.message) && /apsup start/.test(e.message));
+    await assert.rejects(loadFamilies(REFERENCE_FAMILIES_MODULE), (e: unknown) => e instanceof RegistrationError && /reference families are a demo/.test(e.message));
+  });
+
+  test('the demo (apsup start) loads the reference families', async () => {
+    const { module, registrations: regs } = await loadFamilies(REFERENCE_FAMILIES_MODULE, { allowReference: true, command: 'start' });
     assert.equal(module, REFERENCE_FAMILIES_MODULE);
     assert.deepEqual(regs.map((r) => [r.family, r.configPrefix]), [['topic-memory', 'TOPIC_MEMORY'], ['experience', 'EXPERIENCE'], ['profile', 'PROFILE']]);
     for (const r of regs) assert.ok(fs.existsSync(r.processor.module), r.processor.module);
