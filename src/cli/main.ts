@@ -11,7 +11,7 @@ import { MigrationDriftError, Migrator, formatStatus } from '../migrations/migra
 import { createLogger } from '../logging.ts';
 import { openStore } from '../store/open.ts';
 import { buildRuntimeConfig, runUntilSignal } from './run.ts';
-import { seedDemo } from './demo.ts';
+import { demoEnv, seedDemo } from './demo.ts';
 import { TASKS_USAGE, tasksCommand } from './tasks.ts';
 import { modeSwitchCommand } from './mode-switch.ts';
 import { statusCommand } from './status.ts';
@@ -135,7 +135,7 @@ async function start(): Promise<number> {
   });
   const logger = createLogger();
   let demo: NodeJS.Timeout | null = null;
-  const code = await runUntilSignal({ logger, demo: true, command: 'start' }, async (runtime) => {
+  const code = await runUntilSignal({ logger, demo: true, command: 'start', env: demoEnv(process.env) }, async (runtime) => {
     demo = await seedDemo(runtime, logger);
     console.error('apsup: running the reference families on the embedded database; Ctrl-C stops cleanly');
   });

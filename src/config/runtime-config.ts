@@ -2,12 +2,13 @@
  * Runtime configuration from POWERCONTEXT_SERVER_RUNTIME_* (RFC sections 10 and 11), validated
  * with zod at start-up against the family registry. Every error names the variable (A15).
  */
-import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
 import type { FamilyRegistration, SchedulePolicyDecl } from '../registry/registration.ts';
+import { BUILTIN_PREFIXES, ENV_PREFIX, resolveSchedule } from './family-schedule.ts';
+export { isValidTimezone, validateCron } from './cron.ts';
+export { BUILTIN_PREFIXES, ENV_PREFIX };
 import { ConfigError, DATABASE_URL_VARIABLE, parseDatabaseUrl, type DatabaseTarget } from './database-url.ts';
 
-export const ENV_PREFIX = 'POWERCONTEXT_SERVER_RUNTIME_';
 export const MODE_VARIABLE = `${ENV_PREFIX}ARTIFACT_PROCESSING_SUPERVISOR_MODE`;
 export const ROLE_VARIABLE = `${ENV_PREFIX}ARTIFACT_PROCESSING_ROLE`;
 export const FAMILIES_MODULE_VARIABLE = `${ENV_PREFIX}FAMILIES_MODULE`;
@@ -15,8 +16,6 @@ export const FAMILIES_MODULE_VARIABLE = `${ENV_PREFIX}FAMILIES_MODULE`;
 export type Mode = 'global' | 'dedicated';
 export type Role = 'all' | 'api' | 'background';
 
-/** Built-in family prefixes of the RFC (section 10); settings for them need a registered processor. */
-export const BUILTIN_PREFIXES = ['MEMORY', 'TOPIC_MEMORY', 'EXPERIENCE', 'PROFILE', 'SKILL', 'HANDOFF'];
 const FAMILY_FIELDS = ['SCHEDULE_SECONDS', 'CRON', 'TIMEZONE', 'SCHEDULE_ENABLED', 'MAX_WORKERS', 'WORKER_TIMEOUT_SECONDS'] as const;
 type FamilyField = (typeof FAMILY_FIELDS)[number];
 
@@ -106,25 +105,6 @@ function sameSetting(a: string, b: string): boolean {
   return a !== '' && b !== '' && Number.isFinite(x) && Number.isFinite(y) && x === y;
 }
 
-export function isValidTimezone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-export function validateCron(expression: string, timezone: string, variable: string): void {
-  const fields = expression.trim().split(/\s+/);
-  if (fields.length !== 5 && fields.length !== 6) throw new ConfigError(`${variable} must have 5 (or 6, with seconds) fields, got ${JSON.stringify(expression)}`);
-  try {
-    CronExpressionParser.parse(expression, { tz: timezone, currentDate: new Date() }).next();
-  } catch (error) {
-    throw new ConfigError(`${variable} is not a valid cron expression (${(error as Error).message})`);
-  }
-}
-
 export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]): RuntimeConfig {
   const mode = parseWith(z.enum(['global', 'dedicated'], { message: 'must be global or dedicated' }), read(env, 'ARTIFACT_PROCESSING_SUPERVISOR_MODE') ?? 'global', MODE_VARIABLE);
   const role = parseWith(z.enum(['all', 'api', 'background'], { message: 'must be all, api or background' }), read(env, 'ARTIFACT_PROCESSING_ROLE') ?? 'all', ROLE_VARIABLE);
@@ -209,31 +189,10 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     const maxWorkersRaw = note('MAX_WORKERS');
     const timeoutRaw = note('WORKER_TIMEOUT_SECONDS');
 
-    if (seconds && cron) throw new ConfigError(`${seconds.source} and ${cron.source} are both set: a family has either an interval or a cron schedule, not both`);
-    if (seconds && tz) throw new ConfigError(`${tz.source} is set together with ${seconds.source}: a time zone applies only to a cron schedule (${ENV_PREFIX}${p}_CRON)`);
-    if (tz && !cron && registration.schedule.kind !== 'cron') throw new ConfigError(`${tz.source} is set but family ${registration.family} has no cron schedule`);
-    let schedule: SchedulePolicyDecl = registration.schedule;
-    if (seconds) schedule = { kind: 'interval', seconds: parseWith(positiveInt, seconds.value, seconds.source) };
-    if (cron) {
-      const timezone = tz?.value ?? (registration.schedule.kind === 'cron' ? registration.schedule.timezone : undefined);
-      if (!timezone) throw new ConfigError(`${cron.source} needs ${ENV_PREFIX}${p}_TIMEZONE (an IANA time zone such as Asia/Shanghai)`);
-      schedule = { kind: 'cron', expression: cron.value, timezone };
-    } else if (tz && registration.schedule.kind === 'cron') {
-      schedule = { ...registration.schedule, timezone: tz.value };
-    }
-    if (schedule.kind === 'cron') {
-      // Name the variable that supplied the value, or the registration default it overrides.
-      const tzVar = tz?.source ?? `the registered time zone of family ${registration.family} (${ENV_PREFIX}${p}_TIMEZONE)`;
-      if (!isValidTimezone(schedule.timezone)) throw new ConfigError(`${tzVar} must be a valid IANA time zone, got ${JSON.stringify(schedule.timezone)}`);
-      validateCron(schedule.expression, schedule.timezone, cron?.source ?? `the registered cron of family ${registration.family} (${ENV_PREFIX}${p}_CRON)`);
-    }
-    if (enabled) {
-      const on = parseWith(bool, enabled.value.toLowerCase(), enabled.source);
-      if (!on) schedule = { kind: 'off' };
-      else if (schedule.kind === 'off') {
-        throw new ConfigError(`${enabled.source}=true but family ${registration.family} has no interval or cron schedule (set ${ENV_PREFIX}${p}_SCHEDULE_SECONDS or ${ENV_PREFIX}${p}_CRON)`);
-      }
-    }
+    const schedule = resolveSchedule(registration, { seconds, cron, tz, enabled }, {
+      seconds: (v, variable) => parseWith(positiveInt, v, variable),
+      bool: (v, variable) => parseWith(bool, v, variable),
+    });
     const maxWorkers = maxWorkersRaw ? parseWith(positiveInt, maxWorkersRaw.value, maxWorkersRaw.source) : registration.defaults?.maxWorkers ?? 2;
     const timeoutSeconds = timeoutRaw ? parseWith(positiveInt, timeoutRaw.value, timeoutRaw.source) : registration.defaults?.workerTimeoutSeconds ?? 600;
     return { registration, schedule, maxWorkers, workerTimeoutMs: Math.round(timeoutSeconds * 1000), sources };

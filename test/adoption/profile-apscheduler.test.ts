@@ -477,7 +477,7 @@ for (const backend of BACKENDS) {
   // 3. End to end: the runtime after the adoption.
 
   describe(`[${backend}] A13 end to end: no second candidate for a taken fire, no source skipped`, () => {
-    const env = { [`${P}PROFILE_MAX_WORKERS`]: '2' };
+    const env = { [`${P}PROFILE_MAX_WORKERS`]: '2', [`${P}PROFILE_SCHEDULE_ENABLED`]: 'true' };
 
     test('next fire in the future: no automatic scan; explicit requests produce a candidate only where the taken fire has none', async () => {
       await clearOfNextFire();

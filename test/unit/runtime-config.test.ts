@@ -65,7 +65,8 @@ describe('A15: mode and role', () => {
 
 describe('A15: family numbers', () => {
   for (const field of ['MAX_WORKERS', 'SCHEDULE_SECONDS', 'WORKER_TIMEOUT_SECONDS']) {
-    for (const bad of ['0', '-1', 'abc', '1.5', 'Infinity', 'NaN', '2 workers']) {
+    // 0 is the legacy "off" of a built-in schedule key (below), a refusal everywhere else.
+    for (const bad of [...(field === 'SCHEDULE_SECONDS' ? [] : ['0']), '-1', 'abc', '1.5', 'Infinity', 'NaN', '2 workers']) {
       test(`${field}=${JSON.stringify(bad)} is rejected naming the variable`, () => {
         rejects({ [`TOPIC_MEMORY_${field}`]: bad }, [`${P}TOPIC_MEMORY_${field}`, JSON.stringify(bad)]);
       });
@@ -79,7 +80,7 @@ describe('A15: family numbers', () => {
     assert.deepEqual(t.schedule, { kind: 'interval', seconds: 45 });
     assert.equal(t.workerTimeoutMs, 120_000);
     assert.equal(family(c, 'experience').maxWorkers, 2);
-    assert.deepEqual(family(c, 'experience').schedule, { kind: 'interval', seconds: 900 });
+    assert.deepEqual(family(c, 'experience').schedule, { kind: 'off' });
   });
 
   test('blank values count as unset', () => {
@@ -158,9 +159,9 @@ describe('A15 / RFC 11: compatibility aliases', () => {
   test('SCHEDULE_SECONDS alone sets memory\'s interval only and is reported', () => {
     const c = parse({ SCHEDULE_SECONDS: '120' });
     assert.deepEqual(family(c, 'memory').schedule, { kind: 'interval', seconds: 120 });
-    assert.deepEqual(family(c, 'topic-memory').schedule, { kind: 'interval', seconds: 300 });
-    assert.deepEqual(family(c, 'experience').schedule, { kind: 'interval', seconds: 900 });
-    assert.equal(family(c, 'profile').schedule.kind, 'cron');
+    assert.deepEqual(family(c, 'topic-memory').schedule, { kind: 'off' });
+    assert.deepEqual(family(c, 'experience').schedule, { kind: 'off' });
+    assert.equal(family(c, 'profile').schedule.kind, 'off');
     assert.deepEqual(c.aliasesUsed, [{ alias: `${P}SCHEDULE_SECONDS`, target: `${P}MEMORY_SCHEDULE_SECONDS` }]);
     assert.equal(family(c, 'memory').sources.SCHEDULE_SECONDS, `${P}SCHEDULE_SECONDS`);
   });
@@ -210,7 +211,7 @@ describe('A15 / RFC 11: compatibility aliases', () => {
     });
 
     test(`${alias} with an invalid value names the alias variable`, () => {
-      rejects({ [alias]: '0' }, [`${P}${alias}`]);
+      rejects({ [alias]: '-1' }, [`${P}${alias}`]);
     });
   }
 
@@ -227,30 +228,53 @@ describe('A15 / RFC 11: compatibility aliases', () => {
 });
 
 describe('effective policies', () => {
-  test('defaults come from the registration; a registration without defaults gets 2 workers and 600 s', () => {
-    const regs = [...registrations(), registration('memory', { bindingName: 'x.y', family: 'notes', configPrefix: 'NOTES', defaults: undefined, schedule: { kind: 'off' } })];
+  test('budgets and timeouts default from the registration; a registration without defaults gets 2 workers and 600 s', () => {
+    const regs = [...registrations(), registration('memory', { bindingName: 'x.y', family: 'notes', configPrefix: 'NOTES', defaults: undefined, schedule: { kind: 'interval', seconds: 45 } })];
     const c = parse({}, regs);
     for (const r of registrations()) {
       const f = family(c, r.family);
-      assert.deepEqual(f.schedule, r.schedule);
       assert.equal(f.maxWorkers, r.defaults!.maxWorkers);
       assert.equal(f.workerTimeoutMs, r.defaults!.workerTimeoutSeconds! * 1000);
       assert.equal(f.registration.bindingName, r.bindingName);
     }
+    // A prefix of its own (no legacy keys): the registered schedule applies when unset.
     const notes = family(c, 'notes');
-    assert.deepEqual([notes.schedule, notes.maxWorkers, notes.workerTimeoutMs], [{ kind: 'off' }, 2, 600_000]);
+    assert.deepEqual([notes.schedule, notes.maxWorkers, notes.workerTimeoutMs], [{ kind: 'interval', seconds: 45 }, 2, 600_000]);
+    rejects({ NOTES_SCHEDULE_SECONDS: '0' }, [`${P}NOTES_SCHEDULE_SECONDS`], regs);
+  });
+
+  // RFC 11: the existing period keys keep their names and what turned them off. A PR #1490
+  // deployment with automatic Topic processing off has no TOPIC_MEMORY_SCHEDULE_SECONDS (or 0);
+  // Profile's cron runs only with PROFILE_SCHEDULE_ENABLED=true.
+  test('built-in prefixes: an unset, blank or 0 schedule key is off, never the registered default', () => {
+    const regs = [...registrations(), registration('memory', { bindingName: 'skill.import', family: 'skill', configPrefix: 'SKILL' })];
+    for (const values of [{}, { TOPIC_MEMORY_SCHEDULE_SECONDS: '0', EXPERIENCE_SCHEDULE_SECONDS: ' ', SCHEDULE_SECONDS: '0', SKILL_SCHEDULE_SECONDS: '0' }] as Array<Record<string, string>>) {
+      const c = parse(values, regs);
+      for (const name of ['memory', 'topic-memory', 'experience', 'profile', 'skill']) assert.deepEqual(family(c, name).schedule, { kind: 'off' }, `${name} with ${JSON.stringify(values)}`);
+    }
+    // A cron of its own does not enable Profile: enabling is the explicit act.
+    assert.deepEqual(family(parse({ PROFILE_CRON: '0 4 * * *' }), 'profile').schedule, { kind: 'off' });
+    // Explicit values turn them on.
+    const on = parse({ TOPIC_MEMORY_SCHEDULE_SECONDS: '300', EXPERIENCE_SCHEDULE_SECONDS: '900', SCHEDULE_SECONDS: '60', PROFILE_SCHEDULE_ENABLED: 'true' }, regs);
+    assert.deepEqual(family(on, 'topic-memory').schedule, { kind: 'interval', seconds: 300 });
+    assert.deepEqual(family(on, 'experience').schedule, { kind: 'interval', seconds: 900 });
+    assert.deepEqual(family(on, 'memory').schedule, { kind: 'interval', seconds: 60 });
+    assert.deepEqual(family(on, 'profile').schedule, { kind: 'cron', expression: '0 2 * * *', timezone: 'Asia/Shanghai' }, 'the registered cron once enabled');
+    // _SCHEDULE_ENABLED=true alone enables the registered interval; 0 together with true is a contradiction.
+    assert.deepEqual(family(parse({ TOPIC_MEMORY_SCHEDULE_ENABLED: 'true' }), 'topic-memory').schedule, { kind: 'interval', seconds: 300 });
+    rejects({ TOPIC_MEMORY_SCHEDULE_ENABLED: 'true', TOPIC_MEMORY_SCHEDULE_SECONDS: '0' }, [`${P}TOPIC_MEMORY_SCHEDULE_ENABLED`, `${P}TOPIC_MEMORY_SCHEDULE_SECONDS`]);
   });
 
   test('cron and time zone from the environment', () => {
-    const c = parse({ TOPIC_MEMORY_CRON: '*/5 * * * *', TOPIC_MEMORY_TIMEZONE: 'Europe/Berlin', PROFILE_CRON: '30 3 * * *' });
+    const c = parse({ TOPIC_MEMORY_CRON: '*/5 * * * *', TOPIC_MEMORY_TIMEZONE: 'Europe/Berlin', PROFILE_CRON: '30 3 * * *', PROFILE_SCHEDULE_ENABLED: 'true' });
     assert.deepEqual(family(c, 'topic-memory').schedule, { kind: 'cron', expression: '*/5 * * * *', timezone: 'Europe/Berlin' });
     // A registration that declares a time zone keeps it when only the expression changes.
     assert.deepEqual(family(c, 'profile').schedule, { kind: 'cron', expression: '30 3 * * *', timezone: 'Asia/Shanghai' });
-    assert.deepEqual(family(parse({ PROFILE_TIMEZONE: 'UTC' }), 'profile').schedule, { kind: 'cron', expression: '0 2 * * *', timezone: 'UTC' });
+    assert.deepEqual(family(parse({ PROFILE_TIMEZONE: 'UTC', PROFILE_SCHEDULE_ENABLED: 'true' }), 'profile').schedule, { kind: 'cron', expression: '0 2 * * *', timezone: 'UTC' });
   });
 
   test('an interval from the environment replaces a registered cron', () => {
-    assert.deepEqual(family(parse({ PROFILE_SCHEDULE_SECONDS: '3600' }), 'profile').schedule, { kind: 'interval', seconds: 3600 });
+    assert.deepEqual(family(parse({ PROFILE_SCHEDULE_SECONDS: '3600', PROFILE_SCHEDULE_ENABLED: 'true' }), 'profile').schedule, { kind: 'interval', seconds: 3600 });
   });
 
   test('SCHEDULE_ENABLED=false turns the schedule off; true keeps it', () => {
@@ -258,7 +282,7 @@ describe('effective policies', () => {
       const c = parse({ PROFILE_SCHEDULE_ENABLED: off, TOPIC_MEMORY_SCHEDULE_ENABLED: off });
       assert.deepEqual(family(c, 'profile').schedule, { kind: 'off' });
       assert.deepEqual(family(c, 'topic-memory').schedule, { kind: 'off' });
-      assert.deepEqual(family(c, 'experience').schedule, { kind: 'interval', seconds: 900 });
+      assert.deepEqual(family(c, 'experience').schedule, { kind: 'off' }, 'unset: off (legacy)');
     }
     const on = parse({ PROFILE_SCHEDULE_ENABLED: 'true', PROFILE_CRON: '0 4 * * *', PROFILE_TIMEZONE: 'Asia/Shanghai' });
     assert.deepEqual(family(on, 'profile').schedule, { kind: 'cron', expression: '0 4 * * *', timezone: 'Asia/Shanghai' });
