@@ -57,6 +57,8 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     mode = config.mode;
     runtime = new Runtime(config, logger);
     logger.info({ familiesModule: module }, 'families module loaded');
+    // A15: a variable nothing reads is most likely a typo of the closest known one.
+    for (const u of config.unknownVariables) logger.warn({ variable: u.variable, closest: u.closest }, `unknown setting ${u.variable} is ignored (did you mean ${u.closest}?)`);
     // The database records one mode (RFC 9): a start in the other mode is refused (every role);
     // only `apsup mode-switch` changes it.
     try {

@@ -8,6 +8,8 @@ import { BUILTIN_PREFIXES, ENV_PREFIX, resolveSchedule } from './family-schedule
 export { isValidTimezone, validateCron } from './cron.ts';
 export { BUILTIN_PREFIXES, ENV_PREFIX };
 import { ConfigError, DATABASE_URL_VARIABLE, parseDatabaseUrl, type DatabaseTarget } from './database-url.ts';
+import { unknownVariables, type UnknownVariable } from './known-variables.ts';
+import { INTERVAL_MAX_SECONDS, LEASE_TTL_MAX_SECONDS, MAX_WORKERS_MAX, TIMER_MAX_SECONDS, decimal, type Bounds } from './numbers.ts';
 
 export const MODE_VARIABLE = `${ENV_PREFIX}ARTIFACT_PROCESSING_SUPERVISOR_MODE`;
 export const ROLE_VARIABLE = `${ENV_PREFIX}ARTIFACT_PROCESSING_ROLE`;
@@ -28,22 +30,23 @@ export const ALIASES: Array<{ alias: string; prefix: string; field: FamilyField 
 ];
 
 /** Runtime tuning; the retry settings exist so tests can shorten the backoff (RFC 7 keeps ~30 s .. ~30 min). */
-const TUNING: Record<string, { default: number; min: number; max?: number; integer?: boolean }> = {
-  LEASE_TTL_SECONDS: { default: 15, min: 1 },
-  RENEW_SECONDS: { default: 5, min: 0.05 },
-  POLL_SECONDS: { default: 5, min: 0.05 },
-  RETRY_BASE_SECONDS: { default: 30, min: 0.01 },
-  RETRY_MAX_SECONDS: { default: 1800, min: 0.01 },
-  CONFLICT_RETRY_SECONDS: { default: 2, min: 0.01 },
-  READY_QUEUE_SIZE: { default: 64, min: 1, integer: true },
+const TUNING: Record<TuningKey, { default: number } & Bounds> = {
+  LEASE_TTL_SECONDS: { default: 15, min: 1, max: LEASE_TTL_MAX_SECONDS },
+  RENEW_SECONDS: { default: 5, min: 0.05, max: LEASE_TTL_MAX_SECONDS },
+  POLL_SECONDS: { default: 5, min: 0.05, max: TIMER_MAX_SECONDS },
+  RETRY_BASE_SECONDS: { default: 30, min: 0.01, max: TIMER_MAX_SECONDS },
+  RETRY_MAX_SECONDS: { default: 1800, min: 0.01, max: TIMER_MAX_SECONDS },
+  CONFLICT_RETRY_SECONDS: { default: 2, min: 0.01, max: TIMER_MAX_SECONDS },
+  // In-memory queue per family, filled from pages of at most SCAN_PAGE_SIZE keys.
+  READY_QUEUE_SIZE: { default: 64, min: 1, max: 100_000, integer: true },
   // The admission/discovery page operations accept 1..5000 keys per page.
   SCAN_PAGE_SIZE: { default: 500, min: 1, max: 5000, integer: true },
-  TERMINATE_GRACE_SECONDS: { default: 5, min: 0.05 },
-  DISCOVERY_TIMEOUT_SECONDS: { default: 10, min: 0.05 },
+  TERMINATE_GRACE_SECONDS: { default: 5, min: 0.05, max: TIMER_MAX_SECONDS },
+  DISCOVERY_TIMEOUT_SECONDS: { default: 10, min: 0.05, max: TIMER_MAX_SECONDS },
   // Worker processes per family started ahead of need by every background host (leader and
   // standby), so the first invocation after a start or a takeover does not wait for a cold
   // worker; never more than the family's budget; 0 starts workers only on demand.
-  WARM_WORKERS: { default: 1, min: 0, integer: true },
+  WARM_WORKERS: { default: 1, min: 0, max: MAX_WORKERS_MAX, integer: true },
 };
 type TuningKey =
   | 'LEASE_TTL_SECONDS' | 'RENEW_SECONDS' | 'POLL_SECONDS' | 'RETRY_BASE_SECONDS' | 'RETRY_MAX_SECONDS'
@@ -77,11 +80,14 @@ export interface RuntimeConfig {
   warmWorkers: number;
   families: FamilyConfig[];
   aliasesUsed: Array<{ alias: string; target: string }>;
+  /** POWERCONTEXT_SERVER_RUNTIME_* variables nothing reads (logged as warnings at start-up). */
+  unknownVariables: UnknownVariable[];
 }
 
-const positiveNumber = z.coerce.number({ message: 'must be a number' }).finite('must be finite').positive('must be positive');
-const positiveInt = positiveNumber.int('must be an integer');
-const nonNegativeInt = z.coerce.number({ message: 'must be a number' }).finite('must be finite').int('must be an integer').min(0, 'must not be negative');
+const positiveInt = decimal({ integer: true, max: Number.MAX_SAFE_INTEGER });
+const workers = decimal({ integer: true, max: MAX_WORKERS_MAX });
+const timeoutSeconds = decimal({ integer: true, max: TIMER_MAX_SECONDS });
+const intervalSeconds = decimal({ integer: true, max: INTERVAL_MAX_SECONDS });
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' }).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 type Env = Record<string, string | undefined>;
@@ -118,11 +124,7 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     const spec = TUNING[key];
     const variable = `${ENV_PREFIX}ARTIFACT_PROCESSING_${key}`;
     const raw = read(env, `ARTIFACT_PROCESSING_${key}`);
-    const schema = spec.integer ? (spec.min === 0 ? nonNegativeInt : positiveInt) : positiveNumber;
-    const value = raw === undefined ? spec.default : parseWith(schema, raw, variable);
-    if (value < spec.min) throw new ConfigError(`${variable} must be at least ${spec.min} (got ${JSON.stringify(raw)})`);
-    if (spec.max !== undefined && value > spec.max) throw new ConfigError(`${variable} must be at most ${spec.max} (got ${JSON.stringify(raw)})`);
-    tuning[key] = value;
+    tuning[key] = raw === undefined ? spec.default : parseWith(decimal(spec), raw, variable);
   }
   if (tuning.RENEW_SECONDS >= tuning.LEASE_TTL_SECONDS) {
     throw new ConfigError(`${ENV_PREFIX}ARTIFACT_PROCESSING_RENEW_SECONDS must be shorter than ${ENV_PREFIX}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS`);
@@ -190,12 +192,12 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     const timeoutRaw = note('WORKER_TIMEOUT_SECONDS');
 
     const schedule = resolveSchedule(registration, { seconds, cron, tz, enabled }, {
-      seconds: (v, variable) => parseWith(positiveInt, v, variable),
+      seconds: (v, variable) => parseWith(intervalSeconds, v, variable),
       bool: (v, variable) => parseWith(bool, v, variable),
     });
-    const maxWorkers = maxWorkersRaw ? parseWith(positiveInt, maxWorkersRaw.value, maxWorkersRaw.source) : registration.defaults?.maxWorkers ?? 2;
-    const timeoutSeconds = timeoutRaw ? parseWith(positiveInt, timeoutRaw.value, timeoutRaw.source) : registration.defaults?.workerTimeoutSeconds ?? 600;
-    return { registration, schedule, maxWorkers, workerTimeoutMs: Math.round(timeoutSeconds * 1000), sources };
+    const maxWorkers = maxWorkersRaw ? parseWith(workers, maxWorkersRaw.value, maxWorkersRaw.source) : registration.defaults?.maxWorkers ?? 2;
+    const timeout = timeoutRaw ? parseWith(timeoutSeconds, timeoutRaw.value, timeoutRaw.source) : registration.defaults?.workerTimeoutSeconds ?? 600;
+    return { registration, schedule, maxWorkers, workerTimeoutMs: Math.round(timeout * 1000), sources };
   });
 
   return {
@@ -215,7 +217,18 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     warmWorkers: tuning.WARM_WORKERS,
     families,
     aliasesUsed,
+    unknownVariables: unknownVariables(env, ENV_PREFIX, knownSettings(registrations), registrations),
   };
+}
+
+/** Variable names (without the prefix) this configuration reads. */
+function knownSettings(registrations: FamilyRegistration[]): string[] {
+  return [
+    'ARTIFACT_PROCESSING_SUPERVISOR_MODE', 'ARTIFACT_PROCESSING_ROLE', 'DATABASE_URL', 'FAMILIES_MODULE',
+    ...Object.keys(TUNING).map((k) => `ARTIFACT_PROCESSING_${k}`),
+    ...ALIASES.map((a) => a.alias),
+    ...registrations.flatMap((r) => FAMILY_FIELDS.map((f) => `${r.configPrefix}_${f}`)),
+  ];
 }
 
 /** The effective configuration as it may be logged (no credentials, no connection string). */

@@ -112,3 +112,14 @@ test('the database password never appears in the output of a failing start', asy
   assert.match(r.stderr, new RegExp(`${P}DATABASE_URL`));
   assert.doesNotMatch(r.stdout + r.stderr, /hunter2secret/);
 });
+
+// A15: a POWERCONTEXT_SERVER_RUNTIME_ variable nothing reads is reported at start-up with the
+// closest known name (the start itself goes on; here it ends at the unmigrated database).
+test('a mistyped variable is reported at start-up as a warning naming the closest known variable', async () => {
+  const dir = tempDir();
+  const r = await runCli(['run', '--families', path.join(ROOT, 'test/fixtures/families/idle.ts')], { DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`, FX_IDLE_MAX_WORKRES: '3' });
+  const warning = r.stdout.split('\n').filter((l) => l.includes('FX_IDLE_MAX_WORKRES')).map((l) => JSON.parse(l) as { level: number; variable: string; closest: string });
+  assert.equal(warning.length, 1, r.stdout);
+  assert.equal(warning[0]!.level, 40);
+  assert.deepEqual([warning[0]!.variable, warning[0]!.closest], [`${P}FX_IDLE_MAX_WORKRES`, `${P}FX_IDLE_MAX_WORKERS`]);
+});

@@ -72,6 +72,11 @@ describe('validateRegistrations', () => {
     rejects([registration('memory', { schedule: { kind: 'interval', seconds: 0 } })], /positive integer/);
     rejects([registration('memory', { schedule: { kind: 'interval', seconds: 1.5 } })], /positive integer/);
     rejects([registration('memory', { schedule: { kind: 'weekly' } as never })], /off, interval or cron/);
+    // Bounds the runtime can honour (a Node timer, the INT of pc_aps_begin_scan, the 1000-key batches).
+    rejects([registration('memory', { schedule: { kind: 'interval', seconds: 2 ** 31 } })], /at most 2147483647/);
+    rejects([registration('memory', { defaults: { workerTimeoutSeconds: 2_147_484 } })], /workerTimeoutSeconds.*at most 2147483/);
+    rejects([registration('memory', { defaults: { maxWorkers: 1001 } })], /maxWorkers.*at most 1000/);
+    rejects([registration('memory', { settings: ['memory_model'] })], /settings must list/);
     rejects([registration('profile', { schedule: { kind: 'cron', expression: '0 2 * * *' } as never })], /expression and timezone/);
     rejects([registration('profile', { schedule: { kind: 'cron', expression: '0 2 * * *', timezone: 'Mars/Base' } })], /Mars\/Base.*IANA/);
     rejects([registration('profile', { schedule: { kind: 'cron', expression: '0 25 * * *', timezone: 'UTC' } })], /\(profile\).*cron/);

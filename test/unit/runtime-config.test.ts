@@ -5,6 +5,7 @@ import { describe, test } from 'node:test';
 import { ConfigError } from '../../src/config/database-url.ts';
 import { describeConfig, parseRuntimeConfig, type FamilyConfig, type RuntimeConfig } from '../../src/config/runtime-config.ts';
 import type { FamilyRegistration } from '../../src/registry/registration.ts';
+import { parseTaskConfig } from '../../src/tasks/config.ts';
 import { P, env, registration, registrations } from './fixtures.ts';
 
 const MYSQL = 'mysql://app:pw@127.0.0.1:3306/pc';
@@ -336,5 +337,57 @@ describe('effective policies', () => {
     assert.equal(d.role, 'background');
     assert.deepEqual(d.aliasesUsed, [{ alias: `${P}ARTIFACT_PROCESSING_MAX_WORKERS`, target: `${P}TOPIC_MEMORY_MAX_WORKERS` }]);
     assert.deepEqual((d.families as Array<{ family: string; maxWorkers: number }>).map((f) => [f.family, f.maxWorkers]), [['memory', 3], ['topic-memory', 6], ['experience', 2], ['profile', 5]]);
+  });
+});
+
+// Values the code below cannot honour are refused at start-up, naming the variable: a timer
+// above 2^31-1 ms fires after 1 ms in Node (every invocation would time out at once), and
+// pc_aps_acquire_term refuses a TTL above 3600 s (the process would never lead).
+describe('A15: bounds the runtime can honour', () => {
+  test('worker timeout up to 2,147,483 s; above it is refused (also through the alias)', () => {
+    assert.equal(family(parse({ TOPIC_MEMORY_WORKER_TIMEOUT_SECONDS: '2147483' }), 'topic-memory').workerTimeoutMs, 2_147_483_000);
+    rejects({ TOPIC_MEMORY_WORKER_TIMEOUT_SECONDS: '2147484' }, [`${P}TOPIC_MEMORY_WORKER_TIMEOUT_SECONDS`, '2147483']);
+    rejects({ ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS: '99999999' }, [`${P}ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS`]);
+  });
+
+  test('lease TTL up to 3600 s, as the acquisition procedure accepts', () => {
+    assert.equal(parse({ ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: '3600' }).leaseTtlMs, 3_600_000);
+    rejects({ ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: '3601' }, [`${P}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS`, '3600']);
+  });
+
+  test('every numeric setting has an upper bound', () => {
+    const huge = '99999999999';
+    for (const key of ['RENEW_SECONDS', 'POLL_SECONDS', 'RETRY_BASE_SECONDS', 'RETRY_MAX_SECONDS', 'CONFLICT_RETRY_SECONDS', 'READY_QUEUE_SIZE', 'TERMINATE_GRACE_SECONDS', 'DISCOVERY_TIMEOUT_SECONDS', 'WARM_WORKERS']) {
+      rejects({ [`ARTIFACT_PROCESSING_${key}`]: huge }, [`${P}ARTIFACT_PROCESSING_${key}`, 'at most']);
+    }
+    rejects({ TOPIC_MEMORY_MAX_WORKERS: '1001' }, [`${P}TOPIC_MEMORY_MAX_WORKERS`, 'at most 1000']);
+    rejects({ TOPIC_MEMORY_SCHEDULE_SECONDS: '2147483648' }, [`${P}TOPIC_MEMORY_SCHEDULE_SECONDS`, 'at most']);
+    rejects({ PROFILE_MAX_CONCURRENCY: '5000' }, [`${P}PROFILE_MAX_CONCURRENCY`]);
+  });
+
+  test('hex, exponent, signed and other non-decimal forms are refused', () => {
+    for (const bad of ['0x10', '0X10', '1e3', '0b11', '0o17', '+5', ' 1_000', '1,5', '.5', '5.']) {
+      rejects({ TOPIC_MEMORY_MAX_WORKERS: bad }, [`${P}TOPIC_MEMORY_MAX_WORKERS`]);
+      rejects({ ARTIFACT_PROCESSING_POLL_SECONDS: bad }, [`${P}ARTIFACT_PROCESSING_POLL_SECONDS`]);
+    }
+    rejects({ TOPIC_MEMORY_SCHEDULE_SECONDS: '0x0' }, [`${P}TOPIC_MEMORY_SCHEDULE_SECONDS`]);
+    // The durable-task settings too (src/tasks/config.ts).
+    assert.throws(() => parseTaskConfig({ [`${P}DURABLE_TASK_CAPACITY`]: '0x10' }), (e: unknown) => e instanceof ConfigError && e.message.includes(`${P}DURABLE_TASK_CAPACITY`));
+    assert.equal(parseTaskConfig({ [`${P}DURABLE_TASK_CAPACITY`]: '16' }).capacity, 16);
+    assert.equal(parse({ ARTIFACT_PROCESSING_POLL_SECONDS: '0.25' }).pollEveryMs, 250);
+    assert.equal(family(parse({ TOPIC_MEMORY_MAX_WORKERS: '007' }), 'topic-memory').maxWorkers, 7);
+  });
+
+  test('a POWERCONTEXT_SERVER_RUNTIME_ variable nothing reads is reported with the closest known name', () => {
+    const c = parse({ TOPIC_MEMORY_MAX_WORKRES: '3', ARTIFACT_PROCESSING_LEASE_TTL: '30', DATABASE_URL: MYSQL, TOPIC_MEMORY_MAX_WORKERS: '3' });
+    assert.deepEqual(c.unknownVariables, [
+      { variable: `${P}ARTIFACT_PROCESSING_LEASE_TTL`, closest: `${P}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS` },
+      { variable: `${P}TOPIC_MEMORY_MAX_WORKRES`, closest: `${P}TOPIC_MEMORY_MAX_WORKERS` },
+    ]);
+    // Known names are not reported: runtime, tasks, observability, a family's declared settings.
+    const regs = [registration('topic-memory', { settings: ['TOPIC_MEMORY_WINDOW_LIMIT'] }), registration('profile')];
+    const quiet = parse({ DATABASE_URL: MYSQL, OBSERVABILITY_ADDRESS: 'localhost:0', DURABLE_TASK_CAPACITY: '4', TASKS_MODULE: '/x.ts', TOPIC_MEMORY_WINDOW_LIMIT: '40', PROFILE_CRON: '0 3 * * *' }, regs);
+    assert.deepEqual(quiet.unknownVariables, []);
+    assert.deepEqual(parse({ PROFILE_MODEL: 'x' }, regs).unknownVariables.map((u) => u.variable), [`${P}PROFILE_MODEL`]);
   });
 });
