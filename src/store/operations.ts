@@ -119,9 +119,14 @@ export const OPERATIONS = {
     summary: 'a runtime start: record the mode when none is, accept the same, refuse the other (mode_mismatch) or during maintenance',
   },
   pc_aps_switch_mode: {
-    params: ['to_mode', 'old_supervisor_keys'],
+    params: ['to_mode'],
     transaction: 'own',
-    summary: 'mode switch: refuse a live old-mode lease (live_candidate), invalidate the old keys, record the new mode',
+    summary: 'mode switch: refuse a live old-mode lease (live_candidate), invalidate every old-mode key the database holds, record the new mode',
+  },
+  pc_aps_read_mode_leases: {
+    params: ['mode'],
+    transaction: 'read',
+    summary: 'every lease row of one mode the database holds (global, or every artifact:% key), with liveness',
   },
   pc_aps_acknowledge: {
     params: [...TERM, 'binding_name', 'scope_id', 'claimed_request_generation', 'clean_through_dirty_generation'],

@@ -1,0 +1,9 @@
+-- Migration 0019 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): one understanding across a
+-- deployment (RFC 8, 9, 10).
+--   * pc_aps_switch_mode (reinstalled, now one parameter): invalidates and checks every key of
+--     the old mode the database holds, not only the keys of the families a module lists
+--     (RFC 9 step 2: a family removed from the module kept a valid artifact:<family> term).
+--   * pc_aps_read_mode_leases: every lease row of one mode, for the switch to name a live one.
+-- Irreversible by design (no down file): the previous pc_aps_switch_mode is not kept.
+-- @procedure pc_aps_switch_mode sha256=1829201e682cd6a8eb34ac85ce1c8d8ca63a814a10dc0055fc47229a2013e888
+-- @procedure pc_aps_read_mode_leases sha256=61fae898b74bfceef99c73d4aa5d0ef9080f7d1573f1eeb6a2bd933fcab8f5aa
