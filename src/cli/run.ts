@@ -4,7 +4,8 @@
  * workers are terminated within the grace period, the term is invalidated).
  */
 import { ConfigError } from '../config/database-url.ts';
-import { FAMILIES_MODULE_VARIABLE, parseRuntimeConfig, type RuntimeConfig } from '../config/runtime-config.ts';
+import { FAMILIES_MODULE_VARIABLE, ROLE_VARIABLE, parseRuntimeConfig, type RuntimeConfig } from '../config/runtime-config.ts';
+import { CandidateRegistration } from '../registry/candidates.ts';
 import { createLogger, type Logger } from '../logging.ts';
 import { REFERENCE_FAMILIES_MODULE, loadFamilies } from '../registry/load.ts';
 import { RegistrationError } from '../registry/registration.ts';
@@ -35,10 +36,12 @@ export async function buildRuntimeConfig(options: RunOptions): Promise<{ config:
   const env = { ...(options.env ?? process.env) };
   if (options.role !== undefined) {
     if (!['all', 'api', 'background'].includes(options.role)) throw new ConfigError(`--role must be all, api or background, got ${JSON.stringify(options.role)}`);
-    env.POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_ROLE = options.role;
+    env[ROLE_VARIABLE] = options.role;
   }
   const modulePath = options.demo ? REFERENCE_FAMILIES_MODULE : options.familiesModule ?? env[FAMILIES_MODULE_VARIABLE];
-  const { module, registrations } = await loadFamilies(modulePath, { allowReference: options.demo, command: options.command ?? 'run' });
+  // RFC 8: the api role runs no processor, so it needs none of their files.
+  const requireProcessors = (env[ROLE_VARIABLE]?.trim() || 'all') !== 'api';
+  const { module, registrations } = await loadFamilies(modulePath, { allowReference: options.demo, command: options.command ?? 'run', requireProcessors });
   return { config: parseRuntimeConfig(env, registrations), module };
 }
 
@@ -49,6 +52,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
   let taskConfig: TaskConfig;
   let observabilityAddress: ObservabilityAddress | null;
   let mode = 'global';
+  let candidate: CandidateRegistration | null = null;
   try {
     const { config, module } = await buildRuntimeConfig(options);
     taskConfig = parseTaskConfig(options.env ?? process.env);
@@ -64,6 +68,10 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     try {
       const claim = await runtime.store.claimRuntimeMode(config.mode);
       logger.info({ mode: claim.mode, outcome: claim.outcome }, 'runtime mode claimed');
+      // RFC 8, 10: the same binding map and capabilities (and, background, the same execution
+      // settings) as the live candidates of every supervisor key, or no start.
+      candidate = new CandidateRegistration(runtime.store, config, logger);
+      await candidate.register();
     } catch (error) {
       await runtime.store.close();
       throw error;
@@ -130,6 +138,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     clearInterval(keepAlive);
     await observability?.stop();
     await runner?.stop();
+    await candidate?.withdraw();
     await runtime.stop();
     releaseLock();
   }

@@ -19,6 +19,8 @@ export interface LoadOptions {
   allowReference?: boolean;
   /** The command, for the refusal message. */
   command?: string;
+  /** false for the api role: processor modules need not exist (RFC 8). Default true. */
+  requireProcessors?: boolean;
 }
 
 export async function loadFamilies(modulePath: string | undefined, options: LoadOptions = {}): Promise<{ module: string; registrations: FamilyRegistration[] }> {
@@ -36,5 +38,5 @@ export async function loadFamilies(modulePath: string | undefined, options: Load
   } catch (error) {
     throw new RegistrationError(`cannot load families module ${module}: ${(error as Error).message}`);
   }
-  return { module, registrations: validateRegistrations(mod.default, path.dirname(module)) };
+  return { module, registrations: validateRegistrations(mod.default, path.dirname(module), { requireProcessors: options.requireProcessors ?? true }) };
 }

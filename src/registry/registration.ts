@@ -75,7 +75,7 @@ function moduleExists(file: string): boolean {
 }
 
 /** Validates a list of registrations and resolves processor module paths against baseDir. */
-export function validateRegistrations(list: unknown, baseDir: string): FamilyRegistration[] {
+export function validateRegistrations(list: unknown, baseDir: string, options: { requireProcessors?: boolean } = {}): FamilyRegistration[] {
   if (!Array.isArray(list) || list.length === 0) {
     throw new RegistrationError('the families module must default-export a non-empty array of family registrations');
   }
@@ -139,7 +139,7 @@ export function validateRegistrations(list: unknown, baseDir: string): FamilyReg
     }
     const module = path.isAbsolute(r.processor.module) ? r.processor.module : path.resolve(baseDir, r.processor.module);
     // A registration without its processor is a missing capability: refuse it at start-up (RFC 1, 10).
-    if (!moduleExists(module)) throw new RegistrationError(`${where}: processor module ${module} does not exist`);
+    if (options.requireProcessors !== false && !moduleExists(module)) throw new RegistrationError(`${where}: processor module ${module} does not exist`);
     return { ...r, schedule, processor: { ...r.processor, module } };
   });
 }

@@ -123,6 +123,21 @@ export const OPERATIONS = {
     transaction: 'own',
     summary: 'mode switch: refuse a live old-mode lease (live_candidate), invalidate every old-mode key the database holds, record the new mode',
   },
+  pc_aps_register_candidate: {
+    params: ['supervisor_key', 'candidate_id', 'role', 'shared_sha256', 'shared_text', 'execution_sha256', 'execution_text', 'ttl_ms'],
+    transaction: 'own',
+    summary: 'a start records its fingerprint for a supervisor key; conflict when a live candidate of the key runs with another one',
+  },
+  pc_aps_refresh_candidate: {
+    params: ['candidate_id', 'ttl_ms'],
+    transaction: 'own',
+    summary: 'a running candidate keeps its fingerprint rows live (MySQL/OceanBase)',
+  },
+  pc_aps_withdraw_candidate: {
+    params: ['candidate_id'],
+    transaction: 'own',
+    summary: 'a stopping or refused candidate removes its fingerprint rows',
+  },
   pc_aps_read_mode_leases: {
     params: ['mode'],
     transaction: 'read',
