@@ -6,6 +6,7 @@
 import { ConfigError } from '../config/database-url.ts';
 import { FAMILIES_MODULE_VARIABLE, ROLE_VARIABLE, parseRuntimeConfig, type RuntimeConfig } from '../config/runtime-config.ts';
 import { CandidateRegistration } from '../registry/candidates.ts';
+import { checkProfileSidecar } from './profile-sidecar-guard.ts';
 import { createLogger, type Logger } from '../logging.ts';
 import { REFERENCE_FAMILIES_MODULE, loadFamilies } from '../registry/load.ts';
 import { RegistrationError } from '../registry/registration.ts';
@@ -68,6 +69,8 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     try {
       const claim = await runtime.store.claimRuntimeMode(config.mode);
       logger.info({ mode: claim.mode, outcome: claim.outcome }, 'runtime mode claimed');
+      // RFC 11: the APScheduler sidecar must not run an adopted Profile job again.
+      await checkProfileSidecar(runtime.store, config, logger);
       // RFC 8, 10: the same binding map and capabilities (and, background, the same execution
       // settings) as the live candidates of every supervisor key, or no start.
       candidate = new CandidateRegistration(runtime.store, config, logger);

@@ -32,7 +32,11 @@ import { openStore } from '../../src/store/open.ts';
 import { toDbTime } from '../../src/store/rows.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { createApschedulerStore, databaseFingerprint } from '../fixtures/legacy/pr1490.ts';
-import { P, startRuntime, statsOf } from '../fixtures/runtime-harness.ts';
+import { P, sinkDestination, startRuntime, statsOf } from '../fixtures/runtime-harness.ts';
+import { checkProfileSidecar } from '../../src/cli/profile-sidecar-guard.ts';
+import { parseRuntimeConfig } from '../../src/config/runtime-config.ts';
+import { ConfigError } from '../../src/config/database-url.ts';
+import { createLogger } from '../../src/logging.ts';
 
 const DAY_MS = 86_400_000;
 const CRON = { expression: '0 2 * * *', timezone: 'Asia/Shanghai' };
@@ -312,6 +316,29 @@ for (const backend of BACKENDS) {
         assert.equal(status.pending, 0);
       });
       if (backend === 'mysql') assert.deepEqual(await routineNames(fx), [], 'the conversion procedure is dropped after it ran');
+    });
+
+    // RFC 11: never the APScheduler job and the supervisor on the same Profile progress. After the
+    // adoption, a start refuses while the sidecar's job store holds the Profile job again.
+    test('after the adoption a start refuses while the job store holds the Profile job again (api: an error line)', async () => {
+      const configOf = (role: string) => parseRuntimeConfig({ [`${P}DATABASE_URL`]: fx.url, [`${P}PROFILE_SCHEDULE_ENABLED`]: 'true', [`${P}ARTIFACT_PROCESSING_ROLE`]: role }, [profile]);
+      const lines: Array<Record<string, unknown>> = [];
+      const logger = createLogger({ level: 'info', destination: sinkDestination(lines) });
+      const runs = backend === 'mysql' ? 'background' : 'all';
+      await checkProfileSidecar(fx.store, configOf(runs), logger);
+      const { next } = firesNow();
+      await fx.query('INSERT INTO apscheduler_jobs (id, next_run_time, job_state) VALUES (?, ?, ?)', [DEFAULT_PROFILE_JOB_ID, epochSeconds(next), Buffer.from('8004', 'utf8')]);
+      try {
+        await assert.rejects(checkProfileSidecar(fx.store, configOf(runs), logger),
+          (e: unknown) => e instanceof ConfigError && e.message.includes(`Profile job ${DEFAULT_PROFILE_JOB_ID}`) && e.message.includes(PROFILE_BINDING));
+        if (backend === 'mysql') {
+          await checkProfileSidecar(fx.store, configOf('api'), logger);
+          await waitFor(() => lines.some((l) => l.level === 50 && l.jobId === DEFAULT_PROFILE_JOB_ID), 2_000);
+        }
+      } finally {
+        await fx.query('DELETE FROM apscheduler_jobs WHERE id = ?', [DEFAULT_PROFILE_JOB_ID]);
+      }
+      await checkProfileSidecar(fx.store, configOf(runs), logger);
     });
   });
 
