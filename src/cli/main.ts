@@ -31,17 +31,18 @@ const USAGE = `usage:
                          [--job-id <id>] [--families <module>] [--json]
                          convert a replaced scheduler's state in a maintenance window;
                          exit 4 when refused with a report (nothing changed)
-  apsup run [--role all|api|background] [--families <module>]
-                         run the supervisors until SIGINT/SIGTERM
+  apsup run --families <module> [--role all|api|background]
+                         run the supervisors until SIGINT/SIGTERM (the families module, or
+                         POWERCONTEXT_SERVER_RUNTIME_FAMILIES_MODULE, is required)
   apsup trigger <family> <scope>      accept an explicit request (requested generation + 1)
   apsup mark-dirty <family> <scope>   mark ordinary work (dirty generation + 1)
-  apsup mode-switch --to global|dedicated [--families <module>] [--json]
+  apsup mode-switch --to global|dedicated [--json]
                          switch the supervisor mode after every host of the old mode stopped:
                          invalidates the old mode's terms and records the new mode
   apsup maintenance on|off|status [--json]
                          maintenance window: while on, dirty marks, explicit triggers and
                          runtime starts are refused (mode-switch ends it)
-  apsup status [--families <module>] [--json]
+  apsup status --families <module> [--json]
                          recorded mode, supervisor terms and per-family schedule and backlog
   apsup start            migrate, seed a small demo workload and run the reference families
 ${TASKS_USAGE.split('\n').slice(1).join('\n')}

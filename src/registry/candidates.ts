@@ -52,8 +52,13 @@ export class CandidateRegistration {
     this.logger.info({ candidateId: this.candidateId, keys: fingerprintsOf(this.config).map((f) => f.supervisorKey) }, 'candidate fingerprint registered');
     // SQLite: one host (the host lock), rows never expire; no periodic statement while idle.
     if (this.config.database.backend !== 'sqlite') {
+      const keys = fingerprintsOf(this.config).length;
       this.timer = setInterval(() => {
         this.call('pc_aps_refresh_candidate', { candidate_id: this.candidateId, ttl_ms: this.config.leaseTtlMs })
+          .then(([row]) => {
+            // Expired (a pause past the TTL): another configuration may have started meanwhile.
+            if (Number(row?.live_keys ?? 0) < keys) this.logger.error({ candidateId: this.candidateId, liveKeys: Number(row?.live_keys ?? 0), keys }, 'candidate fingerprint expired; restart this process to compare it with the live candidates again');
+          })
           .catch((error: Error) => this.logger.warn({ err: error.message }, 'candidate fingerprint refresh failed'));
       }, this.config.renewEveryMs);
       this.timer.unref();
