@@ -11,7 +11,7 @@ import { parseRuntimeConfig } from '../../src/config/runtime-config.ts';
 import { createLogger } from '../../src/logging.ts';
 import { CandidateRegistration, FingerprintMismatchError } from '../../src/registry/candidates.ts';
 import type { FamilyRegistration } from '../../src/registry/registration.ts';
-import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
+import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import families from '../fixtures/failover/families.ts';
 import alphaOnly from '../fixtures/failover/families-alpha-only.ts';
 import { API_FAMILIES_MODULE_PATH } from '../fixtures/failover/families-api.ts';
@@ -92,9 +92,9 @@ describe('[mysql] processes: a background candidate with another budget exits 2;
 
   test('refused start names the difference; api with missing processor modules starts', async () => {
     const a = new RuntimeProcess('fp-a', { url: fx.url, fixtureDir: dir, role: 'background', env: { [`${P}FO_ALPHA_MAX_WORKERS`]: '4' } });
-    await a.waitForMsg('candidate fingerprint registered');
+    await a.waitForMsg('candidate fingerprint registered', {}, 45_000);
     const b = new RuntimeProcess('fp-b', { url: fx.url, fixtureDir: dir, role: 'background', env: { [`${P}FO_ALPHA_MAX_WORKERS`]: '8' } });
-    assert.equal((await withTimeout(b.exited, 30_000, 'refused start')).code, 2, b.stderr);
+    assert.equal((await withTimeout(b.exited, 45_000, 'refused start')).code, 2, b.stderr);
     assert.match(b.stderr, /supervisor key global has a live candidate .* first difference: family fo-alpha maxWorkers is 8 here, 4 there/);
     assert.equal(b.own('supervisor started').length, 0);
 
@@ -102,11 +102,12 @@ describe('[mysql] processes: a background candidate with another budget exits 2;
     // crashed candidate (SIGKILL, no withdrawal) stops counting once its row expires.
     a.killHard();
     await withTimeout(a.exited, 10_000, 'killed');
+    await waitFor(async () => (await fx.query('SELECT candidate_id FROM pc_aps_candidate_fingerprints WHERE expires_at > UTC_TIMESTAMP(3)')).length === 0, 10_000, 100);
     const b2 = new RuntimeProcess('fp-b2', { url: fx.url, fixtureDir: dir, role: 'background', env: { [`${P}FO_ALPHA_MAX_WORKERS`]: '8' } });
-    await b2.waitForMsg('candidate fingerprint registered');
+    await b2.waitForMsg('candidate fingerprint registered', {}, 45_000);
 
     const api = new RuntimeProcess('fp-api', { url: fx.url, fixtureDir: dir, role: 'api', familiesModule: API_FAMILIES_MODULE_PATH, env: { [`${P}FO_ALPHA_MAX_WORKERS`]: '5' } });
-    await api.waitForMsg('candidate fingerprint registered');
+    await api.waitForMsg('candidate fingerprint registered', {}, 45_000);
     assert.equal((await api.stop()).code, 0, api.stderr);
     assert.equal((await b2.stop()).code, 0, b2.stderr);
     assert.deepEqual(await fx.query('SELECT candidate_id FROM pc_aps_candidate_fingerprints'), [], 'stopped candidates withdrew');
