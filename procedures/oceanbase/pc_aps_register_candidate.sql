@@ -40,6 +40,9 @@ BEGIN
   DECLARE v_role     VARCHAR(16) DEFAULT NULL;
   DECLARE v_shared   MEDIUMTEXT DEFAULT NULL;
   DECLARE v_exec     MEDIUMTEXT DEFAULT NULL;
+  DECLARE v_found    INT DEFAULT 1;
+  -- No differing live candidate is "no row" (COMPATIBILITY row 15).
+  DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
     ROLLBACK;
@@ -76,7 +79,7 @@ BEGIN
    ORDER BY registered_at, candidate_id
    LIMIT 1;
 
-  IF v_other IS NOT NULL THEN
+  IF v_found = 1 AND v_other IS NOT NULL THEN
     COMMIT;
     SELECT 'conflict' AS outcome, v_other AS candidate_id, v_role AS role, v_shared AS shared_text, v_exec AS execution_text, v_now AS db_now;
   ELSE

@@ -33,6 +33,24 @@ for (const backend of BACKENDS) {
     const rowsOf = async (c: CandidateRegistration) => fx.query('SELECT supervisor_key, role, execution_text FROM pc_aps_candidate_fingerprints WHERE candidate_id = ?', [c.candidateId]);
 
     if (backend === 'mysql') {
+      // Six starts with different fingerprints at the same moment, on six connection pools: the
+      // registration is serialized on the runtime row, so exactly one passes each round. (Without
+      // that lock, 5 of 40 such rounds let several differing candidates register.)
+      test('concurrent differing starts: exactly one registers', async () => {
+        const stores = [fx.store, ...Array.from({ length: 5 }, () => fx.openStore())];
+        const on = (store: typeof fx.store, workers: string) => new CandidateRegistration(store, parseRuntimeConfig({
+          [`${P}DATABASE_URL`]: fx.url, [`${P}ARTIFACT_PROCESSING_ROLE`]: 'background', [`${P}FO_ALPHA_MAX_WORKERS`]: workers,
+        }, families), logger);
+        for (let round = 0; round < 30; round += 1) {
+          const pair = stores.map((store, i) => on(store, String(i + 2)));
+          const results = await Promise.allSettled(pair.map((c) => c.register()));
+          const passed = results.filter((r) => r.status === 'fulfilled').length;
+          assert.equal(passed, 1, `round ${round}: ${JSON.stringify(results.map((r) => r.status === 'rejected' ? String(r.reason) : 'registered'))}`);
+          for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof FingerprintMismatchError, String(r.reason));
+          for (const c of pair) await c.withdraw();
+        }
+      });
+
       test('a differing start is refused naming the first difference; the api role is compared on the shared part only', async () => {
         const a = candidate({ FO_ALPHA_MAX_WORKERS: '4' });
         await a.register();
