@@ -33,7 +33,10 @@ import { toDbTime } from '../../src/store/rows.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { createApschedulerStore, databaseFingerprint } from '../fixtures/legacy/pr1490.ts';
 import { P, sinkDestination, startRuntime, statsOf } from '../fixtures/runtime-harness.ts';
+import fs from 'node:fs';
 import { checkProfileSidecar } from '../../src/cli/profile-sidecar-guard.ts';
+import { makeFixtureDir, runCli } from '../fixtures/failover/harness.ts';
+import { PROFILE_FAMILIES_MODULE_PATH } from '../fixtures/legacy/profile-families.ts';
 import { parseRuntimeConfig } from '../../src/config/runtime-config.ts';
 import { ConfigError } from '../../src/config/database-url.ts';
 import { createLogger } from '../../src/logging.ts';
@@ -334,6 +337,16 @@ for (const backend of BACKENDS) {
         if (backend === 'mysql') {
           await checkProfileSidecar(fx.store, configOf('api'), logger);
           await waitFor(() => lines.some((l) => l.level === 50 && l.jobId === DEFAULT_PROFILE_JOB_ID), 2_000);
+        }
+        // Through `apsup run`: exit 2 before any term is taken.
+        const dir = makeFixtureDir(`profile-sidecar-${backend}`);
+        try {
+          const run = await runCli(['run', '--families', PROFILE_FAMILIES_MODULE_PATH, '--role', runs], fx.url, dir, { [`${P}PROFILE_SCHEDULE_ENABLED`]: 'true' }, 60_000);
+          assert.equal(run.code, 2, run.stderr);
+          assert.match(run.stderr, /APScheduler job store holds the Profile job profile-refresh again/);
+          assert.doesNotMatch(run.stdout, /term acquired/);
+        } finally {
+          fs.rmSync(dir, { recursive: true, force: true });
         }
       } finally {
         await fx.query('DELETE FROM apscheduler_jobs WHERE id = ?', [DEFAULT_PROFILE_JOB_ID]);
