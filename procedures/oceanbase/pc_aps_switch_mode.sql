@@ -1,38 +1,39 @@
 -- Operation: pc_aps_switch_mode   (SQLite twin: sql/sqlite/pc_aps_switch_mode.sql; TypeScript: Store.switchMode)
 -- Purpose: the database part of `apsup mode-switch` (RFC 9), in one transaction: lock the
---   runtime row (serializes with starts) and the old mode's lease rows; refuse while any of them
---   has a holder with an unexpired lease; set maintenance; invalidate every term of the old mode
---   (generation + 1, holder and expiry cleared, on the lease row and its fence rows, so every
---   worker of the old mode is fenced out at its next write; keys without a row are skipped);
---   record the new mode and clear maintenance. Requests, dirty marks, checkpoints and scans are
---   untouched.
+--   runtime row (serializes with starts) and every lease row of the old mode THE DATABASE HOLDS
+--   (switching to dedicated: 'global'; to global: every 'artifact:%' key, also of a family no
+--   longer in any families module, RFC 9 step 2); refuse while any of them has a holder with an
+--   unexpired lease; set maintenance; invalidate every one of those terms (generation + 1, holder
+--   and expiry cleared, on the lease row and its fence rows, so every worker of the old mode is
+--   fenced out at its next write); record the new mode and clear maintenance. Requests, dirty
+--   marks, checkpoints and scans are untouched.
 -- Transaction: owns its transaction. Do not call inside an open transaction.
 -- Parameters:
---   p_to_mode              VARCHAR(16)  'global' or 'dedicated'
---   p_old_supervisor_keys  MEDIUMTEXT   comma-separated keys of the old mode
+--   p_to_mode   VARCHAR(16)  'global' or 'dedicated'; the old mode's keys follow from it
 -- Result: two result sets: (mode, maintenance, db_now); then one row per invalidated key
 --   (supervisor_key, holder_id=NULL, supervisor_generation (new), expires_at=NULL, outcome='invalidated').
 -- Errors (SQLSTATE '45000', MESSAGE_TEXT):
---   invalid_argument  unknown mode or empty key list.
+--   invalid_argument  unknown mode.
 --   live_candidate    an old-mode key has a holder with an unexpired lease.
 CREATE PROCEDURE pc_aps_switch_mode(
-  IN p_to_mode             VARCHAR(16),
-  IN p_old_supervisor_keys MEDIUMTEXT
+  IN p_to_mode VARCHAR(16)
 )
 BEGIN
-  DECLARE v_now  DATETIME(3);
-  DECLARE v_live BIGINT DEFAULT 0;
-  DECLARE v_mode VARCHAR(16) DEFAULT NULL;
+  DECLARE v_now     DATETIME(3);
+  DECLARE v_live    BIGINT DEFAULT 0;
+  DECLARE v_mode    VARCHAR(16) DEFAULT NULL;
+  DECLARE v_pattern VARCHAR(16);
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
     ROLLBACK;
     RESIGNAL;
   END;
 
-  IF p_to_mode IS NULL OR p_to_mode NOT IN ('global', 'dedicated')
-     OR p_old_supervisor_keys IS NULL OR p_old_supervisor_keys = '' THEN
+  IF p_to_mode IS NULL OR p_to_mode NOT IN ('global', 'dedicated') THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
   END IF;
+  -- The old mode's keys: a constant LIKE prefix (a primary-key range; COMPATIBILITY row 44).
+  SET v_pattern = IF(p_to_mode = 'dedicated', 'global', 'artifact:%');
 
   START TRANSACTION;
   SET v_now = UTC_TIMESTAMP(3);
@@ -46,7 +47,7 @@ BEGIN
 
   SELECT COUNT(*) INTO v_live
     FROM pc_artifact_processing_leases
-   WHERE FIND_IN_SET(supervisor_key, p_old_supervisor_keys) > 0
+   WHERE supervisor_key LIKE v_pattern
      AND holder_id IS NOT NULL
      AND expires_at IS NOT NULL
      AND expires_at > v_now
@@ -58,19 +59,19 @@ BEGIN
   UPDATE pc_artifact_processing_runtime SET maintenance = 1, updated_at = v_now WHERE runtime_id = 1;
   UPDATE pc_artifact_processing_leases
      SET holder_id = NULL, supervisor_generation = supervisor_generation + 1, expires_at = NULL, updated_at = v_now
-   WHERE FIND_IN_SET(supervisor_key, p_old_supervisor_keys) > 0;
+   WHERE supervisor_key LIKE v_pattern;
   UPDATE pc_artifact_processing_lease_fences
      SET holder_id = NULL,
          expires_at = NULL,
          supervisor_generation = (SELECT l.supervisor_generation FROM pc_artifact_processing_leases l
                                    WHERE l.supervisor_key = pc_artifact_processing_lease_fences.supervisor_key)
-   WHERE FIND_IN_SET(supervisor_key, p_old_supervisor_keys) > 0;
+   WHERE supervisor_key LIKE v_pattern;
   UPDATE pc_artifact_processing_runtime SET mode = p_to_mode, maintenance = 0, updated_at = v_now WHERE runtime_id = 1;
   COMMIT;
 
   SELECT p_to_mode AS mode, 0 AS maintenance, v_now AS db_now;
   SELECT supervisor_key, holder_id, supervisor_generation, expires_at, 'invalidated' AS outcome, v_now AS db_now
     FROM pc_artifact_processing_leases
-   WHERE FIND_IN_SET(supervisor_key, p_old_supervisor_keys) > 0
+   WHERE supervisor_key LIKE v_pattern
    ORDER BY supervisor_key;
 END

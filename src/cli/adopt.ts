@@ -28,7 +28,7 @@ export interface AdoptOptions {
 const FAMILY_OF: Record<AdoptionSource, string> = { [TOPIC_MEMORY_PR1490]: 'topic-memory', [PROFILE_APSCHEDULER]: 'profile' };
 
 async function adoptionContext(source: AdoptionSource, options: AdoptOptions, driver: MigrationDriver): Promise<AdoptionContext> {
-  const { config } = await buildRuntimeConfig({ familiesModule: options.familiesModule, env: options.env });
+  const { config } = await buildRuntimeConfig({ familiesModule: options.familiesModule, env: options.env, command: 'migrate adopt' });
   const family = config.families.find((f) => f.registration.family === FAMILY_OF[source]);
   if (!family) {
     throw new ConfigError(`adopting ${source} needs a registered ${FAMILY_OF[source]} family (registered: ${config.families.map((f) => f.registration.family).join(', ') || 'none'})`);

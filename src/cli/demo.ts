@@ -9,6 +9,22 @@ import { bumpExperience } from '../families/experience.ts';
 import { addProfileSignal } from '../families/profile.ts';
 import type { Logger } from '../logging.ts';
 
+/**
+ * The demo's schedule keys, set explicitly: on built-in prefixes unset means off (RFC 11, README
+ * configuration table). A value already in the environment wins.
+ */
+export const DEMO_SCHEDULE_ENV: Record<string, string> = {
+  POWERCONTEXT_SERVER_RUNTIME_TOPIC_MEMORY_SCHEDULE_SECONDS: '300',
+  POWERCONTEXT_SERVER_RUNTIME_EXPERIENCE_SCHEDULE_SECONDS: '900',
+  POWERCONTEXT_SERVER_RUNTIME_PROFILE_SCHEDULE_ENABLED: 'true',
+};
+
+export function demoEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out = { ...env };
+  for (const [k, v] of Object.entries(DEMO_SCHEDULE_ENV)) if (out[k] === undefined || out[k]!.trim() === '') out[k] = v;
+  return out;
+}
+
 export async function seedDemo(runtime: Runtime, logger: Logger): Promise<NodeJS.Timeout> {
   const store = runtime.store;
   for (let i = 1; i <= 4; i += 1) {

@@ -11,7 +11,7 @@ import { MigrationDriftError, Migrator, formatStatus } from '../migrations/migra
 import { createLogger } from '../logging.ts';
 import { openStore } from '../store/open.ts';
 import { buildRuntimeConfig, runUntilSignal } from './run.ts';
-import { seedDemo } from './demo.ts';
+import { demoEnv, seedDemo } from './demo.ts';
 import { TASKS_USAGE, tasksCommand } from './tasks.ts';
 import { modeSwitchCommand } from './mode-switch.ts';
 import { statusCommand } from './status.ts';
@@ -19,6 +19,7 @@ import { adoptCommand, adoptionPlanFor } from './adopt.ts';
 import { maintenanceCommand } from './maintenance.ts';
 import { StoreError } from '../store/errors.ts';
 import { AdoptionRequiredError } from '../migrations/adoption-detect.ts';
+import { RegistrationError } from '../registry/registration.ts';
 
 const USAGE = `usage:
   apsup migrate up       apply pending migrations (and install stored procedures on MySQL/OceanBase)
@@ -30,17 +31,18 @@ const USAGE = `usage:
                          [--job-id <id>] [--families <module>] [--json]
                          convert a replaced scheduler's state in a maintenance window;
                          exit 4 when refused with a report (nothing changed)
-  apsup run [--role all|api|background] [--families <module>]
-                         run the supervisors until SIGINT/SIGTERM
+  apsup run --families <module> [--role all|api|background]
+                         run the supervisors until SIGINT/SIGTERM (the families module, or
+                         POWERCONTEXT_SERVER_RUNTIME_FAMILIES_MODULE, is required)
   apsup trigger <family> <scope>      accept an explicit request (requested generation + 1)
   apsup mark-dirty <family> <scope>   mark ordinary work (dirty generation + 1)
-  apsup mode-switch --to global|dedicated [--families <module>] [--json]
+  apsup mode-switch --to global|dedicated [--json]
                          switch the supervisor mode after every host of the old mode stopped:
                          invalidates the old mode's terms and records the new mode
   apsup maintenance on|off|status [--json]
                          maintenance window: while on, dirty marks, explicit triggers and
                          runtime starts are refused (mode-switch ends it)
-  apsup status [--families <module>] [--json]
+  apsup status --families <module> [--json]
                          recorded mode, supervisor terms and per-family schedule and backlog
   apsup start            migrate, seed a small demo workload and run the reference families
 ${TASKS_USAGE.split('\n').slice(1).join('\n')}
@@ -134,7 +136,7 @@ async function start(): Promise<number> {
   });
   const logger = createLogger();
   let demo: NodeJS.Timeout | null = null;
-  const code = await runUntilSignal({ logger }, async (runtime) => {
+  const code = await runUntilSignal({ logger, demo: true, command: 'start', env: demoEnv(process.env) }, async (runtime) => {
     demo = await seedDemo(runtime, logger);
     console.error('apsup: running the reference families on the embedded database; Ctrl-C stops cleanly');
   });
@@ -147,7 +149,7 @@ async function intent(kind: 'trigger' | 'mark-dirty', family: string | undefined
     console.error(USAGE);
     return 2;
   }
-  const { config } = await buildRuntimeConfig({ familiesModule, role: undefined });
+  const { config } = await buildRuntimeConfig({ familiesModule, role: undefined, command: kind });
   const f = config.families.find((x) => x.registration.family === family);
   if (!f) {
     console.error(`apsup: unknown family ${JSON.stringify(family)} (registered: ${config.families.map((x) => x.registration.family).join(', ')})`);
@@ -247,7 +249,7 @@ if (invokedDirectly) {
   main(process.argv.slice(2)).then(
     (code) => { process.exitCode = code; },
     (error: unknown) => {
-      if (error instanceof ConfigError || error instanceof MigrationDriftError || error instanceof AdoptionRequiredError) {
+      if (error instanceof ConfigError || error instanceof RegistrationError || error instanceof MigrationDriftError || error instanceof AdoptionRequiredError) {
         console.error(`apsup: ${error.message}`);
         process.exitCode = error instanceof MigrationDriftError ? 3 : error instanceof AdoptionRequiredError ? 4 : 2;
       } else {

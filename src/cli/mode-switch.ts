@@ -7,28 +7,25 @@
  *   - SQLite: refused while a live runtime host holds the host lock; otherwise the lock is held
  *     for the duration of the switch (no host can start meanwhile) and the old mode's permanent
  *     terms (expires_at NULL, e.g. left by a crash) are invalidated.
- * pc_aps_switch_mode then, in one transaction, invalidates every old-mode key (generation + 1,
+ * pc_aps_switch_mode then, in one transaction, invalidates every old-mode key the database holds
+ * (also of a family no longer in the module, RFC 9 step 2; generation + 1,
  * holder cleared: every stale worker's next fenced write fails with term_lost) and records the
  * new mode; requests, dirty marks, checkpoints and scans are untouched, so the new mode's
  * supervisors recover them. Starts in the old mode are refused afterwards (mode_mismatch).
  */
-import { ConfigError } from '../config/database-url.ts';
+import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
 import { HostLockError, acquireSqliteHostLock } from '../runtime/sqlite-host-lock.ts';
 import { StoreError } from '../store/errors.ts';
 import { openStore } from '../store/open.ts';
 import type { RuntimeMode } from '../store/types.ts';
-import { buildRuntimeConfig } from './run.ts';
+import { readModeLeases } from '../store/mode-leases.ts';
 
 export interface ModeSwitchOptions {
   to: string | undefined;
+  /** Accepted for compatibility; the switch reads the old mode's keys from the database. */
   familiesModule?: string;
   json?: boolean;
   env?: NodeJS.ProcessEnv;
-}
-
-/** The supervisor keys a mode uses for the registered families. */
-export function supervisorKeysOf(mode: RuntimeMode, families: readonly string[]): string[] {
-  return mode === 'global' ? ['global'] : families.map((f) => `artifact:${f}`);
 }
 
 export async function modeSwitchCommand(options: ModeSwitchOptions): Promise<number> {
@@ -38,16 +35,14 @@ export async function modeSwitchCommand(options: ModeSwitchOptions): Promise<num
   }
   const to: RuntimeMode = options.to;
   const from: RuntimeMode = to === 'global' ? 'dedicated' : 'global';
-  const env = { ...(options.env ?? process.env), POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_SUPERVISOR_MODE: to };
-  const { config } = await buildRuntimeConfig({ familiesModule: options.familiesModule, env });
-  const families = config.families.map((f) => f.registration.family);
-  const oldKeys = supervisorKeysOf(from, families);
-  if (oldKeys.length === 0) throw new ConfigError('the families module registers no family: nothing to switch');
+  // RFC 9 step 2: every term of the old mode the database holds, not only the keys of the
+  // families a module lists (a family removed from it keeps its artifact:<family> key).
+  const database = parseDatabaseUrl((options.env ?? process.env)[DATABASE_URL_VARIABLE]);
 
   let releaseLock: () => void = () => undefined;
-  if (config.database.backend === 'sqlite') {
+  if (database.backend === 'sqlite') {
     try {
-      releaseLock = acquireSqliteHostLock(config.database.file);
+      releaseLock = acquireSqliteHostLock(database.file);
     } catch (error) {
       if (error instanceof HostLockError) {
         console.error(`apsup: mode-switch refused: ${error.message}; stop it first`);
@@ -56,15 +51,16 @@ export async function modeSwitchCommand(options: ModeSwitchOptions): Promise<num
       throw error;
     }
   }
-  const store = openStore(config.database);
+  const store = openStore(database);
   try {
     const before = await store.readRuntimeMode();
+    const oldLeases = await readModeLeases(store, from);
+    const oldKeys = oldLeases.map((l) => l.supervisorKey);
     const live: string[] = [];
-    for (const key of oldKeys) {
-      const lease = await store.readLease(key);
+    for (const lease of oldLeases) {
       // A permanent SQLite term (no expiry) belongs to a host that is not running: we hold the host lock.
       if (lease.holderId !== null && lease.expiresAt !== null && lease.live) {
-        live.push(`${key} is held by ${lease.holderId} until ${lease.expiresAt.toISOString()}`);
+        live.push(`${lease.supervisorKey} is held by ${lease.holderId} until ${lease.expiresAt.toISOString()}`);
       }
     }
     if (live.length > 0) {
@@ -73,10 +69,10 @@ export async function modeSwitchCommand(options: ModeSwitchOptions): Promise<num
     }
     let result;
     try {
-      result = await store.switchMode(to, oldKeys);
+      result = await store.switchMode(to);
     } catch (error) {
       if (error instanceof StoreError && error.code === 'live_candidate') {
-        console.error(`apsup: mode-switch refused: a live candidate of the ${from} mode took a lease of ${oldKeys.join(', ')} meanwhile; stop it first`);
+        console.error(`apsup: mode-switch refused: a live candidate of the ${from} mode took a lease meanwhile; stop it first`);
         return 2;
       }
       throw error;
@@ -87,14 +83,13 @@ export async function modeSwitchCommand(options: ModeSwitchOptions): Promise<num
       maintenanceEnded: before.maintenance,
       mode: result.mode,
       invalidated: result.invalidated.map((t) => ({ supervisorKey: t.supervisorKey, supervisorGeneration: t.supervisorGeneration })),
-      skipped: oldKeys.filter((k) => !result.invalidated.some((t) => t.supervisorKey === k)),
     };
     if (options.json) {
       console.log(JSON.stringify(summary, null, 2));
     } else {
       console.log(`mode: ${before.mode ?? '(none recorded)'} -> ${result.mode}`);
       for (const t of summary.invalidated) console.log(`invalidated ${t.supervisorKey}: generation ${t.supervisorGeneration}, holder cleared`);
-      for (const k of summary.skipped) console.log(`skipped ${k}: never used (no term to invalidate)`);
+      if (summary.invalidated.length === 0) console.log(`no term of the ${from} mode in the database: nothing to invalidate`);
       if (before.maintenance) console.log('maintenance window ended: writes, triggers and starts are accepted again');
       console.log(`requests, dirty marks and checkpoints kept; start the runtime with ${'POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_SUPERVISOR_MODE'}=${to}`);
     }

@@ -4,9 +4,11 @@
  * workers are terminated within the grace period, the term is invalidated).
  */
 import { ConfigError } from '../config/database-url.ts';
-import { FAMILIES_MODULE_VARIABLE, parseRuntimeConfig, type RuntimeConfig } from '../config/runtime-config.ts';
+import { FAMILIES_MODULE_VARIABLE, ROLE_VARIABLE, parseRuntimeConfig, type RuntimeConfig } from '../config/runtime-config.ts';
+import { CandidateRegistration } from '../registry/candidates.ts';
+import { checkProfileSidecar } from './profile-sidecar-guard.ts';
 import { createLogger, type Logger } from '../logging.ts';
-import { loadFamilies } from '../registry/load.ts';
+import { REFERENCE_FAMILIES_MODULE, loadFamilies } from '../registry/load.ts';
 import { RegistrationError } from '../registry/registration.ts';
 import { Runtime } from '../runtime/runtime.ts';
 import { HostLockError, acquireSqliteHostLock } from '../runtime/sqlite-host-lock.ts';
@@ -25,15 +27,22 @@ export interface RunOptions {
   role?: string;
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
+  /** `apsup start`: the demo, the only run of the reference families. */
+  demo?: boolean;
+  /** The command, for messages (run, status, trigger, ...). */
+  command?: string;
 }
 
 export async function buildRuntimeConfig(options: RunOptions): Promise<{ config: RuntimeConfig; module: string }> {
   const env = { ...(options.env ?? process.env) };
   if (options.role !== undefined) {
     if (!['all', 'api', 'background'].includes(options.role)) throw new ConfigError(`--role must be all, api or background, got ${JSON.stringify(options.role)}`);
-    env.POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_ROLE = options.role;
+    env[ROLE_VARIABLE] = options.role;
   }
-  const { module, registrations } = await loadFamilies(options.familiesModule ?? env[FAMILIES_MODULE_VARIABLE]);
+  const modulePath = options.demo ? REFERENCE_FAMILIES_MODULE : options.familiesModule ?? env[FAMILIES_MODULE_VARIABLE];
+  // RFC 8: the api role runs no processor, so it needs none of their files.
+  const requireProcessors = (env[ROLE_VARIABLE]?.trim() || 'all') !== 'api';
+  const { module, registrations } = await loadFamilies(modulePath, { allowReference: options.demo, command: options.command ?? 'run', requireProcessors });
   return { config: parseRuntimeConfig(env, registrations), module };
 }
 
@@ -44,6 +53,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
   let taskConfig: TaskConfig;
   let observabilityAddress: ObservabilityAddress | null;
   let mode = 'global';
+  let candidate: CandidateRegistration | null = null;
   try {
     const { config, module } = await buildRuntimeConfig(options);
     taskConfig = parseTaskConfig(options.env ?? process.env);
@@ -52,11 +62,19 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     mode = config.mode;
     runtime = new Runtime(config, logger);
     logger.info({ familiesModule: module }, 'families module loaded');
+    // A15: a variable nothing reads is most likely a typo of the closest known one.
+    for (const u of config.unknownVariables) logger.warn({ variable: u.variable, closest: u.closest }, `unknown setting ${u.variable} is ignored (did you mean ${u.closest}?)`);
     // The database records one mode (RFC 9): a start in the other mode is refused (every role);
     // only `apsup mode-switch` changes it.
     try {
       const claim = await runtime.store.claimRuntimeMode(config.mode);
       logger.info({ mode: claim.mode, outcome: claim.outcome }, 'runtime mode claimed');
+      // RFC 11: the APScheduler sidecar must not run an adopted Profile job again.
+      await checkProfileSidecar(runtime.store, config, logger);
+      // RFC 8, 10: the same binding map and capabilities (and, background, the same execution
+      // settings) as the live candidates of every supervisor key, or no start.
+      candidate = new CandidateRegistration(runtime.store, config, logger);
+      await candidate.register();
     } catch (error) {
       await runtime.store.close();
       throw error;
@@ -123,6 +141,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     clearInterval(keepAlive);
     await observability?.stop();
     await runner?.stop();
+    await candidate?.withdraw();
     await runtime.stop();
     releaseLock();
   }

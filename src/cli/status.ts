@@ -90,7 +90,7 @@ export function nextDueOf(policy: SchedulePolicyDecl, state: BindingState): Date
 }
 
 export async function collectStatus(options: StatusOptions): Promise<StatusReport> {
-  const { config } = await buildRuntimeConfig({ familiesModule: options.familiesModule, env: options.env });
+  const { config } = await buildRuntimeConfig({ familiesModule: options.familiesModule, env: options.env, command: 'status' });
   const store = openStore(config.database);
   try {
     const mode = await store.readRuntimeMode();

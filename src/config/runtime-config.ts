@@ -2,12 +2,15 @@
  * Runtime configuration from POWERCONTEXT_SERVER_RUNTIME_* (RFC sections 10 and 11), validated
  * with zod at start-up against the family registry. Every error names the variable (A15).
  */
-import { CronExpressionParser } from 'cron-parser';
 import { z } from 'zod';
 import type { FamilyRegistration, SchedulePolicyDecl } from '../registry/registration.ts';
+import { BUILTIN_PREFIXES, ENV_PREFIX, resolveSchedule } from './family-schedule.ts';
+export { isValidTimezone, validateCron } from './cron.ts';
+export { BUILTIN_PREFIXES, ENV_PREFIX };
 import { ConfigError, DATABASE_URL_VARIABLE, parseDatabaseUrl, type DatabaseTarget } from './database-url.ts';
+import { unknownVariables, type UnknownVariable } from './known-variables.ts';
+import { INTERVAL_MAX_SECONDS, LEASE_TTL_MAX_SECONDS, MAX_WORKERS_MAX, TIMER_MAX_SECONDS, decimal, type Bounds } from './numbers.ts';
 
-export const ENV_PREFIX = 'POWERCONTEXT_SERVER_RUNTIME_';
 export const MODE_VARIABLE = `${ENV_PREFIX}ARTIFACT_PROCESSING_SUPERVISOR_MODE`;
 export const ROLE_VARIABLE = `${ENV_PREFIX}ARTIFACT_PROCESSING_ROLE`;
 export const FAMILIES_MODULE_VARIABLE = `${ENV_PREFIX}FAMILIES_MODULE`;
@@ -15,8 +18,6 @@ export const FAMILIES_MODULE_VARIABLE = `${ENV_PREFIX}FAMILIES_MODULE`;
 export type Mode = 'global' | 'dedicated';
 export type Role = 'all' | 'api' | 'background';
 
-/** Built-in family prefixes of the RFC (section 10); settings for them need a registered processor. */
-export const BUILTIN_PREFIXES = ['MEMORY', 'TOPIC_MEMORY', 'EXPERIENCE', 'PROFILE', 'SKILL', 'HANDOFF'];
 const FAMILY_FIELDS = ['SCHEDULE_SECONDS', 'CRON', 'TIMEZONE', 'SCHEDULE_ENABLED', 'MAX_WORKERS', 'WORKER_TIMEOUT_SECONDS'] as const;
 type FamilyField = (typeof FAMILY_FIELDS)[number];
 
@@ -29,22 +30,23 @@ export const ALIASES: Array<{ alias: string; prefix: string; field: FamilyField 
 ];
 
 /** Runtime tuning; the retry settings exist so tests can shorten the backoff (RFC 7 keeps ~30 s .. ~30 min). */
-const TUNING: Record<string, { default: number; min: number; max?: number; integer?: boolean }> = {
-  LEASE_TTL_SECONDS: { default: 15, min: 1 },
-  RENEW_SECONDS: { default: 5, min: 0.05 },
-  POLL_SECONDS: { default: 5, min: 0.05 },
-  RETRY_BASE_SECONDS: { default: 30, min: 0.01 },
-  RETRY_MAX_SECONDS: { default: 1800, min: 0.01 },
-  CONFLICT_RETRY_SECONDS: { default: 2, min: 0.01 },
-  READY_QUEUE_SIZE: { default: 64, min: 1, integer: true },
+const TUNING: Record<TuningKey, { default: number } & Bounds> = {
+  LEASE_TTL_SECONDS: { default: 15, min: 1, max: LEASE_TTL_MAX_SECONDS },
+  RENEW_SECONDS: { default: 5, min: 0.05, max: LEASE_TTL_MAX_SECONDS },
+  POLL_SECONDS: { default: 5, min: 0.05, max: TIMER_MAX_SECONDS },
+  RETRY_BASE_SECONDS: { default: 30, min: 0.01, max: TIMER_MAX_SECONDS },
+  RETRY_MAX_SECONDS: { default: 1800, min: 0.01, max: TIMER_MAX_SECONDS },
+  CONFLICT_RETRY_SECONDS: { default: 2, min: 0.01, max: TIMER_MAX_SECONDS },
+  // In-memory queue per family, filled from pages of at most SCAN_PAGE_SIZE keys.
+  READY_QUEUE_SIZE: { default: 64, min: 1, max: 100_000, integer: true },
   // The admission/discovery page operations accept 1..5000 keys per page.
   SCAN_PAGE_SIZE: { default: 500, min: 1, max: 5000, integer: true },
-  TERMINATE_GRACE_SECONDS: { default: 5, min: 0.05 },
-  DISCOVERY_TIMEOUT_SECONDS: { default: 10, min: 0.05 },
+  TERMINATE_GRACE_SECONDS: { default: 5, min: 0.05, max: TIMER_MAX_SECONDS },
+  DISCOVERY_TIMEOUT_SECONDS: { default: 10, min: 0.05, max: TIMER_MAX_SECONDS },
   // Worker processes per family started ahead of need by every background host (leader and
   // standby), so the first invocation after a start or a takeover does not wait for a cold
   // worker; never more than the family's budget; 0 starts workers only on demand.
-  WARM_WORKERS: { default: 1, min: 0, integer: true },
+  WARM_WORKERS: { default: 1, min: 0, max: MAX_WORKERS_MAX, integer: true },
 };
 type TuningKey =
   | 'LEASE_TTL_SECONDS' | 'RENEW_SECONDS' | 'POLL_SECONDS' | 'RETRY_BASE_SECONDS' | 'RETRY_MAX_SECONDS'
@@ -78,11 +80,14 @@ export interface RuntimeConfig {
   warmWorkers: number;
   families: FamilyConfig[];
   aliasesUsed: Array<{ alias: string; target: string }>;
+  /** POWERCONTEXT_SERVER_RUNTIME_* variables nothing reads (logged as warnings at start-up). */
+  unknownVariables: UnknownVariable[];
 }
 
-const positiveNumber = z.coerce.number({ message: 'must be a number' }).finite('must be finite').positive('must be positive');
-const positiveInt = positiveNumber.int('must be an integer');
-const nonNegativeInt = z.coerce.number({ message: 'must be a number' }).finite('must be finite').int('must be an integer').min(0, 'must not be negative');
+const positiveInt = decimal({ integer: true, max: Number.MAX_SAFE_INTEGER });
+const workers = decimal({ integer: true, max: MAX_WORKERS_MAX });
+const timeoutSeconds = decimal({ integer: true, max: TIMER_MAX_SECONDS });
+const intervalSeconds = decimal({ integer: true, max: INTERVAL_MAX_SECONDS });
 const bool = z.enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' }).transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 type Env = Record<string, string | undefined>;
@@ -106,25 +111,6 @@ function sameSetting(a: string, b: string): boolean {
   return a !== '' && b !== '' && Number.isFinite(x) && Number.isFinite(y) && x === y;
 }
 
-export function isValidTimezone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-export function validateCron(expression: string, timezone: string, variable: string): void {
-  const fields = expression.trim().split(/\s+/);
-  if (fields.length !== 5 && fields.length !== 6) throw new ConfigError(`${variable} must have 5 (or 6, with seconds) fields, got ${JSON.stringify(expression)}`);
-  try {
-    CronExpressionParser.parse(expression, { tz: timezone, currentDate: new Date() }).next();
-  } catch (error) {
-    throw new ConfigError(`${variable} is not a valid cron expression (${(error as Error).message})`);
-  }
-}
-
 export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]): RuntimeConfig {
   const mode = parseWith(z.enum(['global', 'dedicated'], { message: 'must be global or dedicated' }), read(env, 'ARTIFACT_PROCESSING_SUPERVISOR_MODE') ?? 'global', MODE_VARIABLE);
   const role = parseWith(z.enum(['all', 'api', 'background'], { message: 'must be all, api or background' }), read(env, 'ARTIFACT_PROCESSING_ROLE') ?? 'all', ROLE_VARIABLE);
@@ -138,11 +124,7 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     const spec = TUNING[key];
     const variable = `${ENV_PREFIX}ARTIFACT_PROCESSING_${key}`;
     const raw = read(env, `ARTIFACT_PROCESSING_${key}`);
-    const schema = spec.integer ? (spec.min === 0 ? nonNegativeInt : positiveInt) : positiveNumber;
-    const value = raw === undefined ? spec.default : parseWith(schema, raw, variable);
-    if (value < spec.min) throw new ConfigError(`${variable} must be at least ${spec.min} (got ${JSON.stringify(raw)})`);
-    if (spec.max !== undefined && value > spec.max) throw new ConfigError(`${variable} must be at most ${spec.max} (got ${JSON.stringify(raw)})`);
-    tuning[key] = value;
+    tuning[key] = raw === undefined ? spec.default : parseWith(decimal(spec), raw, variable);
   }
   if (tuning.RENEW_SECONDS >= tuning.LEASE_TTL_SECONDS) {
     throw new ConfigError(`${ENV_PREFIX}ARTIFACT_PROCESSING_RENEW_SECONDS must be shorter than ${ENV_PREFIX}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS`);
@@ -209,34 +191,13 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     const maxWorkersRaw = note('MAX_WORKERS');
     const timeoutRaw = note('WORKER_TIMEOUT_SECONDS');
 
-    if (seconds && cron) throw new ConfigError(`${seconds.source} and ${cron.source} are both set: a family has either an interval or a cron schedule, not both`);
-    if (seconds && tz) throw new ConfigError(`${tz.source} is set together with ${seconds.source}: a time zone applies only to a cron schedule (${ENV_PREFIX}${p}_CRON)`);
-    if (tz && !cron && registration.schedule.kind !== 'cron') throw new ConfigError(`${tz.source} is set but family ${registration.family} has no cron schedule`);
-    let schedule: SchedulePolicyDecl = registration.schedule;
-    if (seconds) schedule = { kind: 'interval', seconds: parseWith(positiveInt, seconds.value, seconds.source) };
-    if (cron) {
-      const timezone = tz?.value ?? (registration.schedule.kind === 'cron' ? registration.schedule.timezone : undefined);
-      if (!timezone) throw new ConfigError(`${cron.source} needs ${ENV_PREFIX}${p}_TIMEZONE (an IANA time zone such as Asia/Shanghai)`);
-      schedule = { kind: 'cron', expression: cron.value, timezone };
-    } else if (tz && registration.schedule.kind === 'cron') {
-      schedule = { ...registration.schedule, timezone: tz.value };
-    }
-    if (schedule.kind === 'cron') {
-      // Name the variable that supplied the value, or the registration default it overrides.
-      const tzVar = tz?.source ?? `the registered time zone of family ${registration.family} (${ENV_PREFIX}${p}_TIMEZONE)`;
-      if (!isValidTimezone(schedule.timezone)) throw new ConfigError(`${tzVar} must be a valid IANA time zone, got ${JSON.stringify(schedule.timezone)}`);
-      validateCron(schedule.expression, schedule.timezone, cron?.source ?? `the registered cron of family ${registration.family} (${ENV_PREFIX}${p}_CRON)`);
-    }
-    if (enabled) {
-      const on = parseWith(bool, enabled.value.toLowerCase(), enabled.source);
-      if (!on) schedule = { kind: 'off' };
-      else if (schedule.kind === 'off') {
-        throw new ConfigError(`${enabled.source}=true but family ${registration.family} has no interval or cron schedule (set ${ENV_PREFIX}${p}_SCHEDULE_SECONDS or ${ENV_PREFIX}${p}_CRON)`);
-      }
-    }
-    const maxWorkers = maxWorkersRaw ? parseWith(positiveInt, maxWorkersRaw.value, maxWorkersRaw.source) : registration.defaults?.maxWorkers ?? 2;
-    const timeoutSeconds = timeoutRaw ? parseWith(positiveInt, timeoutRaw.value, timeoutRaw.source) : registration.defaults?.workerTimeoutSeconds ?? 600;
-    return { registration, schedule, maxWorkers, workerTimeoutMs: Math.round(timeoutSeconds * 1000), sources };
+    const schedule = resolveSchedule(registration, { seconds, cron, tz, enabled }, {
+      seconds: (v, variable) => parseWith(intervalSeconds, v, variable),
+      bool: (v, variable) => parseWith(bool, v, variable),
+    });
+    const maxWorkers = maxWorkersRaw ? parseWith(workers, maxWorkersRaw.value, maxWorkersRaw.source) : registration.defaults?.maxWorkers ?? 2;
+    const timeout = timeoutRaw ? parseWith(timeoutSeconds, timeoutRaw.value, timeoutRaw.source) : registration.defaults?.workerTimeoutSeconds ?? 600;
+    return { registration, schedule, maxWorkers, workerTimeoutMs: Math.round(timeout * 1000), sources };
   });
 
   return {
@@ -256,7 +217,18 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     warmWorkers: tuning.WARM_WORKERS,
     families,
     aliasesUsed,
+    unknownVariables: unknownVariables(env, ENV_PREFIX, knownSettings(registrations), registrations),
   };
+}
+
+/** Variable names (without the prefix) this configuration reads. */
+function knownSettings(registrations: FamilyRegistration[]): string[] {
+  return [
+    'ARTIFACT_PROCESSING_SUPERVISOR_MODE', 'ARTIFACT_PROCESSING_ROLE', 'DATABASE_URL', 'FAMILIES_MODULE',
+    ...Object.keys(TUNING).map((k) => `ARTIFACT_PROCESSING_${k}`),
+    ...ALIASES.map((a) => a.alias),
+    ...registrations.flatMap((r) => FAMILY_FIELDS.map((f) => `${r.configPrefix}_${f}`)),
+  ];
 }
 
 /** The effective configuration as it may be logged (no credentials, no connection string). */

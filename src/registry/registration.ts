@@ -4,7 +4,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { isValidTimezone, validateCron } from '../config/runtime-config.ts';
+import { isValidTimezone, validateCron } from '../config/cron.ts';
+import { INTERVAL_MAX_SECONDS, MAX_WORKERS_MAX, TIMER_MAX_SECONDS } from '../config/numbers.ts';
 import { isFamilyName } from '../store/identifiers.ts';
 
 export type SchedulePolicyDecl =
@@ -50,6 +51,11 @@ export interface FamilyRegistration {
   processor: { module: string; exportName?: string };
   pendingWork?: PendingWorkProvider;
   defaults?: { maxWorkers?: number; workerTimeoutSeconds?: number };
+  /**
+   * Other POWERCONTEXT_SERVER_RUNTIME_* variables the family's processor reads (names without the
+   * prefix, e.g. TOPIC_MEMORY_WINDOW_LIMIT), so start-up does not report them as unknown.
+   */
+  settings?: string[];
 }
 
 export class RegistrationError extends Error {
@@ -72,7 +78,7 @@ function moduleExists(file: string): boolean {
 }
 
 /** Validates a list of registrations and resolves processor module paths against baseDir. */
-export function validateRegistrations(list: unknown, baseDir: string): FamilyRegistration[] {
+export function validateRegistrations(list: unknown, baseDir: string, options: { requireProcessors?: boolean } = {}): FamilyRegistration[] {
   if (!Array.isArray(list) || list.length === 0) {
     throw new RegistrationError('the families module must default-export a non-empty array of family registrations');
   }
@@ -108,17 +114,20 @@ export function validateRegistrations(list: unknown, baseDir: string): FamilyReg
     if (r.defaults !== undefined) {
       const d = r.defaults;
       if (d === null || typeof d !== 'object') throw new RegistrationError(`${where}: defaults must be an object`);
-      if (d.maxWorkers !== undefined && !(Number.isInteger(d.maxWorkers) && d.maxWorkers > 0)) {
-        throw new RegistrationError(`${where}: defaults.maxWorkers must be a positive integer`);
+      if (d.maxWorkers !== undefined && !(Number.isInteger(d.maxWorkers) && d.maxWorkers > 0 && d.maxWorkers <= MAX_WORKERS_MAX)) {
+        throw new RegistrationError(`${where}: defaults.maxWorkers must be a positive integer (at most ${MAX_WORKERS_MAX})`);
       }
-      if (d.workerTimeoutSeconds !== undefined && !(typeof d.workerTimeoutSeconds === 'number' && Number.isFinite(d.workerTimeoutSeconds) && d.workerTimeoutSeconds > 0)) {
-        throw new RegistrationError(`${where}: defaults.workerTimeoutSeconds must be a positive finite number`);
+      if (d.workerTimeoutSeconds !== undefined && !(typeof d.workerTimeoutSeconds === 'number' && Number.isFinite(d.workerTimeoutSeconds) && d.workerTimeoutSeconds > 0 && d.workerTimeoutSeconds <= TIMER_MAX_SECONDS)) {
+        throw new RegistrationError(`${where}: defaults.workerTimeoutSeconds must be a positive finite number (at most ${TIMER_MAX_SECONDS})`);
       }
     }
     const schedule = r.schedule ?? { kind: 'off' };
     if (typeof schedule !== 'object' || !['off', 'interval', 'cron'].includes(schedule.kind)) throw new RegistrationError(`${where}: schedule.kind must be off, interval or cron`);
-    if (schedule.kind === 'interval' && !(Number.isInteger(schedule.seconds) && schedule.seconds > 0)) {
-      throw new RegistrationError(`${where}: interval schedule needs a positive integer number of seconds`);
+    if (schedule.kind === 'interval' && !(Number.isInteger(schedule.seconds) && schedule.seconds > 0 && schedule.seconds <= INTERVAL_MAX_SECONDS)) {
+      throw new RegistrationError(`${where}: interval schedule needs a positive integer number of seconds (at most ${INTERVAL_MAX_SECONDS})`);
+    }
+    if (r.settings !== undefined && !(Array.isArray(r.settings) && r.settings.every((n) => typeof n === 'string' && PREFIX.test(n)))) {
+      throw new RegistrationError(`${where}: settings must list UPPER_SNAKE_CASE variable names without the POWERCONTEXT_SERVER_RUNTIME_ prefix`);
     }
     if (schedule.kind === 'cron' && (typeof schedule.expression !== 'string' || typeof schedule.timezone !== 'string')) {
       throw new RegistrationError(`${where}: cron schedule needs expression and timezone`);
@@ -133,7 +142,7 @@ export function validateRegistrations(list: unknown, baseDir: string): FamilyReg
     }
     const module = path.isAbsolute(r.processor.module) ? r.processor.module : path.resolve(baseDir, r.processor.module);
     // A registration without its processor is a missing capability: refuse it at start-up (RFC 1, 10).
-    if (!moduleExists(module)) throw new RegistrationError(`${where}: processor module ${module} does not exist`);
+    if (options.requireProcessors !== false && !moduleExists(module)) throw new RegistrationError(`${where}: processor module ${module} does not exist`);
     return { ...r, schedule, processor: { ...r.processor, module } };
   });
 }

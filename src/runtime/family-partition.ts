@@ -4,6 +4,7 @@
  * Per key, ready / running / retry-wait are mutually exclusive. Every decision that must survive a
  * crash is taken by a stored operation; this class only keeps what may be lost.
  */
+import { InvocationHealth } from './invocation-health.ts';
 import { CronExpressionParser } from 'cron-parser';
 import type { FamilyConfig } from '../config/runtime-config.ts';
 import type { Logger } from '../logging.ts';
@@ -92,6 +93,8 @@ export class FamilyPartition {
   private providerBlockedUntil = 0;
   private workerSeq = 0;
   health: 'ok' | 'degraded' = 'ok';
+  /** Degraded while every invocation keeps failing (src/runtime/invocation-health.ts). */
+  private readonly invocationHealth = new InvocationHealth();
   lastError: string | null = null;
   invocations = 0;
   timeouts = 0;
@@ -588,6 +591,7 @@ export class FamilyPartition {
         : await this.store.readIntent(this.bindingName, scopeId);
     const acknowledged = after !== null && after.handledGeneration >= generation;
     if (acknowledged) {
+      this.invocationHealth.succeeded();
       this.backoff.succeed(scopeId);
       this.retryOrigins.delete(scopeId);
       const normal = outcome.status === 'ok' || outcome.status === 'already_handled';
@@ -622,6 +626,7 @@ export class FamilyPartition {
     const entry = this.backoff.fail(scopeId, reason, Date.now());
     this.retryWait.add(scopeId);
     this.failures[reason] = (this.failures[reason] ?? 0) + 1;
+    this.invocationHealth.failed(reason, error.message);
     // A retry's record names the trigger that first brought the key in (RFC 12 触发原因).
     const trigger = source === 'retry' ? this.retryOrigins.get(scopeId) ?? 'retry' : source;
     this.retryOrigins.set(scopeId, trigger);
@@ -671,8 +676,8 @@ export class FamilyPartition {
       retryWait: this.retryWait.size,
       scanInProgress: this.scan !== null,
       nextDueAt: this.nextDueAt === null ? null : new Date(this.nextDueAt).toISOString(),
-      health: this.health,
-      lastError: this.lastError,
+      health: this.invocationHealth.degraded ? 'degraded' : this.health,
+      lastError: this.lastError ?? this.invocationHealth.lastError,
       invocations: this.invocations,
       failures: { ...this.failures },
       timeouts: this.timeouts,

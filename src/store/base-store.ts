@@ -335,12 +335,11 @@ export abstract class BaseStore implements Store {
     };
   }
 
-  async switchMode(toMode: RuntimeMode, oldSupervisorKeys: readonly string[]): Promise<ModeSwitchResult> {
+  /** RFC 9: invalidates every key of the other mode that the database holds. */
+  async switchMode(toMode: RuntimeMode): Promise<ModeSwitchResult> {
     const op = 'pc_aps_switch_mode';
     assertMode(op, toMode);
-    if (oldSupervisorKeys.length === 0) throw new InvalidArgumentError(op, 'at least one old supervisor key');
-    for (const key of oldSupervisorKeys) assertSupervisorKey(op, key);
-    const sets = await this.call(op, { to_mode: toMode, old_supervisor_keys: oldSupervisorKeys.join(',') });
+    const sets = await this.call(op, { to_mode: toMode });
     if (sets.length !== 2) throw new Error(`${op}: expected 2 result sets, got ${sets.length}`);
     const head = single(sets[0], op);
     return {

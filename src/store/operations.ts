@@ -119,9 +119,29 @@ export const OPERATIONS = {
     summary: 'a runtime start: record the mode when none is, accept the same, refuse the other (mode_mismatch) or during maintenance',
   },
   pc_aps_switch_mode: {
-    params: ['to_mode', 'old_supervisor_keys'],
+    params: ['to_mode'],
     transaction: 'own',
-    summary: 'mode switch: refuse a live old-mode lease (live_candidate), invalidate the old keys, record the new mode',
+    summary: 'mode switch: refuse a live old-mode lease (live_candidate), invalidate every old-mode key the database holds, record the new mode',
+  },
+  pc_aps_register_candidate: {
+    params: ['supervisor_key', 'candidate_id', 'role', 'shared_sha256', 'shared_text', 'execution_sha256', 'execution_text', 'ttl_ms'],
+    transaction: 'own',
+    summary: 'a start records its fingerprint for a supervisor key; conflict when a live candidate of the key runs with another one',
+  },
+  pc_aps_refresh_candidate: {
+    params: ['candidate_id', 'ttl_ms'],
+    transaction: 'own',
+    summary: 'a running candidate keeps its fingerprint rows live (MySQL/OceanBase)',
+  },
+  pc_aps_withdraw_candidate: {
+    params: ['candidate_id'],
+    transaction: 'own',
+    summary: 'a stopping or refused candidate removes its fingerprint rows',
+  },
+  pc_aps_read_mode_leases: {
+    params: ['mode'],
+    transaction: 'read',
+    summary: 'every lease row of one mode the database holds (global, or every artifact:% key), with liveness',
   },
   pc_aps_acknowledge: {
     params: [...TERM, 'binding_name', 'scope_id', 'claimed_request_generation', 'clean_through_dirty_generation'],

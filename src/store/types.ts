@@ -206,7 +206,8 @@ export interface Store {
   /** A runtime start: records or matches the mode; throws StoreError 'mode_mismatch' or 'maintenance'. */
   claimRuntimeMode(mode: RuntimeMode): Promise<RuntimeModeClaim>;
   /** Invalidates the old mode's keys and records the new mode; throws StoreError 'live_candidate'. */
-  switchMode(toMode: RuntimeMode, oldSupervisorKeys: readonly string[]): Promise<ModeSwitchResult>;
+  /** Invalidates every term of the other mode the database holds (RFC 9) and records toMode. */
+  switchMode(toMode: RuntimeMode): Promise<ModeSwitchResult>;
   /** Maintenance window on/off (pc_aps_set_maintenance). */
   setMaintenance(on: boolean): Promise<MaintenanceChange>;
   readFamilyBacklog(bindingName: string, countCap?: number): Promise<FamilyBacklog>;

@@ -27,6 +27,8 @@ export function parseTaskConfig(env: Record<string, string | undefined>): TaskCo
   const num = (name: string, fallback: number, opts: { int?: boolean; min?: number; max?: number } = {}) => {
     const raw = env[`${P}${name}`];
     if (raw === undefined || raw.trim() === '') return fallback;
+    // Plain decimal text only: Number() would also take hex, exponents and signs (A15).
+    if (!/^\d+(?:\.\d+)?$/.test(raw.trim())) throw new ConfigError(`${P}${name} must be a decimal number (got ${JSON.stringify(raw)})`);
     let schema = z.coerce.number({ message: 'must be a number' }).finite('must be finite').positive('must be positive');
     if (opts.int) schema = schema.int('must be an integer');
     const r = schema.safeParse(raw.trim());

@@ -32,7 +32,14 @@ import { openStore } from '../../src/store/open.ts';
 import { toDbTime } from '../../src/store/rows.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { createApschedulerStore, databaseFingerprint } from '../fixtures/legacy/pr1490.ts';
-import { P, startRuntime, statsOf } from '../fixtures/runtime-harness.ts';
+import { P, sinkDestination, startRuntime, statsOf } from '../fixtures/runtime-harness.ts';
+import fs from 'node:fs';
+import { checkProfileSidecar } from '../../src/cli/profile-sidecar-guard.ts';
+import { makeFixtureDir, runCli } from '../fixtures/failover/harness.ts';
+import { PROFILE_FAMILIES_MODULE_PATH } from '../fixtures/legacy/profile-families.ts';
+import { parseRuntimeConfig } from '../../src/config/runtime-config.ts';
+import { ConfigError } from '../../src/config/database-url.ts';
+import { createLogger } from '../../src/logging.ts';
 
 const DAY_MS = 86_400_000;
 const CRON = { expression: '0 2 * * *', timezone: 'Asia/Shanghai' };
@@ -313,6 +320,39 @@ for (const backend of BACKENDS) {
       });
       if (backend === 'mysql') assert.deepEqual(await routineNames(fx), [], 'the conversion procedure is dropped after it ran');
     });
+
+    // RFC 11: never the APScheduler job and the supervisor on the same Profile progress. After the
+    // adoption, a start refuses while the sidecar's job store holds the Profile job again.
+    test('after the adoption a start refuses while the job store holds the Profile job again (api: an error line)', async () => {
+      const configOf = (role: string) => parseRuntimeConfig({ [`${P}DATABASE_URL`]: fx.url, [`${P}PROFILE_SCHEDULE_ENABLED`]: 'true', [`${P}ARTIFACT_PROCESSING_ROLE`]: role }, [profile]);
+      const lines: Array<Record<string, unknown>> = [];
+      const logger = createLogger({ level: 'info', destination: sinkDestination(lines) });
+      const runs = backend === 'mysql' ? 'background' : 'all';
+      await checkProfileSidecar(fx.store, configOf(runs), logger);
+      const { next } = firesNow();
+      await fx.query('INSERT INTO apscheduler_jobs (id, next_run_time, job_state) VALUES (?, ?, ?)', [DEFAULT_PROFILE_JOB_ID, epochSeconds(next), Buffer.from('8004', 'utf8')]);
+      try {
+        await assert.rejects(checkProfileSidecar(fx.store, configOf(runs), logger),
+          (e: unknown) => e instanceof ConfigError && e.message.includes(`Profile job ${DEFAULT_PROFILE_JOB_ID}`) && e.message.includes(PROFILE_BINDING));
+        if (backend === 'mysql') {
+          await checkProfileSidecar(fx.store, configOf('api'), logger);
+          await waitFor(() => lines.some((l) => l.level === 50 && l.jobId === DEFAULT_PROFILE_JOB_ID), 2_000);
+        }
+        // Through `apsup run`: exit 2 before any term is taken.
+        const dir = makeFixtureDir(`profile-sidecar-${backend}`);
+        try {
+          const run = await runCli(['run', '--families', PROFILE_FAMILIES_MODULE_PATH, '--role', runs], fx.url, dir, { [`${P}PROFILE_SCHEDULE_ENABLED`]: 'true' }, 60_000);
+          assert.equal(run.code, 2, run.stderr);
+          assert.match(run.stderr, /APScheduler job store holds the Profile job profile-refresh again/);
+          assert.doesNotMatch(run.stdout, /term acquired/);
+        } finally {
+          fs.rmSync(dir, { recursive: true, force: true });
+        }
+      } finally {
+        await fx.query('DELETE FROM apscheduler_jobs WHERE id = ?', [DEFAULT_PROFILE_JOB_ID]);
+      }
+      await checkProfileSidecar(fx.store, configOf(runs), logger);
+    });
   });
 
   describe(`[${backend}] A13 adopt profile-apscheduler: job states`, () => {
@@ -477,7 +517,7 @@ for (const backend of BACKENDS) {
   // 3. End to end: the runtime after the adoption.
 
   describe(`[${backend}] A13 end to end: no second candidate for a taken fire, no source skipped`, () => {
-    const env = { [`${P}PROFILE_MAX_WORKERS`]: '2' };
+    const env = { [`${P}PROFILE_MAX_WORKERS`]: '2', [`${P}PROFILE_SCHEDULE_ENABLED`]: 'true' };
 
     test('next fire in the future: no automatic scan; explicit requests produce a candidate only where the taken fire has none', async () => {
       await clearOfNextFire();

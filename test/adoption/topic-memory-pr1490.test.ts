@@ -281,7 +281,8 @@ for (const backend of BACKENDS) {
         ? 'CREATE TABLE fx_pr1490_windows (id INTEGER PRIMARY KEY AUTOINCREMENT, scope_id TEXT NOT NULL, from_position INTEGER NOT NULL, through_position INTEGER NOT NULL)'
         : 'CREATE TABLE fx_pr1490_windows (id BIGINT AUTO_INCREMENT PRIMARY KEY, scope_id VARCHAR(191) NOT NULL, from_position BIGINT NOT NULL, through_position BIGINT NOT NULL)');
       // The last wave completed two minutes ago; the interval is five minutes.
-      const runtime = await startRuntime(fx, [legacyTopicMemory]);
+      // The deployment's interval key, set explicitly (unset is the legacy "off", RFC 11).
+      const runtime = await startRuntime(fx, [legacyTopicMemory], { env: { [`${P}TOPIC_MEMORY_SCHEDULE_SECONDS`]: '300' } });
       try {
         await waitFor(async () => {
           const a = await fx.store.readIntent(TOPIC_BINDING, 'tm-flush-open');

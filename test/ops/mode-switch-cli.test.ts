@@ -117,5 +117,25 @@ for (const backend of BACKENDS) {
       await handled(ALPHA_BINDING, 'left-2');
       assert.equal((await g.stop()).code, 0, g.stderr);
     });
+
+    // RFC 9 step 2: the switch works from the database, not from the families module: a family
+    // removed from the module (fo-gone) keeps no valid term, and its live candidate is detected.
+    test('mode-switch checks and invalidates the key of a family the module no longer lists', async () => {
+      assert.equal((await cli(['mode-switch', '--to', 'dedicated'])).code, 0);
+      const gone = await fx.store.acquireTerm('artifact:fo-gone', 'gone-host', backend === 'mysql' ? 8000 : 60_000);
+      if (backend === 'mysql') {
+        const refused = await cli(['mode-switch', '--to', 'global']);
+        assert.equal(refused.code, 2, refused.stdout);
+        assert.match(refused.stderr, /artifact:fo-gone is held by gone-host/);
+        assert.equal((await fx.store.readRuntimeMode()).mode, 'dedicated');
+        await waitFor(async () => !(await fx.store.readLease('artifact:fo-gone')).live, 15_000, 200);
+      }
+      const out = await cli(['mode-switch', '--to', 'global', '--json']);
+      assert.equal(out.code, 0, out.stderr);
+      const r = JSON.parse(out.stdout);
+      assert.ok(r.invalidated.some((t: { supervisorKey: string; supervisorGeneration: number }) => t.supervisorKey === 'artifact:fo-gone' && t.supervisorGeneration === gone.supervisorGeneration + 1), out.stdout);
+      const l = await fx.store.readLease('artifact:fo-gone');
+      assert.deepEqual([l.holderId, l.live], [null, false], 'the removed family\'s term is fenced out');
+    });
   });
 }

@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
 import { StoreError, TermLostError } from '../../src/store/errors.ts';
 import { txQuery } from '../../src/store/tx-query.ts';
+import { readModeLeases } from '../../src/store/mode-leases.ts';
 
 const BINDING = 'ops_alpha';
 
@@ -66,9 +67,9 @@ for (const backend of BACKENDS) {
       await fx.store.setMaintenance(true);
       const mode = (await fx.store.readRuntimeMode()).mode;
       const other = mode === 'dedicated' ? 'global' : 'dedicated';
-      await fx.store.switchMode(other, [mode === 'dedicated' ? 'artifact:ops' : 'global']);
+      await fx.store.switchMode(other);
       assert.equal((await fx.store.readRuntimeMode()).maintenance, false, 'the mode switch ends the maintenance window');
-      await fx.store.switchMode(mode ?? 'global', [other === 'dedicated' ? 'artifact:ops' : 'global']);
+      await fx.store.switchMode(mode ?? 'global');
     });
 
     test('switch global -> dedicated: invalidates global, keeps intents and checkpoints, fences a stale worker', async () => {
@@ -84,14 +85,14 @@ for (const backend of BACKENDS) {
 
       if (backend === 'mysql') {
         // A live lease of the old mode: refused, nothing changed.
-        await assert.rejects(fx.store.switchMode('dedicated', ['global']), (e: unknown) => e instanceof StoreError && e.code === 'live_candidate');
+        await assert.rejects(fx.store.switchMode('dedicated'), (e: unknown) => e instanceof StoreError && e.code === 'live_candidate');
         const l = await fx.store.readLease('global');
         assert.deepEqual([l.holderId, l.supervisorGeneration], ['global-host', term.supervisorGeneration]);
         assert.equal((await fx.store.readRuntimeMode()).mode, 'global');
         // The holder crashes: its lease expires (ttl 1 s).
         await new Promise((r) => setTimeout(r, 1200));
       }
-      const result = await fx.store.switchMode('dedicated', ['global']);
+      const result = await fx.store.switchMode('dedicated');
       assert.equal(result.mode, 'dedicated');
       assert.deepEqual(result.invalidated.map((t) => [t.supervisorKey, t.holderId, t.supervisorGeneration]), [['global', null, term.supervisorGeneration + 1]]);
       const l = await fx.store.readLease('global');
@@ -123,18 +124,39 @@ for (const backend of BACKENDS) {
       assert.equal(ack.outcome, 'acknowledged');
     });
 
-    test('and back: dedicated -> global invalidates every artifact key given, skips keys without a row', async () => {
+    test('and back: dedicated -> global invalidates every artifact key the database holds', async () => {
       const before = await fx.store.readLease('artifact:ops-alpha');
       if (backend === 'mysql') {
-        await assert.rejects(fx.store.switchMode('global', ['artifact:ops-alpha', 'artifact:ops-beta']), (e: unknown) => e instanceof StoreError && e.code === 'live_candidate');
+        await assert.rejects(fx.store.switchMode('global'), (e: unknown) => e instanceof StoreError && e.code === 'live_candidate');
         await new Promise((r) => setTimeout(r, 1200));
       }
-      const result = await fx.store.switchMode('global', ['artifact:ops-alpha', 'artifact:ops-beta']);
+      const result = await fx.store.switchMode('global');
       assert.equal(result.mode, 'global');
       assert.deepEqual(result.invalidated.map((t) => [t.supervisorKey, t.holderId, t.supervisorGeneration]), [['artifact:ops-alpha', null, before.supervisorGeneration + 1]]);
       await assert.rejects(fx.store.claimRuntimeMode('dedicated'), (e: unknown) => e instanceof StoreError && e.code === 'mode_mismatch');
       assert.equal((await fx.store.claimRuntimeMode('global')).outcome, 'matched');
-      await assert.rejects(fx.store.switchMode('global', []), (e: unknown) => e instanceof StoreError && e.code === 'invalid_argument');
+      await assert.rejects(fx.store.switchMode('sideways' as 'global'), (e: unknown) => e instanceof StoreError && e.code === 'invalid_argument');
+    });
+
+    // RFC 9 step 2: every term of the old mode the database holds, not only the keys of the
+    // families a module lists: a family removed from the module keeps its artifact:<family> key.
+    test('a switch to global also fences and detects the key of a family no longer registered', async () => {
+      await fx.store.switchMode('dedicated');
+      const gone = await fx.store.acquireTerm('artifact:ops-gone', 'gone-host', 1000);
+      const stale = { supervisorKey: 'artifact:ops-gone', holderId: 'gone-host', supervisorGeneration: gone.supervisorGeneration };
+      if (backend === 'mysql') {
+        // Its candidate still runs: the switch is refused, and the read names it.
+        await assert.rejects(fx.store.switchMode('global'), (e: unknown) => e instanceof StoreError && e.code === 'live_candidate');
+        const leases = await readModeLeases(fx.store, 'dedicated');
+        assert.deepEqual(leases.filter((l) => l.live).map((l) => [l.supervisorKey, l.holderId]), [['artifact:ops-gone', 'gone-host']]);
+        assert.equal((await fx.store.readRuntimeMode()).mode, 'dedicated');
+        await new Promise((r) => setTimeout(r, 1200));
+      }
+      const result = await fx.store.switchMode('global');
+      assert.ok(result.invalidated.some((t) => t.supervisorKey === 'artifact:ops-gone' && t.supervisorGeneration === gone.supervisorGeneration + 1), JSON.stringify(result.invalidated));
+      assert.ok(result.invalidated.every((t) => t.supervisorKey.startsWith('artifact:')), 'only old-mode keys');
+      await assert.rejects(fx.store.transaction(async (tx) => { await fx.store.assertTerm(tx, stale); }), TermLostError);
+      assert.deepEqual((await readModeLeases(fx.store, 'global')).map((l) => l.supervisorKey), ['global']);
     });
 
     test('bounded backlog counts', async () => {

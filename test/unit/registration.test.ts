@@ -72,6 +72,11 @@ describe('validateRegistrations', () => {
     rejects([registration('memory', { schedule: { kind: 'interval', seconds: 0 } })], /positive integer/);
     rejects([registration('memory', { schedule: { kind: 'interval', seconds: 1.5 } })], /positive integer/);
     rejects([registration('memory', { schedule: { kind: 'weekly' } as never })], /off, interval or cron/);
+    // Bounds the runtime can honour (a Node timer, the INT of pc_aps_begin_scan, the 1000-key batches).
+    rejects([registration('memory', { schedule: { kind: 'interval', seconds: 2 ** 31 } })], /at most 2147483647/);
+    rejects([registration('memory', { defaults: { workerTimeoutSeconds: 2_147_484 } })], /workerTimeoutSeconds.*at most 2147483/);
+    rejects([registration('memory', { defaults: { maxWorkers: 1001 } })], /maxWorkers.*at most 1000/);
+    rejects([registration('memory', { settings: ['memory_model'] })], /settings must list/);
     rejects([registration('profile', { schedule: { kind: 'cron', expression: '0 2 * * *' } as never })], /expression and timezone/);
     rejects([registration('profile', { schedule: { kind: 'cron', expression: '0 2 * * *', timezone: 'Mars/Base' } })], /Mars\/Base.*IANA/);
     rejects([registration('profile', { schedule: { kind: 'cron', expression: '0 25 * * *', timezone: 'UTC' } })], /\(profile\).*cron/);
@@ -103,8 +108,13 @@ function processor(family: string): string {
 }
 
 describe('loadFamilies', () => {
-  test('without a module the reference families are loaded', async () => {
-    const { module, registrations: regs } = await loadFamilies();
+  test('without a module nothing is loaded: the refusal explains --families (RFC 11: no stand-ins)', async () => {
+    await assert.rejects(loadFamilies(undefined), (e: unknown) => e instanceof RegistrationError && /--families/.test(e.message) && /apsup start/.test(e.message));
+    await assert.rejects(loadFamilies(REFERENCE_FAMILIES_MODULE), (e: unknown) => e instanceof RegistrationError && /reference families are a demo/.test(e.message));
+  });
+
+  test('the demo (apsup start) loads the reference families', async () => {
+    const { module, registrations: regs } = await loadFamilies(REFERENCE_FAMILIES_MODULE, { allowReference: true, command: 'start' });
     assert.equal(module, REFERENCE_FAMILIES_MODULE);
     assert.deepEqual(regs.map((r) => [r.family, r.configPrefix]), [['topic-memory', 'TOPIC_MEMORY'], ['experience', 'EXPERIENCE'], ['profile', 'PROFILE']]);
     for (const r of regs) assert.ok(fs.existsSync(r.processor.module), r.processor.module);

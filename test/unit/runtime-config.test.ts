@@ -5,6 +5,7 @@ import { describe, test } from 'node:test';
 import { ConfigError } from '../../src/config/database-url.ts';
 import { describeConfig, parseRuntimeConfig, type FamilyConfig, type RuntimeConfig } from '../../src/config/runtime-config.ts';
 import type { FamilyRegistration } from '../../src/registry/registration.ts';
+import { parseTaskConfig } from '../../src/tasks/config.ts';
 import { P, env, registration, registrations } from './fixtures.ts';
 
 const MYSQL = 'mysql://app:pw@127.0.0.1:3306/pc';
@@ -65,7 +66,8 @@ describe('A15: mode and role', () => {
 
 describe('A15: family numbers', () => {
   for (const field of ['MAX_WORKERS', 'SCHEDULE_SECONDS', 'WORKER_TIMEOUT_SECONDS']) {
-    for (const bad of ['0', '-1', 'abc', '1.5', 'Infinity', 'NaN', '2 workers']) {
+    // 0 is the legacy "off" of a built-in schedule key (below), a refusal everywhere else.
+    for (const bad of [...(field === 'SCHEDULE_SECONDS' ? [] : ['0']), '-1', 'abc', '1.5', 'Infinity', 'NaN', '2 workers']) {
       test(`${field}=${JSON.stringify(bad)} is rejected naming the variable`, () => {
         rejects({ [`TOPIC_MEMORY_${field}`]: bad }, [`${P}TOPIC_MEMORY_${field}`, JSON.stringify(bad)]);
       });
@@ -79,7 +81,7 @@ describe('A15: family numbers', () => {
     assert.deepEqual(t.schedule, { kind: 'interval', seconds: 45 });
     assert.equal(t.workerTimeoutMs, 120_000);
     assert.equal(family(c, 'experience').maxWorkers, 2);
-    assert.deepEqual(family(c, 'experience').schedule, { kind: 'interval', seconds: 900 });
+    assert.deepEqual(family(c, 'experience').schedule, { kind: 'off' });
   });
 
   test('blank values count as unset', () => {
@@ -158,9 +160,9 @@ describe('A15 / RFC 11: compatibility aliases', () => {
   test('SCHEDULE_SECONDS alone sets memory\'s interval only and is reported', () => {
     const c = parse({ SCHEDULE_SECONDS: '120' });
     assert.deepEqual(family(c, 'memory').schedule, { kind: 'interval', seconds: 120 });
-    assert.deepEqual(family(c, 'topic-memory').schedule, { kind: 'interval', seconds: 300 });
-    assert.deepEqual(family(c, 'experience').schedule, { kind: 'interval', seconds: 900 });
-    assert.equal(family(c, 'profile').schedule.kind, 'cron');
+    assert.deepEqual(family(c, 'topic-memory').schedule, { kind: 'off' });
+    assert.deepEqual(family(c, 'experience').schedule, { kind: 'off' });
+    assert.equal(family(c, 'profile').schedule.kind, 'off');
     assert.deepEqual(c.aliasesUsed, [{ alias: `${P}SCHEDULE_SECONDS`, target: `${P}MEMORY_SCHEDULE_SECONDS` }]);
     assert.equal(family(c, 'memory').sources.SCHEDULE_SECONDS, `${P}SCHEDULE_SECONDS`);
   });
@@ -210,7 +212,7 @@ describe('A15 / RFC 11: compatibility aliases', () => {
     });
 
     test(`${alias} with an invalid value names the alias variable`, () => {
-      rejects({ [alias]: '0' }, [`${P}${alias}`]);
+      rejects({ [alias]: '-1' }, [`${P}${alias}`]);
     });
   }
 
@@ -227,30 +229,53 @@ describe('A15 / RFC 11: compatibility aliases', () => {
 });
 
 describe('effective policies', () => {
-  test('defaults come from the registration; a registration without defaults gets 2 workers and 600 s', () => {
-    const regs = [...registrations(), registration('memory', { bindingName: 'x.y', family: 'notes', configPrefix: 'NOTES', defaults: undefined, schedule: { kind: 'off' } })];
+  test('budgets and timeouts default from the registration; a registration without defaults gets 2 workers and 600 s', () => {
+    const regs = [...registrations(), registration('memory', { bindingName: 'x.y', family: 'notes', configPrefix: 'NOTES', defaults: undefined, schedule: { kind: 'interval', seconds: 45 } })];
     const c = parse({}, regs);
     for (const r of registrations()) {
       const f = family(c, r.family);
-      assert.deepEqual(f.schedule, r.schedule);
       assert.equal(f.maxWorkers, r.defaults!.maxWorkers);
       assert.equal(f.workerTimeoutMs, r.defaults!.workerTimeoutSeconds! * 1000);
       assert.equal(f.registration.bindingName, r.bindingName);
     }
+    // A prefix of its own (no legacy keys): the registered schedule applies when unset.
     const notes = family(c, 'notes');
-    assert.deepEqual([notes.schedule, notes.maxWorkers, notes.workerTimeoutMs], [{ kind: 'off' }, 2, 600_000]);
+    assert.deepEqual([notes.schedule, notes.maxWorkers, notes.workerTimeoutMs], [{ kind: 'interval', seconds: 45 }, 2, 600_000]);
+    rejects({ NOTES_SCHEDULE_SECONDS: '0' }, [`${P}NOTES_SCHEDULE_SECONDS`], regs);
+  });
+
+  // RFC 11: the existing period keys keep their names and what turned them off. A PR #1490
+  // deployment with automatic Topic processing off has no TOPIC_MEMORY_SCHEDULE_SECONDS (or 0);
+  // Profile's cron runs only with PROFILE_SCHEDULE_ENABLED=true.
+  test('built-in prefixes: an unset, blank or 0 schedule key is off, never the registered default', () => {
+    const regs = [...registrations(), registration('memory', { bindingName: 'skill.import', family: 'skill', configPrefix: 'SKILL' })];
+    for (const values of [{}, { TOPIC_MEMORY_SCHEDULE_SECONDS: '0', EXPERIENCE_SCHEDULE_SECONDS: ' ', SCHEDULE_SECONDS: '0', SKILL_SCHEDULE_SECONDS: '0' }] as Array<Record<string, string>>) {
+      const c = parse(values, regs);
+      for (const name of ['memory', 'topic-memory', 'experience', 'profile', 'skill']) assert.deepEqual(family(c, name).schedule, { kind: 'off' }, `${name} with ${JSON.stringify(values)}`);
+    }
+    // A cron of its own does not enable Profile: enabling is the explicit act.
+    assert.deepEqual(family(parse({ PROFILE_CRON: '0 4 * * *' }), 'profile').schedule, { kind: 'off' });
+    // Explicit values turn them on.
+    const on = parse({ TOPIC_MEMORY_SCHEDULE_SECONDS: '300', EXPERIENCE_SCHEDULE_SECONDS: '900', SCHEDULE_SECONDS: '60', PROFILE_SCHEDULE_ENABLED: 'true' }, regs);
+    assert.deepEqual(family(on, 'topic-memory').schedule, { kind: 'interval', seconds: 300 });
+    assert.deepEqual(family(on, 'experience').schedule, { kind: 'interval', seconds: 900 });
+    assert.deepEqual(family(on, 'memory').schedule, { kind: 'interval', seconds: 60 });
+    assert.deepEqual(family(on, 'profile').schedule, { kind: 'cron', expression: '0 2 * * *', timezone: 'Asia/Shanghai' }, 'the registered cron once enabled');
+    // _SCHEDULE_ENABLED=true alone enables the registered interval; 0 together with true is a contradiction.
+    assert.deepEqual(family(parse({ TOPIC_MEMORY_SCHEDULE_ENABLED: 'true' }), 'topic-memory').schedule, { kind: 'interval', seconds: 300 });
+    rejects({ TOPIC_MEMORY_SCHEDULE_ENABLED: 'true', TOPIC_MEMORY_SCHEDULE_SECONDS: '0' }, [`${P}TOPIC_MEMORY_SCHEDULE_ENABLED`, `${P}TOPIC_MEMORY_SCHEDULE_SECONDS`]);
   });
 
   test('cron and time zone from the environment', () => {
-    const c = parse({ TOPIC_MEMORY_CRON: '*/5 * * * *', TOPIC_MEMORY_TIMEZONE: 'Europe/Berlin', PROFILE_CRON: '30 3 * * *' });
+    const c = parse({ TOPIC_MEMORY_CRON: '*/5 * * * *', TOPIC_MEMORY_TIMEZONE: 'Europe/Berlin', PROFILE_CRON: '30 3 * * *', PROFILE_SCHEDULE_ENABLED: 'true' });
     assert.deepEqual(family(c, 'topic-memory').schedule, { kind: 'cron', expression: '*/5 * * * *', timezone: 'Europe/Berlin' });
     // A registration that declares a time zone keeps it when only the expression changes.
     assert.deepEqual(family(c, 'profile').schedule, { kind: 'cron', expression: '30 3 * * *', timezone: 'Asia/Shanghai' });
-    assert.deepEqual(family(parse({ PROFILE_TIMEZONE: 'UTC' }), 'profile').schedule, { kind: 'cron', expression: '0 2 * * *', timezone: 'UTC' });
+    assert.deepEqual(family(parse({ PROFILE_TIMEZONE: 'UTC', PROFILE_SCHEDULE_ENABLED: 'true' }), 'profile').schedule, { kind: 'cron', expression: '0 2 * * *', timezone: 'UTC' });
   });
 
   test('an interval from the environment replaces a registered cron', () => {
-    assert.deepEqual(family(parse({ PROFILE_SCHEDULE_SECONDS: '3600' }), 'profile').schedule, { kind: 'interval', seconds: 3600 });
+    assert.deepEqual(family(parse({ PROFILE_SCHEDULE_SECONDS: '3600', PROFILE_SCHEDULE_ENABLED: 'true' }), 'profile').schedule, { kind: 'interval', seconds: 3600 });
   });
 
   test('SCHEDULE_ENABLED=false turns the schedule off; true keeps it', () => {
@@ -258,7 +283,7 @@ describe('effective policies', () => {
       const c = parse({ PROFILE_SCHEDULE_ENABLED: off, TOPIC_MEMORY_SCHEDULE_ENABLED: off });
       assert.deepEqual(family(c, 'profile').schedule, { kind: 'off' });
       assert.deepEqual(family(c, 'topic-memory').schedule, { kind: 'off' });
-      assert.deepEqual(family(c, 'experience').schedule, { kind: 'interval', seconds: 900 });
+      assert.deepEqual(family(c, 'experience').schedule, { kind: 'off' }, 'unset: off (legacy)');
     }
     const on = parse({ PROFILE_SCHEDULE_ENABLED: 'true', PROFILE_CRON: '0 4 * * *', PROFILE_TIMEZONE: 'Asia/Shanghai' });
     assert.deepEqual(family(on, 'profile').schedule, { kind: 'cron', expression: '0 4 * * *', timezone: 'Asia/Shanghai' });
@@ -312,5 +337,57 @@ describe('effective policies', () => {
     assert.equal(d.role, 'background');
     assert.deepEqual(d.aliasesUsed, [{ alias: `${P}ARTIFACT_PROCESSING_MAX_WORKERS`, target: `${P}TOPIC_MEMORY_MAX_WORKERS` }]);
     assert.deepEqual((d.families as Array<{ family: string; maxWorkers: number }>).map((f) => [f.family, f.maxWorkers]), [['memory', 3], ['topic-memory', 6], ['experience', 2], ['profile', 5]]);
+  });
+});
+
+// Values the code below cannot honour are refused at start-up, naming the variable: a timer
+// above 2^31-1 ms fires after 1 ms in Node (every invocation would time out at once), and
+// pc_aps_acquire_term refuses a TTL above 3600 s (the process would never lead).
+describe('A15: bounds the runtime can honour', () => {
+  test('worker timeout up to 2,147,483 s; above it is refused (also through the alias)', () => {
+    assert.equal(family(parse({ TOPIC_MEMORY_WORKER_TIMEOUT_SECONDS: '2147483' }), 'topic-memory').workerTimeoutMs, 2_147_483_000);
+    rejects({ TOPIC_MEMORY_WORKER_TIMEOUT_SECONDS: '2147484' }, [`${P}TOPIC_MEMORY_WORKER_TIMEOUT_SECONDS`, '2147483']);
+    rejects({ ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS: '99999999' }, [`${P}ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS`]);
+  });
+
+  test('lease TTL up to 3600 s, as the acquisition procedure accepts', () => {
+    assert.equal(parse({ ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: '3600' }).leaseTtlMs, 3_600_000);
+    rejects({ ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: '3601' }, [`${P}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS`, '3600']);
+  });
+
+  test('every numeric setting has an upper bound', () => {
+    const huge = '99999999999';
+    for (const key of ['RENEW_SECONDS', 'POLL_SECONDS', 'RETRY_BASE_SECONDS', 'RETRY_MAX_SECONDS', 'CONFLICT_RETRY_SECONDS', 'READY_QUEUE_SIZE', 'TERMINATE_GRACE_SECONDS', 'DISCOVERY_TIMEOUT_SECONDS', 'WARM_WORKERS']) {
+      rejects({ [`ARTIFACT_PROCESSING_${key}`]: huge }, [`${P}ARTIFACT_PROCESSING_${key}`, 'at most']);
+    }
+    rejects({ TOPIC_MEMORY_MAX_WORKERS: '1001' }, [`${P}TOPIC_MEMORY_MAX_WORKERS`, 'at most 1000']);
+    rejects({ TOPIC_MEMORY_SCHEDULE_SECONDS: '2147483648' }, [`${P}TOPIC_MEMORY_SCHEDULE_SECONDS`, 'at most']);
+    rejects({ PROFILE_MAX_CONCURRENCY: '5000' }, [`${P}PROFILE_MAX_CONCURRENCY`]);
+  });
+
+  test('hex, exponent, signed and other non-decimal forms are refused', () => {
+    for (const bad of ['0x10', '0X10', '1e3', '0b11', '0o17', '+5', ' 1_000', '1,5', '.5', '5.']) {
+      rejects({ TOPIC_MEMORY_MAX_WORKERS: bad }, [`${P}TOPIC_MEMORY_MAX_WORKERS`]);
+      rejects({ ARTIFACT_PROCESSING_POLL_SECONDS: bad }, [`${P}ARTIFACT_PROCESSING_POLL_SECONDS`]);
+    }
+    rejects({ TOPIC_MEMORY_SCHEDULE_SECONDS: '0x0' }, [`${P}TOPIC_MEMORY_SCHEDULE_SECONDS`]);
+    // The durable-task settings too (src/tasks/config.ts).
+    assert.throws(() => parseTaskConfig({ [`${P}DURABLE_TASK_CAPACITY`]: '0x10' }), (e: unknown) => e instanceof ConfigError && e.message.includes(`${P}DURABLE_TASK_CAPACITY`));
+    assert.equal(parseTaskConfig({ [`${P}DURABLE_TASK_CAPACITY`]: '16' }).capacity, 16);
+    assert.equal(parse({ ARTIFACT_PROCESSING_POLL_SECONDS: '0.25' }).pollEveryMs, 250);
+    assert.equal(family(parse({ TOPIC_MEMORY_MAX_WORKERS: '007' }), 'topic-memory').maxWorkers, 7);
+  });
+
+  test('a POWERCONTEXT_SERVER_RUNTIME_ variable nothing reads is reported with the closest known name', () => {
+    const c = parse({ TOPIC_MEMORY_MAX_WORKRES: '3', ARTIFACT_PROCESSING_LEASE_TTL: '30', DATABASE_URL: MYSQL, TOPIC_MEMORY_MAX_WORKERS: '3' });
+    assert.deepEqual(c.unknownVariables, [
+      { variable: `${P}ARTIFACT_PROCESSING_LEASE_TTL`, closest: `${P}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS` },
+      { variable: `${P}TOPIC_MEMORY_MAX_WORKRES`, closest: `${P}TOPIC_MEMORY_MAX_WORKERS` },
+    ]);
+    // Known names are not reported: runtime, tasks, observability, a family's declared settings.
+    const regs = [registration('topic-memory', { settings: ['TOPIC_MEMORY_WINDOW_LIMIT'] }), registration('profile')];
+    const quiet = parse({ DATABASE_URL: MYSQL, OBSERVABILITY_ADDRESS: 'localhost:0', DURABLE_TASK_CAPACITY: '4', TASKS_MODULE: '/x.ts', TOPIC_MEMORY_WINDOW_LIMIT: '40', PROFILE_CRON: '0 3 * * *' }, regs);
+    assert.deepEqual(quiet.unknownVariables, []);
+    assert.deepEqual(parse({ PROFILE_MODEL: 'x' }, regs).unknownVariables.map((u) => u.variable), [`${P}PROFILE_MODEL`]);
   });
 });

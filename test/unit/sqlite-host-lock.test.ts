@@ -34,7 +34,7 @@ test('apsup run refuses to start a second SQLite host on the same database', asy
   const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
   fs.writeFileSync(`${db}.host.lock`, `${holder.pid}\n`);
   try {
-    const run = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'run'], {
+    const run = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'run', '--families', 'test/fixtures/families/idle.ts'], {
       env: { ...process.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: `sqlite:${db}`, APSUP_LOG_LEVEL: 'silent' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
