@@ -1,6 +1,7 @@
 /**
  * Term keeper of one supervisor key. SQLite: takes the term once at start (every legitimate
- * start increments the generation; no expiry, no renewal). MySQL/OceanBase: competes for the
+ * start increments the generation; no expiry, no renewal), retrying a failed acquisition (a held
+ * write lock) with a bounded backoff until it leads or stops. MySQL/OceanBase: competes for the
  * lease, renews it on a short period while leading, and stays a healthy standby otherwise.
  *
  * RFC 8 ("续租失败立即停止派发，尽力终止 Worker"): a renewal that fails or does not answer within
@@ -74,6 +75,8 @@ export class TermKeeper extends EventEmitter {
   /** Every failed renewal since this keeper started (only increases: the metric's source). */
   renewalFailuresTotal = 0;
   termChanges = 0;
+  /** Consecutive failed acquisitions (reset when the term is taken). */
+  acquisitionFailures = 0;
 
   constructor(private readonly store: Store, private readonly options: TermKeeperOptions) {
     super();
@@ -158,6 +161,7 @@ export class TermKeeper extends EventEmitter {
           if (first) this.emit('suspended', term, (error as Error).message);
         }
       } else {
+        this.acquisitionFailures += 1;
         logger.warn({ supervisorKey, err: (error as Error).message }, 'lease acquisition failed; retrying');
       }
     } finally {
@@ -165,8 +169,17 @@ export class TermKeeper extends EventEmitter {
         // While suspended, retry sooner if the deadline is nearer than a period.
         const remaining = this.term ? this.localDeadline - performance.now() : Infinity;
         this.schedule(Math.max(10, Math.min(renewEveryMs, this.suspended ? remaining / 2 : Infinity)));
+      } else if (!this.term) {
+        // RFC 8: a SQLite host that could not take its term keeps trying (readiness: starting).
+        this.schedule(this.acquisitionRetryMs());
       }
     }
+  }
+
+  /** Bounded backoff of a failed SQLite acquisition: 100 ms doubling, at most a renewal period (at least 1 s). */
+  private acquisitionRetryMs(): number {
+    const cap = Math.max(MIN_STATEMENT_BOUND_MS, this.options.renewEveryMs);
+    return Math.min(cap, 100 * 2 ** Math.min(10, Math.max(0, this.acquisitionFailures - 1)));
   }
 
   /** One lease statement may take a period (at least 1 s), never beyond the local deadline. */
@@ -190,6 +203,7 @@ export class TermKeeper extends EventEmitter {
 
   private becomeLeader(term: Term): void {
     this.term = term;
+    this.acquisitionFailures = 0;
     this.state = 'leader';
     this.termChanges += 1;
     this.emit('acquired', term);
