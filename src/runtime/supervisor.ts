@@ -42,23 +42,15 @@ export class Supervisor {
       renewEveryMs: options.renewEveryMs,
       logger: options.logger,
     });
-    this.keeper.on('acquired', (term) => {
-      options.logger.info({ supervisorKey: term.supervisorKey, holderId: term.holderId, supervisorGeneration: term.supervisorGeneration }, 'term acquired; recovering from persisted state');
+    // The keeper logs every lease event (lease-events.ts); the supervisor only acts on them.
+    this.keeper.on('acquired', () => {
       for (const p of this.partitions) p.resetForNewTerm();
       this.wake();
     });
-    this.keeper.on('lost', (term, reason) => {
-      options.logger.warn({ supervisorKey: term.supervisorKey, holderId: term.holderId, supervisorGeneration: term.supervisorGeneration, reason }, 'term lost; dispatch stopped');
-      void this.terminateWorkers();
-    });
-    // RFC 8: a failed renewal stops dispatch at once; only a good renewal of the same term resumes it.
-    this.keeper.on('suspended', (term, reason) => {
-      options.logger.warn({ supervisorKey: term.supervisorKey, supervisorGeneration: term.supervisorGeneration, reason }, 'lease renewal failed; no new admission or dispatch until it is renewed');
-    });
+    this.keeper.on('lost', () => { void this.terminateWorkers(); });
+    // RFC 8: a failed renewal stops dispatch at once (tick checks keeper.suspended); only a good
+    // renewal of the same term resumes it.
     this.keeper.on('resumed', () => this.wake());
-    this.keeper.on('standby', (holderId) => {
-      options.logger.info({ supervisorKey: options.supervisorKey, leader: holderId }, 'standby: another candidate holds the term');
-    });
   }
 
   get term(): Term | null {
