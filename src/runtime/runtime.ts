@@ -50,7 +50,8 @@ export class Runtime {
   onFatal: ((reason: string) => void) | null = null;
 
   constructor(readonly config: RuntimeConfig, private readonly logger: Logger, options: { holderId?: string; store?: Store; workerEnv?: NodeJS.ProcessEnv } = {}) {
-    this.store = options.store ?? openStore(config.database);
+    // SQLite: the host's own store never waits for the write lock on its event loop (issue 17 item 1).
+    this.store = options.store ?? (config.database.backend === 'sqlite' ? SqliteStore.openHost(config.database.file) : openStore(config.database));
     this.holderId = options.holderId ?? newHolderId();
     for (const f of config.families) this.byFamily.set(f.registration.family, { bindingName: f.registration.bindingName });
     if (config.role === 'api') return;
