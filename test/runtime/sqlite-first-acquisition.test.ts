@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { createLogger } from '../../src/logging.ts';
 import { PersistedFacts } from '../../src/observability/facts.ts';
 import { buildReadiness } from '../../src/observability/readiness.ts';
+import { LEASE_MESSAGES } from '../../src/runtime/lease-events.ts';
 import { Runtime } from '../../src/runtime/runtime.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
@@ -43,10 +44,10 @@ describe('[sqlite] a failed first term acquisition is retried until the host lea
     holder.exec('BEGIN IMMEDIATE');
     const config = runtimeConfig(fx, [testFamily(F, { processorModule: ACKNOWLEDGING, maxWorkers: 1 })]);
     const logger = createLogger({ level: 'info', destination: sinkDestination(logs) });
-    // The host's statements give up after 50 ms of lock waiting (the lock is held far longer).
-    runtime = new Runtime(config, logger, { store: SqliteStore.open(file, { busyTimeoutMs: 50 }) });
+    // The host's store (as Runtime opens it) gives up after 200 ms of lock waiting (the lock is held far longer).
+    runtime = new Runtime(config, logger, { store: SqliteStore.openHost(file, { boundMs: 200, busyTimeoutMs: 0 }) });
     await runtime.start();
-    const failures = () => logs.filter((l) => l.msg === 'lease acquisition failed; retrying' || String(l.msg).startsWith('term acquisition failed')).length;
+    const failures = () => logs.filter((l) => l.msg === LEASE_MESSAGES.acquisitionFailed && l.errorType === 'DatabaseBusyError').length;
     // Held past several attempts: every one fails, and the host keeps trying.
     await waitFor(() => failures() >= 3, 10_000);
     assert.equal(runtime.status().supervisors[0].state, 'starting');
