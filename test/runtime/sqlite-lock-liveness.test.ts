@@ -66,6 +66,13 @@ describe('[sqlite] a worker holding the write lock does not stall the host', () 
 
   test('other families dispatch, a timeout fires, /healthz answers, the event loop stays responsive', async () => {
     const rt = runtime!;
+    // Measured from the first trigger until the hold has ended.
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    // The histogram under-reports a frozen loop (few samples): also the largest gap between 10 ms ticks.
+    let last = performance.now();
+    let maxGap = 0;
+    const gaps = setInterval(() => { const now = performance.now(); maxGap = Math.max(maxGap, now - last); last = now; }, 10);
     for (const s of ['d1', 'd2']) await rt.markDirty('fx-scan', s);
     for (const s of FREE) await rt.trigger('fx-free', s);
     await rt.trigger('fx-stuck', 'c0');
@@ -79,17 +86,18 @@ describe('[sqlite] a worker holding the write lock does not stall the host', () 
       if (Date.now() > deadline) throw new Error('the holding worker never took the lock');
       await sleep(5);
     }
-    const delay = monitorEventLoopDelay({ resolution: 10 });
-    delay.enable();
     const health: number[] = [];
     let released = false;
     const pinger = (async () => {
       while (!released) {
         const at = performance.now();
-        const res = await fetch(`${server!.url}/healthz`);
-        await res.text();
-        assert.equal(res.status, 200);
-        health.push(performance.now() - at);
+        try {
+          const res = await fetch(`${server!.url}/healthz`);
+          await res.text();
+          health.push(res.status === 200 ? performance.now() - at : Infinity);
+        } catch {
+          health.push(Infinity); // no answer
+        }
         await sleep(50);
       }
     })();
@@ -101,6 +109,7 @@ describe('[sqlite] a worker holding the write lock does not stall the host', () 
     await pinger;
     await sleep(50); // a freeze that ended just now is recorded once the loop turns again
     delay.disable();
+    clearInterval(gaps);
 
     const p99 = delay.percentile(99) / 1e6;
     const max = delay.max / 1e6;
@@ -111,7 +120,7 @@ describe('[sqlite] a worker holding the write lock does not stall the host', () 
     const stuck = marks(dir, 'fx-stuck').filter((m) => m.scope === 'c1');
     const c1Start = stuck.find((m) => m.event === 'start');
     const c1Aborted = stuck.find((m) => m.event === 'aborted');
-    console.log(`event-loop delay while the lock was held ${releasedAt - heldAt} ms: p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms, ${delay.count} samples; `
+    console.log(`event-loop delay while the lock was held ${releasedAt - heldAt} ms: p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms, ${delay.count} samples, largest gap ${Math.round(maxGap)} ms; `
       + `/healthz ${health.length} answers, slowest ${Math.round(Math.max(...health))} ms; fx-free dispatched during the hold: ${freeStarts.length}; `
       + `fx-stuck c1 ${c1Start ? `started +${c1Start.t - heldAt} ms` : 'not started'}${c1Start && c1Aborted ? `, aborted ${c1Aborted.t - c1Start.t} ms after its start` : ''}`);
 
