@@ -15,11 +15,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { createLogger } from '../../src/logging.ts';
 import { ObservabilityServer } from '../../src/observability/server.ts';
-import type { Runtime } from '../../src/runtime/runtime.ts';
+import { Runtime } from '../../src/runtime/runtime.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import {
-  FIXTURES_DIR, createFixtureTables, intentOf, startRuntime, statsOf, testFamily, waitForState,
+  FIXTURES_DIR, createFixtureTables, intentOf, runtimeConfig, sinkDestination, startRuntime, statsOf, testFamily, waitForState,
 } from '../fixtures/runtime-harness.ts';
 
 const PROBE = path.join(FIXTURES_DIR, 'processors', 'lock-probe.ts');
@@ -141,5 +144,51 @@ describe('[sqlite] a worker holding the write lock does not stall the host', () 
     }, 20_000);
     assert.ok(statsOf(rt, 'fx-stuck').timeouts >= 1);
     assert.equal(statsOf(rt, 'fx-free').failures.failed ?? 0, 0, 'no acknowledgement failed');
+  });
+});
+
+describe('[sqlite] a lock held past the host\'s bound is a transient failure', () => {
+  let fx: BackendFixture;
+  let runtime: Runtime | null = null;
+  let holder: Database.Database | null = null;
+  let dir = '';
+  const logs: Array<Record<string, unknown>> = [];
+
+  before(async () => {
+    fx = await createBackend('sqlite');
+    await createFixtureTables(fx);
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-lock-'));
+    const file = (fx.target as { file: string }).file;
+    const config = runtimeConfig(fx, [testFamily('fx-free', { processorModule: PROBE, maxWorkers: 1 })]);
+    // The host's lock waits give up after 300 ms (the lock below is held for 2 s).
+    runtime = new Runtime(config, createLogger({ level: 'info', destination: sinkDestination(logs) }), {
+      store: SqliteStore.openHost(file, { boundMs: 300, busyTimeoutMs: 0 }),
+      workerEnv: { APSUP_TEST_MARKS: dir },
+    });
+    await runtime.start();
+    holder = new Database(file);
+  });
+  after(async () => {
+    if (holder?.inTransaction) holder.exec('ROLLBACK');
+    holder?.close();
+    await runtime?.stop();
+    await fx?.cleanup();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the acknowledgement fails with DatabaseBusyError, the key backs off, and it is handled once the lock is free', async () => {
+    const rt = runtime!;
+    await rt.trigger('fx-free', 'k1');
+    await waitFor(() => marks(dir, 'fx-free').some((m) => m.event === 'start'), 20_000);
+    // A real second connection takes the write lock while the invocation waits for the flag.
+    holder!.exec('BEGIN IMMEDIATE');
+    fs.writeFileSync(path.join(dir, 'held.flag'), String(Date.now()));
+    const busy = () => logs.filter((l) => l.msg === 'scope invocation failed' && l.errorType === 'DatabaseBusyError');
+    await waitFor(() => busy().length >= 2, 20_000);
+    assert.equal(rt.status().supervisors[0].state, 'leader', 'a busy database is not a lost term');
+    assert.match(String(busy()[0].err), /database busy/);
+    holder!.exec('COMMIT');
+    await waitForState(fx, rt, ['fx-free'], async () => (await intentOf(fx, 'fx-free', 'k1'))?.handledGeneration === 1, 20_000);
+    assert.ok(statsOf(rt, 'fx-free').failures.failed >= 2);
   });
 });
