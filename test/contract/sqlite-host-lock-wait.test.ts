@@ -100,6 +100,21 @@ describe('[sqlite] the host store waits for the write lock asynchronously and wi
     }
   });
 
+  test('two hundred writes waiting together all commit after the release; the loop keeps turning', async () => {
+    const host = SqliteStore.openHost(file);
+    try {
+      holder.exec('BEGIN IMMEDIATE');
+      setTimeout(() => holder.exec('COMMIT'), 500);
+      const scopes = Array.from({ length: 200 }, (_, i) => `many${i}`);
+      const { result, gapMs } = await largestGap(Promise.all(scopes.map((scope) => host.markDirty(B, scope))));
+      assert.equal(result.length, 200);
+      assert.ok(result.every((intent) => intent.dirtyGeneration === 1));
+      assert.ok(gapMs < 100, `the event loop turned every ${Math.round(gapMs)} ms at most`);
+    } finally {
+      await host.close();
+    }
+  });
+
   test('a host store opens while another connection holds the write lock', async () => {
     holder.exec('BEGIN IMMEDIATE');
     try {

@@ -2,9 +2,9 @@
  * Bounded, asynchronous waiting for the SQLite write lock (issue 17 item 1; RFC 1 "可取消、有限时限").
  * better-sqlite3 is synchronous: a busy_timeout waits on the event loop. The host's connection
  * has a busy_timeout of 0 (measured: even 1 ms sleeps took up to 15 ms on a loaded host) and
- * retries an attempt that found the lock taken after a timer (2 ms doubling, at most 25 ms),
- * releasing its connection meanwhile, until the attempt succeeds or `boundMs` passed; then it
- * fails with DatabaseBusyError. An attempt is retried
+ * retries an attempt that found the lock taken after a shared timer (LockGate), releasing its
+ * connection meanwhile, until the attempt succeeds or `boundMs` passed; then it fails with
+ * DatabaseBusyError. An attempt is retried
  * only when nothing of it was applied (a whole BEGIN IMMEDIATE script, an autocommit statement,
  * the BEGIN IMMEDIATE of a transaction).
  */
@@ -32,18 +32,49 @@ export function isSqliteBusy(error: unknown): boolean {
 export const BUSY = Symbol('busy');
 
 /**
- * Runs `attempt` until it returns something else than BUSY (or throws), waiting between
- * attempts; after `boundMs` it throws DatabaseBusyError.
+ * The shared wait of one connection's attempts: after an attempt found the lock taken, every
+ * attempt waits for the same timer (2 ms doubling, at most 25 ms) instead of probing on its own,
+ * so a hundred waiting calls cost one probe per round, not a hundred.
  */
-export async function retryWhileBusy<T>(operation: string, options: LockWaitOptions, attempt: () => Promise<T | typeof BUSY>): Promise<T> {
+export class LockGate {
+  private wait: Promise<void> | null = null;
+  private delay = FIRST_RETRY_MS;
+
+  /** True from an attempt that found the lock taken until the next probe time. */
+  get closed(): boolean {
+    return this.wait !== null;
+  }
+
+  /** The lock was found taken: the promise of the next probe time, shared by every waiter. */
+  busy(): Promise<void> {
+    if (!this.wait) {
+      this.wait = new Promise<void>((resolve) => setTimeout(() => { this.wait = null; resolve(); }, this.delay));
+      this.delay = Math.min(MAX_RETRY_MS, this.delay * 2);
+    }
+    return this.wait;
+  }
+
+  /** An attempt got the lock: the next wait starts short again. */
+  free(): void {
+    this.delay = FIRST_RETRY_MS;
+  }
+}
+
+/**
+ * Runs `attempt` until it returns something else than BUSY (or throws), waiting for the gate
+ * between attempts; after `boundMs` it throws DatabaseBusyError. `attempt` should return BUSY
+ * without touching the database while the gate is closed.
+ */
+export async function retryWhileBusy<T>(operation: string, options: LockWaitOptions, gate: LockGate, attempt: () => Promise<T | typeof BUSY>): Promise<T> {
   const started = performance.now();
-  let delay = FIRST_RETRY_MS;
   for (;;) {
     const result = await attempt();
-    if (result !== BUSY) return result;
+    if (result !== BUSY) {
+      gate.free();
+      return result;
+    }
     const waited = performance.now() - started;
     if (waited >= options.boundMs) throw new DatabaseBusyError(operation, waited);
-    await new Promise<void>((resolve) => setTimeout(resolve, Math.min(delay, options.boundMs - waited)));
-    delay = Math.min(MAX_RETRY_MS, delay * 2);
+    await gate.busy();
   }
 }

@@ -17,8 +17,8 @@ import { OPERATIONS, type OperationName } from '../operations.ts';
 import type { Row } from '../rows.ts';
 import type { Term, TxHandle } from '../types.ts';
 import { DatabaseBusyError } from '../errors.ts';
-import { BUSY, HOST_LOCK_WAIT, isSqliteBusy, retryWhileBusy, type LockWaitOptions } from './lock-wait.ts';
-import { runSqliteScript } from './script.ts';
+import { BUSY, HOST_LOCK_WAIT, LockGate, isSqliteBusy, retryWhileBusy, type LockWaitOptions } from './lock-wait.ts';
+import { loadSqliteScript, runSqliteScript } from './script.ts';
 
 export interface SqliteOpenOptions {
   busyTimeoutMs?: number;
@@ -57,6 +57,7 @@ export class SqliteStore extends BaseStore {
   readonly db: BetterSqlite3.Database;
   private readonly mutex = new Mutex();
   private activeTx: BetterSqlite3.Database | null = null;
+  private readonly gate = new LockGate();
 
   /** @param lockWait host mode: the asynchronous, bounded lock wait (the connection's busy_timeout must be its busyTimeoutMs) */
   constructor(db: BetterSqlite3.Database, private readonly lockWait: LockWaitOptions | null = null) {
@@ -75,13 +76,16 @@ export class SqliteStore extends BaseStore {
 
   /**
    * Runs one self-contained attempt (nothing of it is applied when it fails) on the connection;
-   * in host mode an attempt that found the lock taken is retried within the bound.
+   * in host mode an attempt that found the lock taken is retried within the bound. Before it
+   * writes, `run` asks `mayWrite()`: false while another attempt just found the lock taken (wait
+   * for the shared probe instead). Reads (WAL: no write lock) never wait for writers.
    */
-  private exclusive<T>(operation: string, run: () => T): Promise<T> {
-    if (!this.lockWait) return this.mutex.run(run);
-    return retryWhileBusy(operation, this.lockWait, () => this.mutex.run(() => {
+  private exclusive<T>(operation: string, run: (mayWrite: () => boolean) => T | typeof BUSY): Promise<T> {
+    if (!this.lockWait) return this.mutex.run(() => run(() => true) as T);
+    const mayWrite = () => !this.gate.closed;
+    return retryWhileBusy(operation, this.lockWait, this.gate, () => this.mutex.run(() => {
       try {
-        return run();
+        return run(mayWrite);
       } catch (error) {
         if (isSqliteBusy(error)) return BUSY;
         throw error;
@@ -96,15 +100,17 @@ export class SqliteStore extends BaseStore {
       return runSqliteScript(tx, op, params, { inCallerTransaction: true, writes: true });
     }
     const writes = OPERATIONS[op].transaction !== 'read';
+    const locks = writes || loadSqliteScript(op).ownsTransaction;
     // A script runs whole in its own BEGIN IMMEDIATE (rolled back on any error): safe to retry.
-    return this.exclusive(op, () => runSqliteScript(this.db, op, params, { inCallerTransaction: false, writes }));
+    return this.exclusive(op, (mayWrite) => (locks && !mayWrite() ? BUSY : runSqliteScript(this.db, op, params, { inCallerTransaction: false, writes })));
   }
 
   async domainQuery(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
     // One autocommit statement: a busy one applied nothing.
-    return this.exclusive('domainQuery', () => {
+    return this.exclusive('domainQuery', (mayWrite) => {
       const stmt = this.db.prepare(sql);
       if (stmt.reader) return stmt.all(...params) as Record<string, unknown>[];
+      if (!mayWrite()) return BUSY;
       stmt.run(...params);
       return [];
     });
@@ -114,7 +120,7 @@ export class SqliteStore extends BaseStore {
     const lockWait = this.lockWait;
     if (!lockWait) return this.mutex.run(() => this.runTransaction(fn, null));
     // Only BEGIN IMMEDIATE is retried; once it succeeded, fn runs exactly once.
-    return retryWhileBusy('transaction', lockWait, () => this.mutex.run(() => this.runTransaction(fn, BUSY)));
+    return retryWhileBusy('transaction', lockWait, this.gate, () => this.mutex.run(() => (this.gate.closed ? BUSY : this.runTransaction(fn, BUSY))));
   }
 
   /** BEGIN IMMEDIATE, fn, COMMIT (ROLLBACK on error), under the mutex. With `busy`, a taken lock at BEGIN returns it. */
