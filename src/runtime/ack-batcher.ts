@@ -14,7 +14,7 @@
  * batch with TermLostError; any other error rolls the batch back and each request is retried in
  * its own transaction, so one bad key cannot fail the others.
  */
-import { TermLostError } from '../store/errors.ts';
+import { DatabaseBusyError, TermLostError } from '../store/errors.ts';
 import type { AckRequest, AckResult, Store, Term } from '../store/types.ts';
 import { TurnBatch, perStore, type Pending } from './turn-batch.ts';
 
@@ -47,7 +47,8 @@ export class AckBatcher {
         ? [await this.store.acknowledge(term, items[0].request)]
         : await this.store.acknowledgeBatch(term, items[0].request.bindingName, items.map((item) => item.request));
     } catch (error) {
-      if (error instanceof TermLostError || items.length === 1) {
+      // A lost term, or a lock that stayed taken past its bound (no key is at fault): all fail alike.
+      if (error instanceof TermLostError || error instanceof DatabaseBusyError || items.length === 1) {
         for (const item of items) item.reject(error);
         return;
       }

@@ -9,55 +9,21 @@ import { CronExpressionParser } from 'cron-parser';
 import type { FamilyConfig } from '../config/runtime-config.ts';
 import type { Logger } from '../logging.ts';
 import { ScanStaleError, TermLostError } from '../store/errors.ts';
-import type { ReadHandle } from '../store/read-handle.ts';
+
 import type { SchedulePolicy, Store, Term } from '../store/types.ts';
 import { ackBatcherFor } from './ack-batcher.ts';
 import { intentReaderFor } from './intent-reader.ts';
 import { BackoffIndex } from './backoff.ts';
+import { SCAN_PAGES_PER_EXAMINATION, admissionExclusions } from './admission-page.ts';
 import type { WorkerOutcome, WorkerPool } from './worker-pool.ts';
+import type { FamilyStats, PartitionHooks, PartitionSettings } from './partition-types.ts';
 
-export interface PartitionSettings {
-  readyQueueSize: number;
-  scanPageSize: number;
-  retryBaseMs: number;
-  retryMaxMs: number;
-  conflictRetryMs: number;
-  discoveryTimeoutMs: number;
-}
-
-export interface PartitionHooks {
-  wake(): void;
-  termLost(term: Term): void;
-  currentTerm(): Term | null;
-  /** The pending-work provider's reads: a handle the database refuses writes on (RFC 1, 6). */
-  providerRead: ReadHandle;
-}
+export type { FamilyStats, PartitionHooks, PartitionSettings };
 
 type ReadySource = 'request' | 'scan' | 'retry' | 'successor';
 
 /** Owed-request pages read per examination before the other families get their turn. */
 const OWED_PAGES_PER_EXAMINATION = 4;
-
-export interface FamilyStats {
-  family: string;
-  bindingName: string;
-  schedule: string;
-  budget: number;
-  running: number;
-  ready: number;
-  retryWait: number;
-  scanInProgress: boolean;
-  nextDueAt: string | null;
-  health: 'ok' | 'degraded';
-  lastError: string | null;
-  invocations: number;
-  failures: Record<string, number>;
-  timeouts: number;
-  /** Live worker processes of the family: running, idle (warm) and terminating. */
-  workerProcesses: number;
-  /** Worker processes started since the host started (cold starts). */
-  workerSpawns: number;
-}
 
 export class FamilyPartition {
   readonly family: string;
@@ -438,9 +404,10 @@ export class FamilyPartition {
       this.setNextDue(start.nextDueAt, start.dbNow, offset);
       this.logger.info({ binding: this.bindingName, family: this.family, scanGeneration: start.scanGeneration, outcome: start.outcome, upperPendingSequence: start.scanUpperPendingSequence }, 'automatic scan begun');
     }
-    while (this.scan && this.admissionRoom()) {
+    for (let pages = 0; this.scan && this.admissionRoom(); pages += 1) {
+      if (pages === SCAN_PAGES_PER_EXAMINATION) { this.hooks.wake(); return; } // the rest after the other families
       const limit = Math.min(this.settings.scanPageSize, this.room());
-      const exclude = [...this.readySources.keys(), ...this.running.keys(), ...this.settling.keys(), ...this.retryWait];
+      const exclude = admissionExclusions(this.readySources.keys(), this.running.keys());
       let page;
       try {
         page = await this.store.admitScanPage(term, this.bindingName, this.scan.generation, this.scan.cursor, limit, exclude);

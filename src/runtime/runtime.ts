@@ -52,7 +52,8 @@ export class Runtime {
   onFatal: ((reason: string) => void) | null = null;
 
   constructor(readonly config: RuntimeConfig, private readonly logger: Logger, options: { holderId?: string; store?: Store; workerEnv?: NodeJS.ProcessEnv } = {}) {
-    this.store = options.store ?? openStore(config.database);
+    // SQLite: the host's own store never waits for the write lock on its event loop (issue 17 item 1).
+    this.store = options.store ?? (config.database.backend === 'sqlite' ? SqliteStore.openHost(config.database.file) : openStore(config.database));
     // Providers read through a connection the database refuses writes on, bounded per statement
     // by the discovery deadline (RFC 1); opened on first use.
     this.providerRead = lazyReadHandle(config.database.backend, () => openReadHandle(config.database, { statementTimeoutMs: config.discoveryTimeoutMs, thread: true }));

@@ -1,8 +1,8 @@
 /**
  * One logical supervisor: one lease key, one term keeper, one loop, one scheduling partition per
  * family it owns (global: every family; dedicated: one). The loop wakes on notifications, worker
- * exits and deadlines (and, on MySQL/OceanBase only, a discovery poll); it examines families in
- * rotation, skipping at once those that cannot proceed, so one family never delays another.
+ * exits and deadlines (and, on MySQL/OceanBase only, a discovery poll); it starts the examination
+ * of every family that can proceed, side by side, so one family never delays another.
  */
 import type { Logger } from '../logging.ts';
 import { TermLostError } from '../store/errors.ts';
@@ -30,6 +30,10 @@ export class Supervisor {
   private pollTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private rotation = 0;
+  /** Examinations in flight, by family partition. */
+  private readonly examining = new Map<FamilyPartition, Promise<void>>();
+  /** Partitions a round skipped while they were being examined: examined again when that ends. */
+  private readonly rewake = new Set<FamilyPartition>();
   private stopped = false;
   ticks = 0;
 
@@ -42,23 +46,15 @@ export class Supervisor {
       renewEveryMs: options.renewEveryMs,
       logger: options.logger,
     });
-    this.keeper.on('acquired', (term) => {
-      options.logger.info({ supervisorKey: term.supervisorKey, holderId: term.holderId, supervisorGeneration: term.supervisorGeneration }, 'term acquired; recovering from persisted state');
+    // The keeper logs every lease event (lease-events.ts); the supervisor only acts on them.
+    this.keeper.on('acquired', () => {
       for (const p of this.partitions) p.resetForNewTerm();
       this.wake();
     });
-    this.keeper.on('lost', (term, reason) => {
-      options.logger.warn({ supervisorKey: term.supervisorKey, holderId: term.holderId, supervisorGeneration: term.supervisorGeneration, reason }, 'term lost; dispatch stopped');
-      void this.terminateWorkers();
-    });
-    // RFC 8: a failed renewal stops dispatch at once; only a good renewal of the same term resumes it.
-    this.keeper.on('suspended', (term, reason) => {
-      options.logger.warn({ supervisorKey: term.supervisorKey, supervisorGeneration: term.supervisorGeneration, reason }, 'lease renewal failed; no new admission or dispatch until it is renewed');
-    });
+    this.keeper.on('lost', () => { void this.terminateWorkers(); });
+    // RFC 8: a failed renewal stops dispatch at once (tick checks keeper.suspended); only a good
+    // renewal of the same term resumes it.
     this.keeper.on('resumed', () => this.wake());
-    this.keeper.on('standby', (holderId) => {
-      options.logger.info({ supervisorKey: options.supervisorKey, leader: holderId }, 'standby: another candidate holds the term');
-    });
   }
 
   get term(): Term | null {
@@ -67,7 +63,7 @@ export class Supervisor {
 
   /** No examination round is running or scheduled (tests wait for this instead of sleeping). */
   get idle(): boolean {
-    return !this.scheduled && this.ticking === null && !this.again;
+    return !this.scheduled && this.ticking === null && !this.again && this.examining.size === 0;
   }
 
   async start(): Promise<void> {
@@ -109,35 +105,50 @@ export class Supervisor {
     const term = this.keeper.term;
     if (!term || this.stopped || this.keeper.suspended) return;
     this.ticks += 1;
-    let failed = false;
     const n = this.partitions.length;
     const start = this.rotation++ % Math.max(1, n);
     for (let i = 0; i < n; i += 1) {
-      if (this.stopped || this.keeper.term !== term || this.keeper.suspended) return;
+      if (this.stopped || this.keeper.term !== term || this.keeper.suspended) break;
       const partition = this.partitions[(start + i) % n];
-      if (!partition.wantsExamination(Date.now())) continue;
-      try {
-        await partition.examine(term);
-      } catch (error) {
-        if (error instanceof TermLostError) {
-          this.termLost(term);
-          return;
-        }
-        partition.examinationFailed((error as Error).message);
-        failed = true;
-        this.options.logger.error({ supervisorKey: term.supervisorKey, binding: partition.bindingName, family: partition.family, stage: 'examine', errorType: (error as Error).name, err: (error as Error).message }, 'family examination failed; other families continue');
+      // Examinations run side by side: one that waits (a statement waiting for the SQLite write
+      // lock, a slow page) never holds up another family (RFC 1, 2). A family still being
+      // examined is looked at again when its examination ends.
+      if (this.examining.has(partition)) {
+        this.rewake.add(partition);
+        continue;
       }
+      if (partition.wantsExamination(Date.now())) this.examine(partition, term);
     }
     this.armTimer();
-    if (failed && !this.retryTimer) {
-      // A failed examination (e.g. a transient database error) may have left ready work
-      // undispatched and nothing else may wake this loop (SQLite does not poll): look again soon.
-      this.retryTimer = setTimeout(() => {
-        this.retryTimer = null;
-        this.wake();
-      }, Math.min(1000, this.options.pollEveryMs));
-      this.retryTimer.unref?.();
-    }
+  }
+
+  private examine(partition: FamilyPartition, term: Term): void {
+    this.examining.set(partition, partition.examine(term).catch((error: unknown) => {
+      if (error instanceof TermLostError) {
+        this.termLost(term);
+        return;
+      }
+      partition.examinationFailed((error as Error).message);
+      this.options.logger.error({ supervisorKey: term.supervisorKey, binding: partition.bindingName, family: partition.family, stage: 'examine', errorType: (error as Error).name, err: (error as Error).message }, 'family examination failed; other families continue');
+      this.retrySoon();
+    }).finally(() => {
+      this.examining.delete(partition);
+      this.armTimer();
+      if (this.rewake.delete(partition)) this.wake();
+    }));
+  }
+
+  /**
+   * A failed examination (e.g. a transient database error) may have left ready work
+   * undispatched and nothing else may wake this loop (SQLite does not poll): look again soon.
+   */
+  private retrySoon(): void {
+    if (this.retryTimer || this.stopped) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.wake();
+    }, Math.min(1000, this.options.pollEveryMs));
+    this.retryTimer.unref?.();
   }
 
   private armTimer(): void {
@@ -165,6 +176,7 @@ export class Supervisor {
     if (this.pollTimer) clearInterval(this.pollTimer);
     if (this.retryTimer) clearTimeout(this.retryTimer);
     await this.ticking?.catch(() => undefined);
+    await Promise.all(this.examining.values());
     await Promise.all(this.partitions.map((p) => p.close()));
     await this.keeper.stop(true);
   }

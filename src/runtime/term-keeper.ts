@@ -1,6 +1,7 @@
 /**
  * Term keeper of one supervisor key. SQLite: takes the term once at start (every legitimate
- * start increments the generation; no expiry, no renewal). MySQL/OceanBase: competes for the
+ * start increments the generation; no expiry, no renewal), retrying a failed acquisition (a held
+ * write lock) with a bounded backoff until it leads or stops. MySQL/OceanBase: competes for the
  * lease, renews it on a short period while leading, and stays a healthy standby otherwise.
  *
  * RFC 8 ("续租失败立即停止派发，尽力终止 Worker"): a renewal that fails or does not answer within
@@ -15,6 +16,7 @@ import { EventEmitter } from 'node:events';
 import { TermLostError } from '../store/errors.ts';
 import type { Store, Term } from '../store/types.ts';
 import type { Logger } from '../logging.ts';
+import { LeaseLog, LeaseTimeoutError } from './lease-events.ts';
 
 export type TermState = 'starting' | 'leader' | 'standby' | 'stopped';
 
@@ -32,13 +34,6 @@ export declare interface TermKeeper {
   on(event: 'standby', listener: (holderId: string | null) => void): this;
   on(event: 'suspended', listener: (term: Term, reason: string) => void): this;
   on(event: 'resumed', listener: (term: Term) => void): this;
-}
-
-class RenewalTimeoutError extends Error {
-  constructor(ms: number) {
-    super(`lease renewal did not answer within ${ms} ms`);
-    this.name = 'RenewalTimeoutError';
-  }
 }
 
 /** Settles like `work`, or rejects once `ms` passed (the work itself goes on unobserved). */
@@ -74,9 +69,14 @@ export class TermKeeper extends EventEmitter {
   /** Every failed renewal since this keeper started (only increases: the metric's source). */
   renewalFailuresTotal = 0;
   termChanges = 0;
+  /** Consecutive failed acquisitions (reset when the term is taken). */
+  acquisitionFailures = 0;
+
+  private readonly log: LeaseLog;
 
   constructor(private readonly store: Store, private readonly options: TermKeeperOptions) {
     super();
+    this.log = new LeaseLog(options.logger, options.supervisorKey);
   }
 
   get supervisorKey(): string {
@@ -97,8 +97,10 @@ export class TermKeeper extends EventEmitter {
 
   private async cycle(): Promise<void> {
     if (this.stopped) return;
-    const { supervisorKey, holderId, ttlMs, renewEveryMs, logger } = this.options;
+    const { supervisorKey, holderId, ttlMs } = this.options;
     const startedAt = performance.now();
+    const renewing = this.store.backend === 'sqlite' ? null : this.term;
+    let invalidating: Term | null = null;
     try {
       if (this.store.backend === 'sqlite') {
         if (!this.term) {
@@ -107,16 +109,16 @@ export class TermKeeper extends EventEmitter {
         }
         return; // no renewal on SQLite
       }
-      if (this.term) {
-        const term = this.term;
+      if (renewing) {
+        const term = renewing;
         const bound = this.statementBound();
-        await within(this.store.renewTerm(term, ttlMs), bound, () => new RenewalTimeoutError(bound));
-        if (this.term !== term) return; // lost meanwhile (deadline, fenced write): stay lost
+        await within(this.store.renewTerm(term, ttlMs), bound, () => new LeaseTimeoutError('renewal', bound));
+        if (this.term !== term) { this.log.lateRenewal(term, null); return; } // lost meanwhile: stay lost
         this.setDeadline(startedAt + ttlMs);
         this.renewalFailures = 0;
         if (this.suspended) {
           this.suspended = false;
-          logger.info({ supervisorKey, supervisorGeneration: term.supervisorGeneration }, 'lease renewed; dispatch resumed');
+          this.log.renewalResumed(term);
           this.emit('resumed', term);
         }
       } else {
@@ -126,47 +128,66 @@ export class TermKeeper extends EventEmitter {
           // commits fail before leading again (RFC 6: "任期变化必须先使旧提交失效，再恢复新派发"),
           // so the same holder never resumes the old generation.
           const lost = this.lostTerm;
+          invalidating = lost;
           try {
-            await within(this.store.invalidateTerm(supervisorKey, { holderId: lost.holderId, supervisorGeneration: lost.supervisorGeneration }), bound, () => new RenewalTimeoutError(bound));
+            await within(this.store.invalidateTerm(supervisorKey, { holderId: lost.holderId, supervisorGeneration: lost.supervisorGeneration }), bound, () => new LeaseTimeoutError('invalidation', bound));
           } catch (error) {
             if (!(error instanceof TermLostError)) throw error;
           }
+          invalidating = null;
           this.lostTerm = null;
         }
-        const result = await within(this.store.acquireTerm(supervisorKey, holderId, ttlMs), bound, () => new RenewalTimeoutError(bound));
+        const result = await within(this.store.acquireTerm(supervisorKey, holderId, ttlMs), bound, () => new LeaseTimeoutError('acquisition', bound));
         if (this.stopped) return;
         if (result.outcome === 'acquired' || result.outcome === 'renewed') {
           this.setDeadline(startedAt + ttlMs);
           this.becomeLeader({ supervisorKey, holderId, supervisorGeneration: result.supervisorGeneration });
         } else if (this.state !== 'standby') {
           this.state = 'standby';
+          this.log.standby(result.holderId);
           this.emit('standby', result.holderId);
         }
       }
     } catch (error) {
-      if (this.term) {
+      if (renewing && this.term !== renewing) {
+        this.log.lateRenewal(renewing, error); // the deadline (or a fenced write) already gave the term up
+      } else if (renewing) {
         this.renewalFailures += 1;
         this.renewalFailuresTotal += 1;
         if (error instanceof TermLostError || performance.now() >= this.localDeadline) {
           this.lose(error instanceof TermLostError ? 'term_lost' : 'renewal_deadline_passed');
         } else {
-          const term = this.term;
           const first = !this.suspended;
           this.suspended = true;
-          logger.warn({ supervisorKey, supervisorGeneration: term.supervisorGeneration, errorType: (error as Error).name, err: (error as Error).message, remainingMs: Math.round(this.localDeadline - performance.now()) },
-            'lease renewal failed; dispatch suspended, retrying before the lease expires');
-          if (first) this.emit('suspended', term, (error as Error).message);
+          this.log.renewalFailed(renewing, error, first, this.renewalFailures, this.localDeadline - performance.now(), this.nextDelayMs());
+          if (first) this.emit('suspended', renewing, (error as Error).message);
         }
+      } else if (invalidating) {
+        this.log.invalidationFailed(invalidating, error, this.nextDelayMs());
       } else {
-        logger.warn({ supervisorKey, err: (error as Error).message }, 'lease acquisition failed; retrying');
+        this.acquisitionFailures += 1;
+        this.log.acquisitionFailed(error, this.acquisitionFailures, this.nextDelayMs());
       }
     } finally {
-      if (this.store.backend !== 'sqlite') {
-        // While suspended, retry sooner if the deadline is nearer than a period.
-        const remaining = this.term ? this.localDeadline - performance.now() : Infinity;
-        this.schedule(Math.max(10, Math.min(renewEveryMs, this.suspended ? remaining / 2 : Infinity)));
-      }
+      if (this.store.backend !== 'sqlite' || !this.term) this.schedule(this.nextDelayMs());
     }
+  }
+
+  /**
+   * When the next cycle runs. MySQL/OceanBase: a renewal period, sooner while suspended if the
+   * deadline is nearer. SQLite (not leading; RFC 8: keep trying, readiness `starting`): the
+   * acquisition backoff.
+   */
+  private nextDelayMs(): number {
+    if (this.store.backend === 'sqlite') return this.acquisitionRetryMs();
+    const remaining = this.term ? this.localDeadline - performance.now() : Infinity;
+    return Math.max(10, Math.min(this.options.renewEveryMs, this.suspended ? remaining / 2 : Infinity));
+  }
+
+  /** Bounded backoff of a failed SQLite acquisition: 100 ms doubling, at most a renewal period (at least 1 s). */
+  private acquisitionRetryMs(): number {
+    const cap = Math.max(MIN_STATEMENT_BOUND_MS, this.options.renewEveryMs);
+    return Math.min(cap, 100 * 2 ** Math.min(10, Math.max(0, this.acquisitionFailures - 1)));
   }
 
   /** One lease statement may take a period (at least 1 s), never beyond the local deadline. */
@@ -182,7 +203,6 @@ export class TermKeeper extends EventEmitter {
       this.deadlineTimer = null;
       if (!this.term) return;
       if (performance.now() < this.localDeadline) { this.setDeadline(this.localDeadline); return; }
-      this.options.logger.warn({ supervisorKey: this.term.supervisorKey, supervisorGeneration: this.term.supervisorGeneration }, 'no confirmed lease renewal before the local deadline');
       this.lose('renewal_deadline_passed');
     }, Math.max(0, at - performance.now()));
     this.deadlineTimer.unref?.();
@@ -190,8 +210,10 @@ export class TermKeeper extends EventEmitter {
 
   private becomeLeader(term: Term): void {
     this.term = term;
+    this.acquisitionFailures = 0;
     this.state = 'leader';
     this.termChanges += 1;
+    this.log.acquired(term);
     this.emit('acquired', term);
   }
 
@@ -203,7 +225,10 @@ export class TermKeeper extends EventEmitter {
     if (term && this.store.backend !== 'sqlite') this.lostTerm = term;
     this.state = this.stopped ? 'stopped' : 'standby';
     this.termChanges += 1;
-    if (term) this.emit('lost', term, reason);
+    if (term) {
+      this.log.lost(term, reason);
+      this.emit('lost', term, reason);
+    }
   }
 
   /**
@@ -234,7 +259,7 @@ export class TermKeeper extends EventEmitter {
     if (this.timer) clearTimeout(this.timer);
     if (this.deadlineTimer) { clearTimeout(this.deadlineTimer); this.deadlineTimer = null; }
     const bound = Math.max(MIN_STATEMENT_BOUND_MS, this.options.renewEveryMs);
-    await within(this.busy, bound, () => new RenewalTimeoutError(bound)).catch(() => undefined);
+    await within(this.busy, bound, () => new LeaseTimeoutError('renewal', bound)).catch(() => undefined);
     const term = this.term;
     this.term = null;
     this.suspended = false;
@@ -243,10 +268,10 @@ export class TermKeeper extends EventEmitter {
       try {
         await within(
           this.store.invalidateTerm(term.supervisorKey, { holderId: term.holderId, supervisorGeneration: term.supervisorGeneration }),
-          bound, () => new RenewalTimeoutError(bound),
+          bound, () => new LeaseTimeoutError('invalidation', bound),
         );
       } catch (error) {
-        if (!(error instanceof TermLostError)) this.options.logger.warn({ supervisorKey: term.supervisorKey, err: (error as Error).message }, 'term invalidation at shutdown failed');
+        if (!(error instanceof TermLostError)) this.log.shutdownInvalidationFailed(term, error);
       }
     }
   }

@@ -107,3 +107,20 @@ export function storeErrorFromCode(code: StoreErrorCode, operation: string, caus
       return new StoreError(code, operation, `${operation}: ${code.replace(/_/g, ' ')}`, { cause });
   }
 }
+
+/**
+ * The database lock was not free within the caller's bound (the SQLite host: another connection
+ * holds the write lock). Nothing was written; the call may be retried later (issue 17 item 1).
+ */
+export class DatabaseBusyError extends Error {
+  readonly code = 'database_busy';
+  readonly retryable = true;
+  readonly operation: string;
+  readonly waitedMs: number;
+  constructor(operation: string, waitedMs: number, options?: { cause?: unknown }) {
+    super(`${operation}: database busy (the write lock was not free within ${Math.round(waitedMs)} ms)`, options);
+    this.name = 'DatabaseBusyError';
+    this.operation = operation;
+    this.waitedMs = waitedMs;
+  }
+}

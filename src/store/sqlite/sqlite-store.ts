@@ -2,6 +2,11 @@
  * SQLite adapter (embedded default, better-sqlite3@12). One connection per store; operations
  * and transactions on it are serialized by an async mutex so a transaction callback that awaits
  * cannot interleave with another operation on the same handle.
+ *
+ * The runtime host opens its store with `openHost` (issue 17 item 1): a busy_timeout of a few ms,
+ * and an attempt that finds the write lock taken is retried asynchronously within a bound
+ * (lock-wait.ts), the connection free for reads meanwhile, so a worker holding the lock never
+ * freezes the host's event loop. Other processes (workers, CLI) keep the plain busy_timeout.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,7 +16,9 @@ import { BaseStore, type Params } from '../base-store.ts';
 import { OPERATIONS, type OperationName } from '../operations.ts';
 import type { Row } from '../rows.ts';
 import type { Term, TxHandle } from '../types.ts';
-import { runSqliteScript } from './script.ts';
+import { DatabaseBusyError } from '../errors.ts';
+import { BUSY, HOST_LOCK_WAIT, LockGate, isSqliteBusy, retryWhileBusy, type LockWaitOptions } from './lock-wait.ts';
+import { loadSqliteScript, runSqliteScript } from './script.ts';
 
 export interface SqliteOpenOptions {
   busyTimeoutMs?: number;
@@ -50,14 +57,40 @@ export class SqliteStore extends BaseStore {
   readonly db: BetterSqlite3.Database;
   private readonly mutex = new Mutex();
   private activeTx: BetterSqlite3.Database | null = null;
+  private readonly gate = new LockGate();
 
-  constructor(db: BetterSqlite3.Database) {
+  /** @param lockWait host mode: the asynchronous, bounded lock wait (the connection's busy_timeout must be its busyTimeoutMs) */
+  constructor(db: BetterSqlite3.Database, private readonly lockWait: LockWaitOptions | null = null) {
     super();
     this.db = db;
   }
 
   static open(file: string, options?: SqliteOpenOptions): SqliteStore {
     return new SqliteStore(openSqliteDatabase(file, options));
+  }
+
+  /** The runtime host's store: never blocks its event loop on the lock for more than busyTimeoutMs per attempt. */
+  static openHost(file: string, lockWait: LockWaitOptions = HOST_LOCK_WAIT): SqliteStore {
+    return new SqliteStore(openSqliteDatabase(file, { busyTimeoutMs: lockWait.busyTimeoutMs }), lockWait);
+  }
+
+  /**
+   * Runs one self-contained attempt (nothing of it is applied when it fails) on the connection;
+   * in host mode an attempt that found the lock taken is retried within the bound. Before it
+   * writes, `run` asks `mayWrite()`: false while another attempt just found the lock taken (wait
+   * for the shared probe instead). Reads (WAL: no write lock) never wait for writers.
+   */
+  private exclusive<T>(operation: string, run: (mayWrite: () => boolean) => T | typeof BUSY): Promise<T> {
+    if (!this.lockWait) return this.mutex.run(() => run(() => true) as T);
+    const mayWrite = () => !this.gate.closed;
+    return retryWhileBusy(operation, this.lockWait, this.gate, () => this.mutex.run(() => {
+      try {
+        return run(mayWrite);
+      } catch (error) {
+        if (isSqliteBusy(error)) return BUSY;
+        throw error;
+      }
+    }));
   }
 
   protected async call(op: OperationName, params: Params, tx?: TxHandle): Promise<Row[][]> {
@@ -67,34 +100,52 @@ export class SqliteStore extends BaseStore {
       return runSqliteScript(tx, op, params, { inCallerTransaction: true, writes: true });
     }
     const writes = OPERATIONS[op].transaction !== 'read';
-    return this.mutex.run(() => runSqliteScript(this.db, op, params, { inCallerTransaction: false, writes }));
+    const locks = writes || loadSqliteScript(op).ownsTransaction;
+    // A script runs whole in its own BEGIN IMMEDIATE (rolled back on any error): safe to retry.
+    return this.exclusive(op, (mayWrite) => (locks && !mayWrite() ? BUSY : runSqliteScript(this.db, op, params, { inCallerTransaction: false, writes })));
   }
 
   async domainQuery(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
-    return this.mutex.run(() => {
+    // One autocommit statement: a busy one applied nothing.
+    return this.exclusive('domainQuery', (mayWrite) => {
       const stmt = this.db.prepare(sql);
       if (stmt.reader) return stmt.all(...params) as Record<string, unknown>[];
+      if (!mayWrite()) return BUSY;
       stmt.run(...params);
       return [];
     });
   }
 
   async transaction<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {
-    return this.mutex.run(async () => {
-      if (this.activeTx) throw new Error('nested transactions are not supported');
+    const lockWait = this.lockWait;
+    if (!lockWait) return this.mutex.run(() => this.runTransaction(fn, null));
+    // Only BEGIN IMMEDIATE is retried; once it succeeded, fn runs exactly once.
+    return retryWhileBusy('transaction', lockWait, this.gate, () => this.mutex.run(() => (this.gate.closed ? BUSY : this.runTransaction(fn, BUSY))));
+  }
+
+  /** BEGIN IMMEDIATE, fn, COMMIT (ROLLBACK on error), under the mutex. With `busy`, a taken lock at BEGIN returns it. */
+  private async runTransaction<T, B extends typeof BUSY | null>(fn: (tx: TxHandle) => Promise<T> | T, busy: B): Promise<T | NonNullable<B>> {
+    if (this.activeTx) throw new Error('nested transactions are not supported');
+    try {
       this.db.exec('BEGIN IMMEDIATE');
-      this.activeTx = this.db;
-      try {
-        const result = await fn(this.db);
-        this.db.exec('COMMIT');
-        return result;
-      } catch (error) {
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
-        throw error;
-      } finally {
-        this.activeTx = null;
-      }
-    });
+    } catch (error) {
+      if (busy && isSqliteBusy(error)) return busy as NonNullable<B>;
+      throw error;
+    }
+    const started = performance.now();
+    this.activeTx = this.db;
+    try {
+      const result = await fn(this.db);
+      this.db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      // In host mode a busy statement inside the transaction (rare in WAL) is a transient failure.
+      if (busy && isSqliteBusy(error)) throw new DatabaseBusyError('transaction', performance.now() - started, { cause: error });
+      throw error;
+    } finally {
+      this.activeTx = null;
+    }
   }
 
   async fencedTransaction<T>(term: Term, fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {
