@@ -21,6 +21,9 @@ export interface SubmitInput {
   resumedFromTaskId?: number | null;
 }
 
+/** A verdict the runner reaches for a running attempt (pc_task_record_verdict). */
+export type StopVerdict = 'timeout' | 'interrupted_by_shutdown';
+
 export type LostOutcome = 'failed' | 'requeued' | 'exhausted' | 'cancelled' | 'gave_up' | 'not_lost';
 
 export interface SubmitResult { taskId: number; state: TaskState; outcome: 'created' | 'duplicate'; dedupeKey: string | null }
@@ -242,16 +245,34 @@ export class TaskStore {
    * attempt): 'cancelled' (cancel requested), 'requeued' / 'exhausted' (requeue, bounded by
    * maxAttempts), else 'failed' with the given code.
    */
-  async endAttempt(taskId: number, attemptToken: string, opts: { requeue: boolean; maxAttempts: number; errorCode: string; errorMessage: string }, tx?: TxHandle): Promise<'failed' | 'requeued' | 'exhausted' | 'cancelled'> {
+  async endAttempt(
+    taskId: number,
+    attemptToken: string,
+    opts: { requeue: boolean; maxAttempts: number; errorCode: string; errorMessage: string; workerExited: boolean },
+    tx?: TxHandle,
+  ): Promise<'failed' | 'requeued' | 'exhausted' | 'cancelled'> {
     const op = 'pc_task_end_attempt';
     requireId(op, taskId);
     requireToken(op, attemptToken);
     requireRange(op, 'max attempts', opts.maxAttempts, 1, 1_000_000);
     const r = (await this.rows(op, {
       task_id: taskId, attempt_token: attemptToken, requeue: opts.requeue ? 1 : 0, max_attempts: opts.maxAttempts,
-      error_code: opts.errorCode.slice(0, 64), error_message: opts.errorMessage.slice(0, 2048),
+      error_code: opts.errorCode.slice(0, 64), error_message: opts.errorMessage.slice(0, 2048), worker_exited: opts.workerExited ? 1 : 0,
     }, tx))[0];
     return String(r.outcome) as 'failed';
+  }
+
+  /**
+   * Runner: records the verdict it reached for a running attempt before stopping its worker
+   * (fenced by the token only; the first verdict, or an earlier cancel, wins).
+   */
+  async recordVerdict(taskId: number, attemptToken: string, verdict: StopVerdict): Promise<'recorded' | 'kept' | 'cancel_first'> {
+    const op = 'pc_task_record_verdict';
+    requireId(op, taskId);
+    requireToken(op, attemptToken);
+    if (verdict !== 'timeout' && verdict !== 'interrupted_by_shutdown') throw new InvalidArgumentError(op, `unknown verdict ${String(verdict)}`);
+    const r = (await this.rows(op, { task_id: taskId, attempt_token: attemptToken, verdict }))[0];
+    return String(r.outcome) as 'recorded';
   }
 
   async listLost(limit: number): Promise<Array<{ taskId: number; taskType: string; handlerVersion: number; attemptToken: string }>> {

@@ -152,6 +152,10 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
           await finalizer(tx);
         }
         await tasks.complete(task.taskId, task.attemptToken, value ?? null, tx);
+      }).catch((error: unknown) => {
+        // A cancel recorded before this success wins (pc_task_complete): end cancelled below.
+        if ((error as { code?: unknown }).code === 'cancel_requested') cancelRequested = true;
+        throw error;
       });
       return result('succeeded');
     } catch (error) {
