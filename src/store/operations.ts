@@ -247,6 +247,11 @@ export const OPERATIONS = {
     transaction: 'own',
     summary: 'publish a task worker readiness fact with a short TTL',
   },
+  pc_task_count_active: {
+    params: ['cap'],
+    transaction: 'read',
+    summary: 'active tasks per state and type for /metrics (bounded read)',
+  },
   pc_task_probe_pending: {
     params: [],
     transaction: 'read',

@@ -21,8 +21,8 @@ import type { LostOutcome, TaskStore } from './task-store.ts';
 
 export interface AttemptRef { taskId: number; taskType: string; handlerVersion: number; attemptToken: string }
 export interface Ending { path: 'exited' | 'expired'; code: string; message: string; requeue: boolean; payload?: unknown; attemptCount?: number }
-/** converged: terminal or requeued; gone: another owner ended it first; retry: try again later. */
-export type ConvergeResult = 'converged' | 'gone' | 'retry';
+/** converged: terminal or requeued (outcome); gone: another owner ended it first; retry: try again later. */
+export type ConvergeResult = { result: 'converged'; outcome: LostOutcome } | { result: 'gone' | 'retry' };
 
 type Hook = NonNullable<TaskHandlerModule['failureHook']>;
 
@@ -61,18 +61,18 @@ export class Converger {
         return r;
       });
       this.failures.delete(key);
-      if (outcome === 'not_lost') return 'gone';
+      if (outcome === 'not_lost') return { result: 'gone' };
       if (outcome === 'gave_up') {
         this.logger.error({ taskId: t.taskId, taskType: t.taskType, errorCode: 'failure_hook_failed', failedConvergences: failures },
           'TASK FAILED WITHOUT ITS FAILURE HOOK: the hook kept failing; its domain rows were not converged and need repair by hand');
       } else {
         this.logger.warn({ taskId: t.taskId, taskType: t.taskType, errorCode: e.code, outcome }, 'task attempt converged');
       }
-      return 'converged';
+      return { result: 'converged', outcome };
     } catch (error) {
       if (error instanceof AttemptLostError) { // the attempt already ended (or another owner took over)
         this.failures.delete(key);
-        return 'gone';
+        return { result: 'gone' };
       }
       return this.failed(t, key, failures, error, 'task convergence failed; it is retried');
     }
@@ -81,7 +81,7 @@ export class Converger {
   private failed(t: AttemptRef, key: string, failures: number, error: unknown, message: string): ConvergeResult {
     this.failures.set(key, failures + 1);
     this.logger.error({ taskId: t.taskId, taskType: t.taskType, err: (error as Error).message, failedConvergences: failures + 1, limit: this.config.failureHookMaxAttempts }, message);
-    return 'retry';
+    return { result: 'retry' };
   }
 
   private async end(t: AttemptRef, e: Ending, tx: TxHandle, giveUp: boolean, requeue: boolean): Promise<LostOutcome> {

@@ -8,9 +8,7 @@
  * shutdown; a timeout is never retried).
  *
  * Wake-ups: a submission becomes runnable at commit. In-process submissions notify after their
- * commit (TaskService). Other processes' commits: on SQLite the foreign-commit file watch
- * (src/runtime/sqlite-wakeup.ts, no SQL while nothing is written) followed by one index probe;
- * on MySQL/OceanBase an index probe every WAKEUP_POLL_MS while capacity is free. Losing a
+ * commit (TaskService); other processes' commits reach it through pending-probe.ts. Losing a
  * wake-up only delays the task: work is also picked up at start-up, whenever a task finishes
  * (relay), and by a bounded periodic sweep (the last resort) that also reconciles lost attempts,
  * including this runner's own hung children, and retries its own failed convergences. A readiness
@@ -19,11 +17,12 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from '../logging.ts';
-import { watchSqliteCommits } from '../runtime/sqlite-wakeup.ts';
-import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { AttemptProcess } from './attempt-process.ts';
 import type { TaskConfig } from './config.ts';
 import { Converger, type AttemptRef, type Ending } from './convergence.ts';
+import { PendingProbe, type WakeupSource } from './pending-probe.ts';
+import { ReadinessPublisher } from './readiness-publisher.ts';
+import { RunnerStats } from './runner-stats.ts';
 import { UnknownHandlerError, type TaskRegistry } from './registry.ts';
 import type { ClaimedTask, TaskStore } from './task-store.ts';
 import { setLongTimeout } from './timers.ts';
@@ -36,7 +35,7 @@ export function newTaskWorkerId(): string {
   return `tasks:${host}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
 }
 
-export type WakeupSource = 'submit' | 'commit' | 'probe';
+export type { WakeupSource };
 
 export class TaskRunner {
   readonly workerId: string;
@@ -48,17 +47,17 @@ export class TaskRunner {
   /** Database work in flight (sweeps, convergences, claims): stop() waits for it, bounded. */
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly converger: Converger;
+  /** Cumulative numbers for /metrics and the reconciler's health. */
+  readonly stats = new RunnerStats();
+  private readonly readiness: ReadinessPublisher;
+  /** Launch time (Date.now()) per running task, for attempt durations. */
+  private readonly launchedAt = new Map<number, number>();
   private sweepTimer: NodeJS.Timeout | null = null;
-  private readinessTimer: NodeJS.Timeout | null = null;
-  private pollTimer: NodeJS.Timeout | null = null;
-  private probing = false;
-  private reprobe = false;
-  private unwatch: (() => void) | null = null;
+  private readonly probes: PendingProbe;
   private filling: Promise<void> | null = null;
   private refill = false;
   private stopped = true;
   completed = 0;
-  sweeps = 0;
   /** Wake-ups delivered / dropped by wakeupFault (tests inject lost wake-ups here). */
   wakeups = 0;
   wakeupsDropped = 0;
@@ -75,25 +74,22 @@ export class TaskRunner {
   ) {
     this.workerId = options.workerId ?? newTaskWorkerId();
     this.converger = new Converger(tasks, registry, config, logger);
+    // A full runner needs no probe: the relay claims when one of its attempts finishes.
+    const wanted = () => !this.stopped && !this.filling && this.running.size < this.config.capacity;
+    this.probes = new PendingProbe(tasks, logger, (p) => this.track(p), wanted, (source) => this.wake(source));
+    this.readiness = new ReadinessPublisher(tasks, this.workerId, config, this.stats, logger, (p) => this.track(p));
+  }
+
+  get sweeps(): number {
+    return this.stats.sweeps;
   }
 
   async start(): Promise<void> {
     this.stopped = false;
-    await this.publishReadiness();
-    this.readinessTimer = setInterval(() => { void this.publishReadiness(); }, Math.max(500, Math.floor(this.config.readinessTtlMs / 3)));
-    this.readinessTimer.unref?.();
+    await this.readiness.start();
     this.sweepTimer = setInterval(() => { void this.sweep(); }, this.config.sweepMs);
     this.sweepTimer.unref?.();
-    const store = this.tasks.store;
-    if (store instanceof SqliteStore) {
-      // Commits of other processes (submitters, worker children) touch the database files; no SQL
-      // runs until one does, then one index probe decides whether to claim.
-      const db = store.db;
-      if (db.name && db.name !== ':memory:') this.unwatch = watchSqliteCommits(db, db.name, () => this.probe('commit'));
-    } else {
-      this.pollTimer = setInterval(() => this.probe('probe'), this.config.wakeupPollMs);
-      this.pollTimer.unref?.();
-    }
+    this.probes.start(this.config.wakeupPollMs);
     await this.sweep(); // start-up: reconcile lost attempts and pick up pending work
   }
 
@@ -119,33 +115,9 @@ export class TaskRunner {
     return p;
   }
 
-  /** Only with free capacity and nothing being claimed: one index lookup for pending work. */
-  private probe(source: WakeupSource): void {
-    // A full runner needs no probe: the relay claims when one of its attempts finishes.
-    if (this.stopped || this.filling || this.running.size >= this.config.capacity) return;
-    if (this.probing) {
-      this.reprobe = true; // a commit during the probe may not be in its snapshot
-      return;
-    }
-    this.probing = true;
-    void this.track(this.tasks.hasPending().then(
-      (pending) => { if (pending) this.wake(source); },
-      (error: unknown) => this.logger.warn({ err: (error as Error).message }, 'task wake-up probe failed; the sweep will retry'),
-    ).finally(() => {
-      this.probing = false;
-      if (this.reprobe) {
-        this.reprobe = false;
-        this.probe(source);
-      }
-    }));
-  }
-
-  private async publishReadiness(): Promise<void> {
-    try {
-      await this.track(this.tasks.publishReadiness(this.workerId, this.config.readinessTtlMs));
-    } catch (error) {
-      this.logger.warn({ workerId: this.workerId, err: (error as Error).message }, 'task readiness publication failed');
-    }
+  /** Whether the reconciler swept successfully within two sweep periods (readiness is published only then). */
+  reconcilerHealthy(now = Date.now()): boolean {
+    return this.readiness.healthy(now);
   }
 
   /** A wake-up: claim what capacity allows. Several wake-ups merge. */
@@ -170,13 +142,14 @@ export class TaskRunner {
     while (!this.stopped && this.running.size < this.config.capacity) {
       const task = await this.tasks.claim(this.workerId, this.config.leaseMs, this.config.capacity);
       if (!task) return;
+      this.stats.claimed(task.taskType);
       this.launch(task);
     }
   }
 
   async sweep(): Promise<void> {
     if (this.stopped) return;
-    this.sweeps += 1;
+    this.stats.sweeps += 1;
     await this.track(this.reconcile());
     // The last resort for lost wake-ups; with free capacity only (a full runner is relayed).
     if (this.running.size < this.config.capacity && !this.stopped) {
@@ -204,9 +177,12 @@ export class TaskRunner {
           continue;
         }
         if (this.unsettled.has(lost.taskId)) continue;
-        await this.converger.converge(lost, { path: 'expired', code: 'lost', message: 'the attempt stopped heartbeating and its lease expired', requeue: true });
+        const r = await this.converger.converge(lost, { path: 'expired', code: 'lost', message: 'the attempt stopped heartbeating and its lease expired', requeue: true });
+        if (r.result === 'converged') this.stats.endedAs(lost.taskType, r.outcome, 'lost', -1);
       }
+      this.stats.lastSweepOkAt = Date.now();
     } catch (error) {
+      this.stats.sweepFailures += 1;
       this.logger.warn({ err: (error as Error).message }, 'lost-task reconciliation failed');
     }
   }
@@ -225,6 +201,7 @@ export class TaskRunner {
     }
     const attempt = new AttemptProcess(task, this.tasks, this.config, this.databaseUrl, this.logger);
     this.running.set(task.taskId, attempt);
+    this.launchedAt.set(task.taskId, Date.now());
     const timer = setLongTimeout(() => { void this.stopAttempt(attempt, 'timeout'); }, this.timeoutOf(task));
     this.logger.info({ taskId: task.taskId, taskType: task.taskType, attempt: task.attemptCount, workerId: this.workerId }, 'task attempt started');
     void attempt.exited.then(() => this.track((async () => {
@@ -264,6 +241,8 @@ export class TaskRunner {
     const v = verdictOf({ stopReason: attempt.stopReason, reported: attempt.reported, hostStopping: this.stopped, timeoutMs: this.timeoutOf(task) });
     if (v.kind === 'written') {
       this.completed += 1;
+      const status = attempt.reported?.status;
+      this.stats.endedAs(task.taskType, status === 'succeeded' || status === 'cancelled' ? status : 'failed', attempt.reported?.errorCode ?? null, this.duration(task.taskId));
       this.logger.info({ taskId: task.taskId, taskType: task.taskType, status: attempt.reported?.status, errorCode: attempt.reported?.errorCode }, 'task attempt ended');
       return;
     }
@@ -273,8 +252,15 @@ export class TaskRunner {
 
   private async settleEnding(taskId: number, ref: AttemptRef, ending: Ending): Promise<void> {
     const r = await this.converger.converge(ref, ending);
-    if (r === 'retry') this.unsettled.set(taskId, { ref, ending });
+    if (r.result === 'retry') this.unsettled.set(taskId, { ref, ending });
     else this.unsettled.delete(taskId);
+    if (r.result === 'converged') this.stats.endedAs(ref.taskType, r.outcome, ending.code, this.duration(taskId));
+  }
+
+  private duration(taskId: number): number {
+    const at = this.launchedAt.get(taskId);
+    this.launchedAt.delete(taskId);
+    return at === undefined ? -1 : Date.now() - at;
   }
 
   get runningCount(): number {
@@ -292,10 +278,8 @@ export class TaskRunner {
     if (this.stopped) return;
     this.stopped = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
-    if (this.readinessTimer) clearInterval(this.readinessTimer);
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    this.unwatch?.();
-    this.unwatch = null;
+    this.readiness.stopTimer();
+    this.probes.stop();
     await this.filling?.catch(() => undefined);
     await Promise.all([...this.running.values()].map((a) => this.stopAttempt(a, 'shutdown')));
     const deadline = Date.now() + this.config.terminateGraceMs + this.config.failureHookTimeoutMs + 5000;
@@ -305,10 +289,6 @@ export class TaskRunner {
     if (this.running.size > 0 || this.inflight.size > 0) {
       this.logger.warn({ running: this.running.size, inflight: this.inflight.size }, 'task runner stopped with database work still in flight');
     }
-    try {
-      await this.tasks.withdrawReadiness(this.workerId);
-    } catch (error) {
-      this.logger.warn({ workerId: this.workerId, err: (error as Error).message }, 'task readiness withdrawal failed; it expires with its TTL');
-    }
+    await this.readiness.withdraw();
   }
 }
