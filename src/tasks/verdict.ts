@@ -34,6 +34,10 @@ export function verdictOf(a: ExitedAttempt): AttemptVerdict {
     // Reported while the lease may still be live (a domain row fenced by the attempt was taken over).
     return { kind: 'end', code: 'attempt_lost', message: reported.errorMessage ?? 'the attempt lost ownership of its domain rows', requeue: true };
   }
+  if (reported?.status === 'load_failed') {
+    // Never requeued: the same module would fail the same way; the hook runs in the runner.
+    return { kind: 'end', code: 'handler_load_failed', message: reported.errorMessage ?? 'the handler module could not be imported', requeue: false };
+  }
   if (reported && reported.status !== 'interrupted' && reported.errorCode !== 'worker_error') return { kind: 'written' };
   if (reported?.status === 'interrupted' || a.stopReason === 'shutdown' || a.hostStopping) {
     return { kind: 'end', code: 'interrupted_by_shutdown', message: 'the worker host shut down while the attempt ran', requeue: true };

@@ -32,3 +32,7 @@ test('losses, shutdowns and crashes may requeue idempotent types', () => {
   assert.equal(code({ reported: reported('failed', 'worker_error') }), 'worker_error+requeue');
   assert.equal(code({}), 'worker_exited+requeue');
 });
+
+test('a handler module the worker could not import is ended by the runner (with its hook), never requeued', () => {
+  assert.equal(code({ reported: reported('load_failed', 'handler_load_failed') }), 'handler_load_failed');
+});

@@ -136,6 +136,35 @@ for (const backend of BACKENDS) {
       }
     });
 
+    test('verdict 3: a handler module the worker child cannot import: no terminal state without the hook; the runner converges it once the hook imports', async () => {
+      const block = `${tempDir('apsup-load')}/block`;
+      fs.writeFileSync(block, '');
+      process.env.FX_HOOK_IMPORT_BLOCK_FILE = block;
+      process.env.FX_HOOK_IMPORT_FAIL_PID = 'all'; // inherited by the worker children
+      try {
+        const { fx, tasks, service, runner } = await setup({ FAILURE_HOOK_MAX_ATTEMPTS: '5' });
+        // Bound to its task by an earlier attempt (the upgrade path, a requeue): the hook must converge it.
+        const { taskId } = await tasks.transaction(async (tx) => {
+          const r = await service.submit({ taskType: 'fx-hook-import', payload: { rowId: 'load-row' } }, tx);
+          await txQuery(tx, "INSERT INTO ref_files (file_id, state, task_id) VALUES ('load-row', 'indexing', ?)", [r.taskId]);
+          return r;
+        });
+        await runner.start();
+        runner.notify();
+        await waitFor(() => runner.runningCount === 0 && runner.completed === 0 && runner.stats.claims.size > 0, 20_000);
+        await waitFor(async () => (await tasks.read(taskId))?.state === 'running' && runner.runningCount === 0, 20_000);
+        assert.equal(await rowState(fx, 'load-row'), 'indexing');
+        fs.rmSync(block);
+        await runner.sweep();
+        const t = await waitForTask(tasks, taskId, isTerminal, 20_000);
+        assert.deepEqual([t.state, t.errorCode, t.attemptCount], ['failed', 'handler_load_failed', 1]);
+        assert.equal(await rowState(fx, 'load-row'), 'error', 'the hook ran in the terminal transaction');
+      } finally {
+        delete process.env.FX_HOOK_IMPORT_BLOCK_FILE;
+        delete process.env.FX_HOOK_IMPORT_FAIL_PID;
+      }
+    });
+
     test('issue 17 item 4: a hanging failure hook is bounded: its convergence is rolled back, the host\'s database work goes on, and it is retried later', async () => {
       const dir = tempDir('apsup-hook-hang');
       const hang = `${dir}/hang`;
