@@ -208,6 +208,7 @@ export class TaskRunner {
       timer.clear();
       await this.settle(attempt);
       this.running.delete(task.taskId);
+      this.launchedAt.delete(task.taskId);
       this.notify(); // relay: a finished task hands its capacity to the next pending one
     })()));
   }
