@@ -1,16 +1,21 @@
 -- Operation: pc_task_expire_lost   (SQLite twin: sql/sqlite/pc_task_expire_lost.sql; TypeScript: TaskStore.expireLost)
 -- Purpose: the reconciler ends a lost attempt: only if the task still runs under p_expected_token
---   and its lease has expired (database clock); otherwise nothing changes ('not_lost'). Decided
---   under the row lock, in this order:
+--   and its lease has expired (database clock); otherwise nothing changes ('not_lost'). An
+--   expired lease cannot be renewed, so the attempt's worker can no longer write (every attempt
+--   write asserts a live lease): ending it here is safe even while that process still runs.
+--   A verdict its runner recorded before (pc_task_record_verdict: 'timeout',
+--   'interrupted_by_shutdown') is the one recorded, not 'lost', also when that runner died.
+--   Decided under the row lock, in this order:
 --     p_give_up = 1          'gave_up': failed with error 'failure_hook_failed' (the caller's
 --                            failure hook kept failing; it does NOT run again; domain rows must be
 --                            repaired by hand).
+--     verdict 'timeout'      'failed' with error 'timeout' (never requeued).
 --     cancel_requested = 1   'cancelled': a cancelled task that is lost is not run again.
 --     p_requeue = 1 and attempt_count < p_max_attempts
 --                            'requeued': back to 'pending' for another attempt (only for handlers
 --                            that declare idempotent, fenced side effects).
 --     p_requeue = 1 otherwise 'exhausted': failed with error 'retries_exhausted'.
---     otherwise              'failed': failed with error 'lost'.
+--     otherwise              'failed': failed with the recorded verdict, else error 'lost'.
 --   For 'cancelled', 'exhausted' and 'failed' the task type's failure hook runs in the same
 --   transaction, after this call (the row stays locked until the caller commits).
 -- Transaction: runs INSIDE the caller's transaction.
@@ -34,14 +39,15 @@ BEGIN
   DECLARE v_lease    DATETIME(3);
   DECLARE v_cancel   INT;
   DECLARE v_attempts INT;
+  DECLARE v_verdict  VARCHAR(32);
   DECLARE v_outcome  VARCHAR(16) DEFAULT 'not_lost';
   DECLARE v_now      DATETIME(3);
   DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
   IF p_max_attempts IS NULL OR p_max_attempts < 1 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
   END IF;
-  SELECT state, attempt_token, lease_expires_at, cancel_requested, attempt_count
-    INTO v_state, v_token, v_lease, v_cancel, v_attempts
+  SELECT state, attempt_token, lease_expires_at, cancel_requested, attempt_count, stop_verdict
+    INTO v_state, v_token, v_lease, v_cancel, v_attempts, v_verdict
     FROM pc_durable_tasks WHERE task_id = p_task_id FOR UPDATE;
   IF v_found = 0 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'task_not_found';
@@ -55,6 +61,13 @@ BEGIN
              attempt_owner = NULL, lease_expires_at = NULL, finished_at = v_now, updated_at = v_now
        WHERE task_id = p_task_id;
       SET v_outcome = 'gave_up';
+    ELSEIF v_verdict = 'timeout' THEN
+      UPDATE pc_durable_tasks
+         SET state = 'failed', error_code = 'timeout',
+             error_message = 'the task exceeded its timeout; its worker stopped heartbeating while it was being stopped',
+             attempt_owner = NULL, lease_expires_at = NULL, finished_at = v_now, updated_at = v_now
+       WHERE task_id = p_task_id;
+      SET v_outcome = 'failed';
     ELSEIF v_cancel = 1 THEN
       UPDATE pc_durable_tasks
          SET state = 'cancelled', error_code = 'cancelled',
@@ -63,7 +76,8 @@ BEGIN
       SET v_outcome = 'cancelled';
     ELSEIF p_requeue = 1 AND v_attempts < p_max_attempts THEN
       UPDATE pc_durable_tasks
-         SET state = 'pending', attempt_token = NULL, attempt_owner = NULL, lease_expires_at = NULL, updated_at = v_now
+         SET state = 'pending', attempt_token = NULL, attempt_owner = NULL, lease_expires_at = NULL,
+             stop_verdict = NULL, updated_at = v_now
        WHERE task_id = p_task_id;
       SET v_outcome = 'requeued';
     ELSEIF p_requeue = 1 THEN
@@ -75,7 +89,9 @@ BEGIN
       SET v_outcome = 'exhausted';
     ELSE
       UPDATE pc_durable_tasks
-         SET state = 'failed', error_code = 'lost', error_message = 'the attempt stopped heartbeating and its lease expired',
+         SET state = 'failed', error_code = COALESCE(v_verdict, 'lost'),
+             error_message = CASE WHEN v_verdict IS NULL THEN 'the attempt stopped heartbeating and its lease expired'
+                                  ELSE 'the worker host shut down while the attempt ran; its lease expired before it was converged' END,
              attempt_owner = NULL, lease_expires_at = NULL, finished_at = v_now, updated_at = v_now
        WHERE task_id = p_task_id;
       SET v_outcome = 'failed';

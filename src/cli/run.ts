@@ -126,7 +126,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     // is taken by another process on this host) is reported and left out.
     if (observabilityAddress) {
       const explicit = (options.env ?? process.env)[OBSERVABILITY_ADDRESS_VARIABLE] !== undefined;
-      observability = await ObservabilityServer.start(runtime, { address: observabilityAddress, logger }).catch((error: Error) => {
+      observability = await ObservabilityServer.start(runtime, { address: observabilityAddress, logger, taskRunner: runner }).catch((error: Error) => {
         (explicit ? logger.error : logger.info).call(logger, { address: observabilityAddress, err: error.message, variable: OBSERVABILITY_ADDRESS_VARIABLE }, 'observability endpoint not started');
         return null;
       });

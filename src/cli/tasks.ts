@@ -112,13 +112,15 @@ export async function tasksCommand(args: TasksArgs): Promise<number> {
       case 'worker': {
         const logger = createLogger({ name: 'apsup-tasks' });
         const runner = new TaskRunner(tasks, registry, config, databaseUrlOf(target), logger);
-        await runner.start();
-        logger.info({ workerId: runner.workerId, capacity: config.capacity }, 'task worker running');
-        const keepAlive = setInterval(() => undefined, 1 << 30);
-        await new Promise<void>((resolve) => {
+        // Signals are handled from before the start-up sweep: a SIGTERM during it stops cleanly.
+        const stopRequested = new Promise<void>((resolve) => {
           process.once('SIGINT', () => resolve());
           process.once('SIGTERM', () => resolve());
         });
+        const keepAlive = setInterval(() => undefined, 1 << 30);
+        await runner.start();
+        logger.info({ workerId: runner.workerId, capacity: config.capacity }, 'task worker running');
+        await stopRequested;
         clearInterval(keepAlive);
         await runner.stop();
         return 0;

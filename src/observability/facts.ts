@@ -49,6 +49,7 @@ export class PersistedFacts {
   private owedCache: { at: number; value: Promise<Map<string, OwedCount>> } | null = null;
   private leaseCache: { at: number; value: Promise<LeaderFact[]> } | null = null;
   private readonly tasks: TaskStore | null;
+  private taskCache: { at: number; value: Promise<{ counts: Array<{ state: string; taskType: string; n: number }>; capped: boolean }> } | null = null;
 
   constructor(private readonly runtime: Runtime, options: FactOptions = {}) {
     this.cap = options.owedCap ?? 5000;
@@ -88,6 +89,18 @@ export class PersistedFacts {
       this.leaseCache = { at: now, value };
     }
     return this.leaseCache.value;
+  }
+
+  /** Active tasks per state and type (bounded read, cached like the other facts). */
+  activeTasks(): Promise<{ counts: Array<{ state: string; taskType: string; n: number }>; capped: boolean } | null> {
+    if (!this.tasks) return Promise.resolve(null);
+    const now = Date.now();
+    if (!this.taskCache || now - this.taskCache.at > this.cacheMs) {
+      const value = this.tasks.countActive(this.cap * 20);
+      value.catch(() => { this.taskCache = null; });
+      this.taskCache = { at: now, value };
+    }
+    return this.taskCache.value;
   }
 
   async liveTaskWorkers(): Promise<number | null> {

@@ -13,9 +13,12 @@
  * another candidate: healthy, ready), `unavailable` (a supervisor is still starting or stopped;
  * HTTP 503). The api role adds the backlog (owed requests per family, bounded) and whether a
  * background leader is alive, from persisted facts: accepting an intent does not prove that
- * anything processes it. Durable task worker readiness is the number of live task workers.
+ * anything processes it. Durable task worker readiness is the number of live task workers
+ * (a worker publishes its fact only while its reconciler sweeps), plus the embedded runner's
+ * reconciler health.
  */
 import type { Runtime } from '../runtime/runtime.ts';
+import type { TaskRunner } from '../tasks/task-runner.ts';
 import type { LeaderFact, OwedCount, PersistedFacts } from './facts.ts';
 
 export type FamilyStatus = 'ok' | 'degraded' | 'standby' | 'leader' | 'unavailable';
@@ -36,10 +39,15 @@ export interface ReadinessDocument {
     leases: LeaderFact[];
     error?: string;
   };
-  durable_tasks: { liveWorkers: number | null; error?: string };
+  durable_tasks: {
+    liveWorkers: number | null;
+    /** The runner embedded in this host: whether its reconciler is sweeping (it publishes readiness only then). */
+    reconciler?: { healthy: boolean; lastSweepAgoMs: number | null; sweeps: number; sweepFailures: number };
+    error?: string;
+  };
 }
 
-export async function buildReadiness(runtime: Runtime, facts: PersistedFacts): Promise<ReadinessDocument> {
+export async function buildReadiness(runtime: Runtime, facts: PersistedFacts, taskRunner: TaskRunner | null = null): Promise<ReadinessDocument> {
   const status = runtime.status();
   const families: ReadinessDocument['artifact_processing_supervisor']['families'] = {};
   let overall: OverallStatus;
@@ -83,6 +91,10 @@ export async function buildReadiness(runtime: Runtime, facts: PersistedFacts): P
     } catch (error) {
       doc.backlog = { families: {}, backgroundLeaderAlive: false, leases: [], error: (error as Error).message };
     }
+  }
+  if (taskRunner) {
+    const { lastSweepOkAt, sweeps, sweepFailures } = taskRunner.stats;
+    doc.durable_tasks.reconciler = { healthy: taskRunner.reconcilerHealthy(), lastSweepAgoMs: lastSweepOkAt === null ? null : Date.now() - lastSweepOkAt, sweeps, sweepFailures };
   }
   try {
     doc.durable_tasks.liveWorkers = await facts.liveTaskWorkers();

@@ -12,6 +12,8 @@ import type { ObservabilityAddress } from './config.ts';
 import { PersistedFacts, type FactOptions } from './facts.ts';
 import { createRuntimeMetrics, type RuntimeMetrics } from './metrics.ts';
 import { buildReadiness } from './readiness.ts';
+import { registerTaskMetrics } from './task-metrics.ts';
+import type { TaskRunner } from '../tasks/task-runner.ts';
 
 export interface ObservabilityOptions extends FactOptions {
   address: ObservabilityAddress;
@@ -21,17 +23,21 @@ export interface ObservabilityOptions extends FactOptions {
    * keeps a 10 ms timer running, and an idle SQLite host is meant to have no timers at all).
    */
   defaultMetrics?: boolean;
+  /** The durable task runner embedded in this host (apsup run): its metrics and reconciler health. */
+  taskRunner?: TaskRunner | null;
 }
 
 export class ObservabilityServer {
   private readonly server: http.Server;
   private readonly metrics: RuntimeMetrics;
+  private readonly taskMetrics: { close(): void };
   readonly facts: PersistedFacts;
   private closed: Promise<void> | null = null;
 
   private constructor(readonly runtime: Runtime, private readonly options: ObservabilityOptions) {
     this.facts = new PersistedFacts(runtime, options);
     this.metrics = createRuntimeMetrics(runtime, this.facts, { defaultMetrics: options.defaultMetrics ?? false });
+    this.taskMetrics = registerTaskMetrics(this.metrics.registry, this.facts, options.taskRunner ?? null);
     this.server = http.createServer((req, res) => { void this.handle(req, res); });
   }
 
@@ -73,7 +79,7 @@ export class ObservabilityServer {
       } else if (path === '/healthz') {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok' }));
       } else if (path === '/readyz') {
-        const doc = await buildReadiness(this.runtime, this.facts);
+        const doc = await buildReadiness(this.runtime, this.facts, this.options.taskRunner ?? null);
         res.writeHead(doc.ready ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
       } else {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
@@ -88,6 +94,7 @@ export class ObservabilityServer {
   async stop(): Promise<void> {
     this.closed ??= (async () => {
       this.metrics.close();
+      this.taskMetrics.close();
       await new Promise<void>((resolve) => {
         this.server.close(() => resolve());
         this.server.closeAllConnections?.();

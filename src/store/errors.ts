@@ -15,6 +15,7 @@ export const STORE_ERROR_CODES = [
   'attempt_lost',
   'task_not_found',
   'task_active',
+  'cancel_requested',
   'mode_mismatch',
   'maintenance',
   'live_candidate',

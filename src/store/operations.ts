@@ -228,9 +228,14 @@ export const OPERATIONS = {
     summary: 'reconciler: fail, cancel, requeue (bounded) or give up on a running task whose lease expired under the expected token',
   },
   pc_task_end_attempt: {
-    params: ['task_id', 'attempt_token', 'requeue', 'max_attempts', 'error_code', 'error_message'],
+    params: ['task_id', 'attempt_token', 'requeue', 'max_attempts', 'error_code', 'error_message', 'worker_exited'],
     transaction: 'caller',
-    summary: 'runner: end a live attempt whose worker stopped without a terminal write (fail, cancel or bounded requeue)',
+    summary: 'runner: end an attempt whose worker stopped without a terminal write, with its verdict (fail, cancel or bounded requeue)',
+  },
+  pc_task_record_verdict: {
+    params: ['task_id', 'attempt_token', 'verdict'],
+    transaction: 'own',
+    summary: 'runner: record the verdict reached for a running attempt (timeout, shutdown) before stopping its worker',
   },
   pc_task_list_lost: {
     params: ['page_limit'],
@@ -261,6 +266,11 @@ export const OPERATIONS = {
     params: ['worker_id', 'ttl_ms'],
     transaction: 'own',
     summary: 'publish a task worker readiness fact with a short TTL',
+  },
+  pc_task_count_active: {
+    params: ['cap'],
+    transaction: 'read',
+    summary: 'active tasks per state and type for /metrics (bounded read)',
   },
   pc_task_probe_pending: {
     params: [],

@@ -19,6 +19,8 @@ export interface TaskConfig {
   maxAttempts: number;
   /** Failed convergences (failure hook throwing) of one attempt before it is failed without the hook. */
   failureHookMaxAttempts: number;
+  /** Time bound of one convergence transaction (the failure hook inside it); then rolled back. */
+  failureHookTimeoutMs: number;
 }
 
 const P = 'POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_';
@@ -56,5 +58,6 @@ export function parseTaskConfig(env: Record<string, string | undefined>): TaskCo
     wakeupPollMs: Math.round(num('WAKEUP_POLL_MS', 500, { min: 50, max: 60_000 })),
     maxAttempts: num('MAX_ATTEMPTS', 3, { int: true, max: 1000 }),
     failureHookMaxAttempts: num('FAILURE_HOOK_MAX_ATTEMPTS', 5, { int: true, max: 1000 }),
+    failureHookTimeoutMs: Math.round(num('FAILURE_HOOK_TIMEOUT_SECONDS', 10, { min: 0.1, max: 3600 }) * 1000),
   };
 }

@@ -34,6 +34,7 @@ export class UnknownHandlerError extends Error {
 export class TaskRegistry {
   private readonly types = new Map<string, TaskTypeDefinition>();
   private readonly loaded = new Map<string, Promise<TaskHandlerModule>>();
+  private readonly failedImports = new Map<string, number>();
 
   constructor(definitions: TaskTypeDefinition[], private readonly baseDir: string) {
     for (const d of definitions) {
@@ -63,16 +64,28 @@ export class TaskRegistry {
     return path.isAbsolute(rel) ? rel : path.resolve(this.baseDir, rel);
   }
 
-  /** Lazily imports a handler module (only when a task of that type and version runs). */
+  /**
+   * Lazily imports a handler module (only when a task of that type and version runs). A failed
+   * import is not kept: the next call imports again, under a fresh URL, since Node caches a module
+   * whose evaluation threw.
+   */
   load(taskType: string, version: number): Promise<TaskHandlerModule> {
     const file = this.modulePath(taskType, version);
     let promise = this.loaded.get(file);
     if (!promise) {
-      promise = import(pathToFileURL(file).href).then((mod: Record<string, unknown>) => {
+      const failed = this.failedImports.get(file) ?? 0;
+      const url = pathToFileURL(file).href + (failed > 0 ? `?retry=${failed}` : '');
+      const p: Promise<TaskHandlerModule> = import(url).then((mod: Record<string, unknown>) => {
         const handler = (mod.default ?? mod) as TaskHandlerModule;
         if (typeof handler.run !== 'function') throw new Error(`handler module ${file} does not export run()`);
         return handler;
       });
+      p.catch(() => {
+        if (this.loaded.get(file) !== p) return;
+        this.loaded.delete(file);
+        this.failedImports.set(file, failed + 1);
+      });
+      promise = p;
       this.loaded.set(file, promise);
     }
     return promise;

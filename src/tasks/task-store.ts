@@ -6,6 +6,7 @@
 import { InvalidArgumentError } from '../store/errors.ts';
 import type { BaseStore, Params } from '../store/base-store.ts';
 import { dbTime, toDbTime, type Row } from '../store/rows.ts';
+import { TYPE, WORKER, json, n, nOrNull, requireId, requireRange, requireToken, sOrNull, toSummary } from './task-rows.ts';
 import type { OperationName } from '../store/operations.ts';
 import type { TxHandle } from '../store/types.ts';
 
@@ -20,6 +21,9 @@ export interface SubmitInput {
   timeoutMs: number;
   resumedFromTaskId?: number | null;
 }
+
+/** A verdict the runner reaches for a running attempt (pc_task_record_verdict). */
+export type StopVerdict = 'timeout' | 'interrupted_by_shutdown';
 
 export type LostOutcome = 'failed' | 'requeued' | 'exhausted' | 'cancelled' | 'gave_up' | 'not_lost';
 
@@ -68,43 +72,6 @@ export interface TaskDetail extends TaskSummary {
   startedAt: Date | null;
   updatedAt: Date;
   dbNow: Date;
-}
-
-const TYPE = /^[a-z][a-z0-9_.:-]{0,127}$/;
-const WORKER = /^[A-Za-z0-9_.:@-]{1,128}$/;
-
-function n(v: unknown): number { return Number(v); }
-function nOrNull(v: unknown): number | null { return v === null || v === undefined ? null : Number(v); }
-function sOrNull(v: unknown): string | null { return v === null || v === undefined ? null : String(v); }
-function json(v: unknown): unknown {
-  if (v === null || v === undefined) return null;
-  try { return JSON.parse(String(v)); } catch { return String(v); }
-}
-function requireId(op: string, taskId: number): void {
-  if (!Number.isSafeInteger(taskId) || taskId < 1) throw new InvalidArgumentError(op, `task id must be a positive integer, got ${String(taskId)}`);
-}
-function requireToken(op: string, token: string): void {
-  if (typeof token !== 'string' || !/^[0-9a-f-]{32,36}$/.test(token)) throw new InvalidArgumentError(op, 'attempt token is malformed');
-}
-function requireRange(op: string, what: string, v: number, min: number, max: number): void {
-  if (!Number.isSafeInteger(v) || v < min || v > max) throw new InvalidArgumentError(op, `${what} must be an integer in ${min}..${max}, got ${String(v)}`);
-}
-
-function toSummary(r: Row): TaskSummary {
-  return {
-    taskId: n(r.task_id),
-    taskType: String(r.task_type),
-    handlerVersion: n(r.handler_version),
-    state: String(r.state) as TaskState,
-    dedupeKey: sOrNull(r.dedupe_key),
-    attemptCount: n(r.attempt_count),
-    progressCurrent: nOrNull(r.progress_current),
-    progressTotal: nOrNull(r.progress_total),
-    progressMessage: sOrNull(r.progress_message),
-    cancelRequested: n(r.cancel_requested) === 1,
-    createdAt: dbTime(r.created_at)!,
-    finishedAt: dbTime(r.finished_at),
-  };
 }
 
 export class TaskStore {
@@ -242,16 +209,34 @@ export class TaskStore {
    * attempt): 'cancelled' (cancel requested), 'requeued' / 'exhausted' (requeue, bounded by
    * maxAttempts), else 'failed' with the given code.
    */
-  async endAttempt(taskId: number, attemptToken: string, opts: { requeue: boolean; maxAttempts: number; errorCode: string; errorMessage: string }, tx?: TxHandle): Promise<'failed' | 'requeued' | 'exhausted' | 'cancelled'> {
+  async endAttempt(
+    taskId: number,
+    attemptToken: string,
+    opts: { requeue: boolean; maxAttempts: number; errorCode: string; errorMessage: string; workerExited: boolean },
+    tx?: TxHandle,
+  ): Promise<'failed' | 'requeued' | 'exhausted' | 'cancelled'> {
     const op = 'pc_task_end_attempt';
     requireId(op, taskId);
     requireToken(op, attemptToken);
     requireRange(op, 'max attempts', opts.maxAttempts, 1, 1_000_000);
     const r = (await this.rows(op, {
       task_id: taskId, attempt_token: attemptToken, requeue: opts.requeue ? 1 : 0, max_attempts: opts.maxAttempts,
-      error_code: opts.errorCode.slice(0, 64), error_message: opts.errorMessage.slice(0, 2048),
+      error_code: opts.errorCode.slice(0, 64), error_message: opts.errorMessage.slice(0, 2048), worker_exited: opts.workerExited ? 1 : 0,
     }, tx))[0];
     return String(r.outcome) as 'failed';
+  }
+
+  /**
+   * Runner: records the verdict it reached for a running attempt before stopping its worker
+   * (fenced by the token only; the first verdict, or an earlier cancel, wins).
+   */
+  async recordVerdict(taskId: number, attemptToken: string, verdict: StopVerdict): Promise<'recorded' | 'kept' | 'cancel_first'> {
+    const op = 'pc_task_record_verdict';
+    requireId(op, taskId);
+    requireToken(op, attemptToken);
+    if (verdict !== 'timeout' && verdict !== 'interrupted_by_shutdown') throw new InvalidArgumentError(op, `unknown verdict ${String(verdict)}`);
+    const r = (await this.rows(op, { task_id: taskId, attempt_token: attemptToken, verdict }))[0];
+    return String(r.outcome) as 'recorded';
   }
 
   async listLost(limit: number): Promise<Array<{ taskId: number; taskType: string; handlerVersion: number; attemptToken: string }>> {
@@ -318,6 +303,14 @@ export class TaskStore {
     if (!WORKER.test(workerId)) throw new InvalidArgumentError(op, `worker id must match ${WORKER}`);
     const r = (await this.rows(op, { worker_id: workerId }))[0];
     return n(r?.withdrawn) > 0;
+  }
+
+  /** Active tasks per state and type, reading at most cap rows (capped: the sum reached cap). */
+  async countActive(cap: number): Promise<{ counts: Array<{ state: TaskState; taskType: string; n: number }>; capped: boolean }> {
+    const op = 'pc_task_count_active';
+    requireRange(op, 'cap', cap, 1, 1_000_000);
+    const counts = (await this.rows(op, { cap })).map((r) => ({ state: String(r.state) as TaskState, taskType: String(r.task_type), n: n(r.n) }));
+    return { counts, capped: counts.reduce((a, c) => a + c.n, 0) >= cap };
   }
 
   /** Whether any task is pending (one indexed read: the wake-up probe). */

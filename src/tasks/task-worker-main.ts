@@ -37,7 +37,8 @@ export interface RunTaskMessage {
 /** Sent by the host right before SIGTERM: why the attempt must stop. */
 export interface TerminateMessage { type: 'terminate'; reason: 'timeout' | 'shutdown' | 'lost' }
 
-export type TaskOutcomeStatus = 'succeeded' | 'failed' | 'cancelled' | 'attempt_lost' | 'interrupted';
+/** 'load_failed': the handler module could not be imported; no terminal write (the host converges it). */
+export type TaskOutcomeStatus = 'succeeded' | 'failed' | 'cancelled' | 'attempt_lost' | 'interrupted' | 'load_failed';
 export interface TaskResultMessage { type: 'task-result'; taskId: number; status: TaskOutcomeStatus; errorCode?: string; errorMessage?: string }
 
 const logger = createLogger({ name: 'apsup-task-worker' });
@@ -108,9 +109,13 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
     try {
       handler = await registry.load(task.taskType, task.handlerVersion);
     } catch (error) {
-      const code = error instanceof UnknownHandlerError ? error.code : 'handler_load_failed';
-      await tasks.transaction(async (tx) => tasks.fail(task.taskId, task.attemptToken, code, (error as Error).message, tx));
-      return result('failed', code, (error as Error).message);
+      if (error instanceof UnknownHandlerError) { // no module, hence no hook: fail closed here
+        await tasks.transaction(async (tx) => tasks.fail(task.taskId, task.attemptToken, error.code, error.message, tx));
+        return result('failed', error.code, error.message);
+      }
+      // The module (and its failure hook) exists but cannot be imported here: no terminal write
+      // without the hook; the runner converges the attempt with it (retrying the import).
+      return result('load_failed', 'handler_load_failed', (error as Error).message);
     }
     let finalizer: ((tx: Tx) => Promise<void> | void) | null = null;
     const ctx: TaskContext = {
@@ -159,6 +164,10 @@ async function runTask(message: RunTaskMessage): Promise<TaskResultMessage> {
           await withScopedTx(tx, store.backend, finalizer);
         }
         await tasks.complete(task.taskId, task.attemptToken, value ?? null, tx);
+      }).catch((error: unknown) => {
+        // A cancel recorded before this success wins (pc_task_complete): end cancelled below.
+        if ((error as { code?: unknown }).code === 'cancel_requested') cancelRequested = true;
+        throw error;
       });
       return result('succeeded');
     } catch (error) {

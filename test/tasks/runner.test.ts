@@ -304,7 +304,7 @@ for (const backend of BACKENDS) {
       const { fx, tasks, service, runner } = await setup({ TERMINATE_GRACE_SECONDS: '3' });
       await insertRow(fx, 'late-ok');
       await runner.start();
-      const r = await service.submit({ taskType: 'fx-hang', payload: { rowId: 'late-ok', sleepMs: 600_000, honorSignal: true, returnOnAbort: true }, timeoutMs: 1500 });
+      const r = await service.submit({ taskType: 'fx-hang', payload: { rowId: 'late-ok', sleepMs: 600_000, honorSignal: true, returnOnAbort: true }, timeoutMs: 5000 }) // longer than a worker start-up on a loaded host;
       const done = await waitForTask(tasks, r.taskId, isTerminal);
       assert.deepEqual([done.state, done.errorCode, done.result], ['failed', 'timeout', null]);
       assert.deepEqual((await events(fx, r.taskId)).map((e) => e.event), ['start', 'aborted'], 'ctx.signal was aborted by the timeout');

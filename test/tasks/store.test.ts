@@ -298,7 +298,7 @@ for (const backend of BACKENDS) {
       const { tasks } = await fresh();
       const sub = async () => (await tasks.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: {}, timeoutMs: 60_000 })).taskId;
       const claim = async (leaseMs = 60_000) => (await tasks.claim('w-rec', leaseMs, 100))!;
-      const live = (requeue: boolean, maxAttempts: number, errorCode = 'worker_exited') => ({ requeue, maxAttempts, errorCode, errorMessage: 'the worker process ended' });
+      const live = (requeue: boolean, maxAttempts: number, errorCode = 'worker_exited') => ({ requeue, maxAttempts, errorCode, errorMessage: 'the worker process ended', workerExited: false });
       assert.equal(await tasks.hasPending(), false);
       const a = await sub();
       assert.equal(await tasks.hasPending(), true);

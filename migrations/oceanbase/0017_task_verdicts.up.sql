@@ -1,0 +1,18 @@
+-- Migration 0017 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): durable task verdicts.
+-- Adds pc_durable_tasks.stop_verdict: the verdict a runner reached for a running attempt
+-- ('timeout', 'interrupted_by_shutdown'), recorded by the new pc_task_record_verdict before it
+-- stops the attempt's worker. Reinstalls pc_task_end_attempt (new parameter p_worker_exited: once
+-- the runner saw the worker exit, its verdict is recorded whatever the lease did meanwhile; the
+-- recorded verdict wins; a timeout is never requeued), pc_task_expire_lost (a recorded verdict,
+-- not 'lost', also when the runner died), pc_task_complete (no success once a cancel or a timeout
+-- verdict is recorded: raises cancel_requested / attempt_lost) and pc_task_publish_readiness
+-- (deadlock-free: no transaction holds more than one row lock); installs pc_task_count_active
+-- (active tasks by state and type for /metrics, a bounded read). Existing rows get NULL (no
+-- verdict). Irreversible by design (no down file): the previous procedure versions are not kept.
+-- @procedure pc_task_record_verdict sha256=9e8c315cbfaa454a04849602be4c4e9ea9e78a4790a966040238384d8f8a4880
+-- @procedure pc_task_end_attempt sha256=f3b0ff08653d63cf9dbf4372374112a4761da06fd282f3094863ae7cfe651813
+-- @procedure pc_task_expire_lost sha256=e898f1a235872dad26889965f5e6ae7d420c20b8fb30f929f1a2e63f2370d4f8
+-- @procedure pc_task_complete sha256=b42c965ce82006e0b1426a18eee61c5829bb576c836fedee226510549cc9454e
+-- @procedure pc_task_publish_readiness sha256=0b12fd4946f601dc390147197d5f4e4416743171386898e82efb7ace1ee14e47
+-- @procedure pc_task_count_active sha256=d7339e80e9499cb26a65306b9629bda502d2b21489662416663dc3d9530cfff3
+ALTER TABLE pc_durable_tasks ADD COLUMN stop_verdict VARCHAR(32) NULL;

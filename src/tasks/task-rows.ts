@@ -1,0 +1,42 @@
+/** Row mapping and argument validation shared by the durable task operations (task-store.ts). */
+import { InvalidArgumentError } from '../store/errors.ts';
+import { dbTime, type Row } from '../store/rows.ts';
+import type { TaskState, TaskSummary } from './task-store.ts';
+
+export const TYPE = /^[a-z][a-z0-9_.:-]{0,127}$/;
+export const WORKER = /^[A-Za-z0-9_.:@-]{1,128}$/;
+
+export function n(v: unknown): number { return Number(v); }
+export function nOrNull(v: unknown): number | null { return v === null || v === undefined ? null : Number(v); }
+export function sOrNull(v: unknown): string | null { return v === null || v === undefined ? null : String(v); }
+export function json(v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  try { return JSON.parse(String(v)); } catch { return String(v); }
+}
+export function requireId(op: string, taskId: number): void {
+  if (!Number.isSafeInteger(taskId) || taskId < 1) throw new InvalidArgumentError(op, `task id must be a positive integer, got ${String(taskId)}`);
+}
+export function requireToken(op: string, token: string): void {
+  if (typeof token !== 'string' || !/^[0-9a-f-]{32,36}$/.test(token)) throw new InvalidArgumentError(op, 'attempt token is malformed');
+}
+export function requireRange(op: string, what: string, v: number, min: number, max: number): void {
+  if (!Number.isSafeInteger(v) || v < min || v > max) throw new InvalidArgumentError(op, `${what} must be an integer in ${min}..${max}, got ${String(v)}`);
+}
+
+export function toSummary(r: Row): TaskSummary {
+  return {
+    taskId: n(r.task_id),
+    taskType: String(r.task_type),
+    handlerVersion: n(r.handler_version),
+    state: String(r.state) as TaskState,
+    dedupeKey: sOrNull(r.dedupe_key),
+    attemptCount: n(r.attempt_count),
+    progressCurrent: nOrNull(r.progress_current),
+    progressTotal: nOrNull(r.progress_total),
+    progressMessage: sOrNull(r.progress_message),
+    cancelRequested: n(r.cancel_requested) === 1,
+    createdAt: dbTime(r.created_at)!,
+    finishedAt: dbTime(r.finished_at),
+  };
+}
+
