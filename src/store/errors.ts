@@ -21,6 +21,7 @@ export const STORE_ERROR_CODES = [
   'adoption_done',
   'adoption_conflict',
   'adoption_inconsistent',
+  'capacity_not_set',
 ] as const;
 
 export type StoreErrorCode = (typeof STORE_ERROR_CODES)[number];

@@ -59,6 +59,8 @@ export class TaskService {
     }
     const timeoutMs = request.timeoutMs ?? this.limits.defaultTimeoutMs;
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new InvalidArgumentError(op, `timeout must be positive and finite, got ${String(timeoutMs)}`);
+    // Stored in whole milliseconds: a positive value that rounds to 0 would mean "no time at all".
+    if (Math.round(timeoutMs) < 1) throw new InvalidArgumentError(op, `timeout ${timeoutMs} ms rounds to 0 ms; the smallest timeout is 1 ms`);
     if (timeoutMs > this.limits.maxTimeoutMs) {
       throw new InvalidArgumentError(op, `timeout ${timeoutMs} ms exceeds the worker maximum ${this.limits.maxTimeoutMs} ms (a task may lower it, never raise it)`);
     }

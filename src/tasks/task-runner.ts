@@ -144,7 +144,7 @@ export class TaskRunner {
       return;
     }
     this.probing = true;
-    this.tasks.hasPending().then(
+    this.tasks.hasPending(this.registry.types_()).then(
       (pending) => { if (pending) this.wake(source); },
       (error: unknown) => this.logger.warn({ err: (error as Error).message }, 'task wake-up probe failed; the sweep will retry'),
     ).finally(() => {
@@ -183,8 +183,9 @@ export class TaskRunner {
   }
 
   private async fill(): Promise<void> {
+    // config.capacity bounds this process; the claim enforces the database cap across processes (ADR T6).
     while (!this.stopped && this.running.size < this.config.capacity) {
-      const task = await this.tasks.claim(this.workerId, this.config.leaseMs, this.config.capacity);
+      const task = await this.tasks.claim(this.workerId, this.config.leaseMs, this.registry.types_());
       if (!task) return;
       this.start_(task);
     }
@@ -214,7 +215,7 @@ export class TaskRunner {
     // The last resort for lost wake-ups; with free capacity only (a full runner is relayed).
     if (this.running.size < this.config.capacity) {
       try {
-        if (await this.tasks.hasPending()) this.notify();
+        if (await this.tasks.hasPending(this.registry.types_())) this.notify();
       } catch (error) {
         this.logger.warn({ err: (error as Error).message }, 'task sweep probe failed');
       }

@@ -90,6 +90,13 @@ function requireRange(op: string, what: string, v: number, min: number, max: num
   if (!Number.isSafeInteger(v) || v < min || v > max) throw new InvalidArgumentError(op, `${what} must be an integer in ${min}..${max}, got ${String(v)}`);
 }
 
+/** The task types a worker knows, as the comma-separated list the claim and the probe take. */
+function typeList(op: string, taskTypes: readonly string[]): string {
+  if (!Array.isArray(taskTypes) || taskTypes.length < 1 || taskTypes.length > 1000) throw new InvalidArgumentError(op, 'task types must be a list of 1..1000 types');
+  for (const t of taskTypes) if (typeof t !== 'string' || !TYPE.test(t)) throw new InvalidArgumentError(op, `task type must match ${TYPE}`);
+  return taskTypes.join(',');
+}
+
 function toSummary(r: Row): TaskSummary {
   return {
     taskId: n(r.task_id),
@@ -130,7 +137,7 @@ export class TaskStore {
     const op = 'pc_task_submit';
     if (typeof input.taskType !== 'string' || !TYPE.test(input.taskType)) throw new InvalidArgumentError(op, `task type must match ${TYPE}`);
     requireRange(op, 'handler version', input.handlerVersion, 0, 1_000_000);
-    if (!Number.isFinite(input.timeoutMs) || input.timeoutMs <= 0 || !Number.isSafeInteger(Math.round(input.timeoutMs))) {
+    if (!Number.isFinite(input.timeoutMs) || input.timeoutMs <= 0 || Math.round(input.timeoutMs) < 1 || !Number.isSafeInteger(Math.round(input.timeoutMs))) {
       throw new InvalidArgumentError(op, `timeout must be a positive, finite number of milliseconds, got ${String(input.timeoutMs)}`);
     }
     if (input.dedupeKey !== undefined && input.dedupeKey !== null && (typeof input.dedupeKey !== 'string' || input.dedupeKey.length < 1 || input.dedupeKey.length > 191 || /^\s|\s$/.test(input.dedupeKey))) {
@@ -150,12 +157,15 @@ export class TaskStore {
     return { taskId: n(r.task_id), state: String(r.state) as TaskState, outcome: String(r.outcome) as SubmitResult['outcome'], dedupeKey: sOrNull(r.dedupe_key) };
   }
 
-  async claim(workerId: string, leaseMs: number, capacity: number): Promise<ClaimedTask | null> {
+  /**
+   * Claims the oldest pending task of one of taskTypes (the worker's registry), unless the
+   * database cap of running tasks (ADR T6, pc_task_set_capacity) is reached.
+   */
+  async claim(workerId: string, leaseMs: number, taskTypes: readonly string[]): Promise<ClaimedTask | null> {
     const op = 'pc_task_claim';
     if (!WORKER.test(workerId)) throw new InvalidArgumentError(op, `worker id must match ${WORKER}`);
     requireRange(op, 'lease', leaseMs, 1000, 3_600_000);
-    requireRange(op, 'capacity', capacity, 1, 10_000);
-    const rows = await this.rows(op, { worker_id: workerId, lease_ms: leaseMs, capacity });
+    const rows = await this.rows(op, { worker_id: workerId, lease_ms: leaseMs, task_types: typeList(op, taskTypes) });
     const r = rows[0];
     if (!r) return null;
     return {
@@ -320,10 +330,19 @@ export class TaskStore {
     return n(r?.withdrawn) > 0;
   }
 
-  /** Whether any task is pending (one indexed read: the wake-up probe). */
-  async hasPending(): Promise<boolean> {
-    const r = (await this.rows('pc_task_probe_pending', {}))[0];
+  /** Whether a claim could take a task now: one of taskTypes is pending and the database cap is not reached (the wake-up probe). */
+  async hasPending(taskTypes: readonly string[]): Promise<boolean> {
+    const op = 'pc_task_probe_pending';
+    const r = (await this.rows(op, { task_types: typeList(op, taskTypes) }))[0];
     return n(r?.pending) === 1;
+  }
+
+  /** Sets the database claim cap (ADR T6): the most tasks running at once across every process. */
+  async setCapacity(capacity: number): Promise<{ previousCapacity: number | null; capacity: number; running: number }> {
+    const op = 'pc_task_set_capacity';
+    requireRange(op, 'capacity', capacity, 1, 10_000);
+    const r = (await this.rows(op, { capacity }))[0];
+    return { previousCapacity: nOrNull(r.previous_capacity), capacity: n(r.capacity), running: n(r.running) };
   }
 
   async readReadiness(): Promise<{ liveWorkers: number; latestPublishedAt: Date | null; dbNow: Date }> {
