@@ -1,15 +1,18 @@
 /**
  * The task API used by callers (CLI, domain code): submit validates the payload with the
  * handler's zod schema and the timeout against the worker maximum before the row is written;
- * resume creates a new task for a failed resumable one, reusing its dedupe key. A submission
+ * resume creates a new task for a failed resumable one, reusing its dedupe key. A type's intent
+ * hook creates or links its domain rows in the transaction that writes the task (ADR: domain
+ * objects with the intent): the caller's, or one opened here. A submission
  * wakes the in-process runner after its commit: at once without a transaction, after the commit
  * of TaskService.transaction() inside one (other processes are woken by the runner's own
  * wake-up paths: the SQLite commit watch, the MySQL probe).
  */
 import { InvalidArgumentError } from '../store/errors.ts';
+import { txQuery } from '../store/tx-query.ts';
 import type { TxHandle } from '../store/types.ts';
-import type { TaskRegistry } from './registry.ts';
-import type { SubmitResult, TaskStore } from './task-store.ts';
+import type { TaskRegistry, TaskTypeDefinition } from './registry.ts';
+import type { SubmitInput, SubmitResult, TaskStore } from './task-store.ts';
 
 export interface SubmitRequest {
   taskType: string;
@@ -76,9 +79,26 @@ export class TaskService {
 
   async submit(request: SubmitRequest, tx?: TxHandle): Promise<SubmitResult> {
     const v = this.validate(request);
-    const result = await this.tasks.submit({ taskType: request.taskType, handlerVersion: v.version, payload: v.payload, dedupeKey: v.dedupeKey, timeoutMs: v.timeoutMs }, tx);
-    if (!tx) this.notifySubmitted();
-    else this.submittedIn.add(tx as object);
+    const input = { taskType: request.taskType, handlerVersion: v.version, payload: v.payload, dedupeKey: v.dedupeKey, timeoutMs: v.timeoutMs };
+    return this.write(this.registry.definition(request.taskType), input, tx);
+  }
+
+  /** The task row and the type's domain rows, in the caller's transaction or in one of their own. */
+  private async write(definition: TaskTypeDefinition, input: SubmitInput, tx?: TxHandle): Promise<SubmitResult> {
+    const inTx = async (t: TxHandle) => {
+      const result = await this.tasks.submit(input, t);
+      if (result.outcome === 'created' && definition.intent) {
+        await definition.intent(t, { taskId: result.taskId, payload: input.payload, resumedFromTaskId: input.resumedFromTaskId ?? null }, { query: txQuery, backend: this.tasks.store.backend });
+      }
+      return result;
+    };
+    if (tx) {
+      const result = await inTx(tx);
+      this.submittedIn.add(tx as object);
+      return result;
+    }
+    const result = definition.intent ? await this.tasks.transaction(inTx) : await this.tasks.submit(input);
+    this.notifySubmitted();
     return result;
   }
 
@@ -114,7 +134,7 @@ export class TaskService {
       const issue = parsed.error.issues[0];
       throw new InvalidArgumentError(op, `the payload of task ${taskId} is not valid for the current ${task.taskType} handler at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
     }
-    const result = await this.tasks.submit({
+    return this.write(definition, {
       taskType: task.taskType,
       handlerVersion: definition.currentVersion,
       payload: parsed.data,
@@ -122,7 +142,5 @@ export class TaskService {
       timeoutMs: Math.min(task.timeoutMs, this.limits.maxTimeoutMs),
       resumedFromTaskId: task.taskId,
     });
-    this.notifySubmitted();
-    return result;
   }
 }

@@ -527,7 +527,7 @@ for (const backend of BACKENDS) {
       const c = await ghost.claim('ghost-worker', 1000, TEST_TASK_TYPES);
       assert.equal(c?.taskId, sub.taskId);
       // What the vanished attempt had checkpointed before it stopped heartbeating.
-      await fx.query("INSERT INTO ref_datasets (dataset_id, target_items, generated, state, task_id, attempt_token) VALUES ('d8', 4, 2, 'generating', ?, ?)", [sub.taskId, c!.attemptToken]);
+      await fx.query("UPDATE ref_datasets SET generated = 2, state = 'generating', attempt_token = ? WHERE dataset_id = 'd8' AND task_id = ?", [c!.attemptToken, sub.taskId]);
       await runner.start();
       await waitLeaseExpired(tasks, sub.taskId);
       await runner.sweep();
