@@ -12,7 +12,9 @@ import { loadTaskRegistry, REFERENCE_TASKS_MODULE } from '../../src/tasks/load.t
 import { TaskService } from '../../src/tasks/service.ts';
 import { TaskStore, type SubmitResult } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
-import { REPO_ROOT, isTerminal, killChildren, runCli, startCli, stopChild, waitForTask, type LongChild } from './harness.ts';
+import { REFERENCE_TASKS_MODULE as REFERENCE, REPO_ROOT, isTerminal, killChildren, makeRunner, runCli, startCli, stopChild, waitForTask, type LongChild } from './harness.ts';
+import { ResumeSupersededError } from '../../src/tasks/reference/intents.ts';
+import type { TaskRunner } from '../../src/tasks/task-runner.ts';
 
 function submitChild(fx: BackendFixture, requests: unknown[]): Promise<{ code: number | null; out: string; err: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/tasks/submit-child.ts', fx.url, JSON.stringify(requests)], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -32,7 +34,9 @@ for (const backend of BACKENDS) {
   describe(`domain objects with the task intent (${backend})`, () => {
     const fixtures: BackendFixture[] = [];
     const workers: LongChild[] = [];
+    const runners: TaskRunner[] = [];
     afterEach(async () => {
+      for (const r of runners.splice(0)) await r.stop();
       await Promise.all(workers.splice(0).map((w) => stopChild(w, 5000)));
       killChildren();
     });
@@ -99,6 +103,28 @@ for (const backend of BACKENDS) {
       const dup = await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'ds-dup', items: 5 } });
       assert.deepEqual([dup.outcome, dup.taskId], ['duplicate', first.taskId]);
       assert.deepEqual(await dataset(fx, 'ds-dup'), { state: 'pending', generated: 1, taskId: first.taskId }, 'untouched by the duplicate');
+    });
+
+    test('resume of a failed dataset task is refused once a later resume completed the dataset (nothing written)', async () => {
+      const fx = await createBackend(backend);
+      fixtures.push(fx);
+      const { tasks, service, runner } = await makeRunner(fx, {}, REFERENCE);
+      runners.push(runner);
+      await runner.start();
+      const first = await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'ds-res', items: 3, failAtItem: 2 } });
+      assert.equal((await waitForTask(tasks, first.taskId, isTerminal)).state, 'failed');
+      const resumed = await service.resume(first.taskId);
+      const done = await waitForTask(tasks, resumed.taskId, isTerminal);
+      assert.deepEqual([done.state, done.result], ['succeeded', { datasetId: 'ds-res', generated: 3, resumedFrom: 1 }]);
+      assert.deepEqual(await dataset(fx, 'ds-res'), { state: 'completed', generated: 3, taskId: resumed.taskId });
+      const before = Number((await fx.query('SELECT COUNT(*) AS n FROM pc_durable_tasks'))[0].n);
+
+      await assert.rejects(service.resume(first.taskId), (e: unknown) => e instanceof ResumeSupersededError && new RegExp(`already completed by task ${resumed.taskId}`).test(e.message));
+      const cli = await runCli(fx, ['tasks', 'resume', String(first.taskId)]);
+      assert.equal(cli.code, 1, cli.stderr);
+      assert.match(cli.stderr, /^apsup: dataset ds-res was already completed by task \d+; task \d+ is not resumed\n$/);
+      assert.deepEqual(await dataset(fx, 'ds-res'), { state: 'completed', generated: 3, taskId: resumed.taskId }, 'the completed dataset is not reopened');
+      assert.equal(Number((await fx.query('SELECT COUNT(*) AS n FROM pc_durable_tasks'))[0].n), before, 'no task was written');
     });
   });
 }
