@@ -9,6 +9,9 @@
 --   'pending' tasks are taken: a duplicate wake-up or a second worker can never take a running
 --   task. A worker passes the task types of its registry: a task of a type it does not know
 --   (a newer worker's, during a rolling deploy) stays pending for a worker that knows it.
+--   While the maintenance window is on (pc_artifact_processing_runtime.maintenance, read without
+--   a lock as pc_aps_mark_dirty does) nothing is claimed: pending tasks wait for its end; running
+--   attempts are not affected.
 --   The candidate is found by a plain (non-locking) read, then taken by an update guarded by
 --   state = 'pending': a task whose submitting transaction is still open is invisible (not
 --   claimable) and never makes the claim wait while it holds the 'claims' row. A candidate
@@ -20,7 +23,7 @@
 --   p_lease_ms    INT           lease length, 1000 .. 3600000
 --   p_task_types  MEDIUMTEXT    comma-separated task types the worker's registry knows (non-empty;
 --                               a type never contains a comma: TypeScript validates it)
--- Result: zero rows (nothing claimable, or the cap is reached) or one row: the claimed task
+-- Result: zero rows (nothing claimable, the cap is reached, or maintenance) or one row: the claimed task
 --   (task_id, task_type, handler_version, payload, timeout_ms, attempt_count, attempt_token,
 --   attempt_owner, lease_expires_at, resumed_from_task_id, db_now)
 -- Errors (SQLSTATE '45000', MESSAGE_TEXT):
@@ -40,6 +43,7 @@ BEGIN
   DECLARE v_now      DATETIME(3);
   DECLARE v_taken    INT DEFAULT 0;
   DECLARE v_tries    INT DEFAULT 0;
+  DECLARE v_paused   INT DEFAULT 0;
   DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
@@ -58,8 +62,11 @@ BEGIN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'capacity_not_set';
   END IF;
   SET v_now = UTC_TIMESTAMP(3);
+  IF EXISTS (SELECT 1 FROM pc_artifact_processing_runtime WHERE runtime_id = 1 AND maintenance = 1) THEN
+    SET v_paused = 1;
+  END IF;
   SELECT COUNT(*) INTO v_running FROM pc_durable_tasks WHERE state = 'running';
-  IF v_running < v_capacity THEN
+  IF v_paused = 0 AND v_running < v_capacity THEN
     claim_loop: WHILE v_taken = 0 AND v_tries < 3 DO
       SET v_tries = v_tries + 1;
       SET v_found = 1;

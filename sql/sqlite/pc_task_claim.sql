@@ -4,7 +4,9 @@
 --   (ADR T6: pc_durable_task_control.capacity of the 'claims' row, 4 after `migrate up`, changed
 --   only by pc_task_set_capacity) of running tasks is reached; no process setting can exceed it.
 --   Only 'pending' tasks are taken; a task of a type not in :task_types stays pending for a worker
---   that knows it (rolling deploys). BEGIN IMMEDIATE makes the count and the claim one decision.
+--   that knows it (rolling deploys). Nothing is claimed while the maintenance window is on
+--   (pending tasks wait; running attempts are not affected). BEGIN IMMEDIATE makes the count and
+--   the claim one decision.
 -- Transaction: BEGIN IMMEDIATE ... COMMIT.
 -- Parameters: :worker_id, :lease_ms (1000 .. 3600000), :task_types (comma-separated, non-empty)
 -- Result: zero rows or one row (task_id, task_type, handler_version, payload, timeout_ms,
@@ -32,6 +34,7 @@ UPDATE pc_durable_tasks
                    ORDER BY task_id LIMIT 1)
    AND (SELECT COUNT(*) FROM pc_durable_tasks WHERE state = 'running')
        < (SELECT capacity FROM pc_durable_task_control WHERE name = 'claims')
+   AND NOT EXISTS (SELECT 1 FROM pc_artifact_processing_runtime WHERE runtime_id = 1 AND maintenance = 1)
 RETURNING task_id, task_type, handler_version, payload, timeout_ms, attempt_count, attempt_token,
           attempt_owner, lease_expires_at, resumed_from_task_id, strftime('%Y-%m-%d %H:%M:%f', 'now') AS db_now;
 COMMIT;
