@@ -29,7 +29,7 @@ export default [
   {
     taskType: 'generate-dataset',
     currentVersion: 1,
-    versions: { 1: './generate-dataset.ts' },
+    versions: { 0: './generate-dataset-legacy.ts', 1: './generate-dataset.ts' },
     payload: datasetPayload,
     resumable: true,
     dedupeKey: (p) => `dataset:${(p as { datasetId: string }).datasetId}`,
