@@ -115,9 +115,11 @@ async function run(args: TasksArgs): Promise<number> {
         out(task);
         return 0;
       }
-      case 'cancel':
-        out(await tasks.cancel(input.taskId!));
+      case 'cancel': {
+        const service = new TaskService(tasks, await loadTaskRegistry(config.tasksModule), config);
+        out(await service.cancel(input.taskId!));
         return 0;
+      }
       case 'delete':
         await tasks.delete(input.taskId!);
         out({ taskId: input.taskId, deleted: true });

@@ -120,6 +120,34 @@ export class TaskService {
     return value;
   }
 
+  /**
+   * Cancel (ADR T7): a pending task ends at once, a running one records the intent. A pending
+   * task whose type wrote domain rows with its intent then has its failure hook converge them,
+   * in a second transaction: the hook only touches rows still owned by this task, which is
+   * terminal now, so running it after the cancel committed is safe and idempotent.
+   */
+  async cancel(taskId: number): Promise<Awaited<ReturnType<TaskStore['cancel']>>> {
+    const result = await this.tasks.cancel(taskId);
+    if (result.outcome !== 'cancelled') return result;
+    const task = await this.tasks.read(taskId);
+    if (!task) return result;
+    let intent = false;
+    try {
+      intent = Boolean(this.registry.definition(task.taskType).intent);
+    } catch { /* a type this registry does not know wrote no rows here */ }
+    if (!intent) return result;
+    try {
+      const handler = await this.registry.load(task.taskType, task.handlerVersion);
+      if (handler.failureHook) {
+        const identity = { taskId, taskType: task.taskType, handlerVersion: task.handlerVersion, attemptToken: '', attemptCount: task.attemptCount, payload: task.payload, resumedFromTaskId: task.resumedFromTaskId };
+        await this.tasks.transaction((tx) => handler.failureHook!(tx, identity, { query: txQuery, backend: this.tasks.store.backend }));
+      }
+    } catch (error) {
+      throw new Error(`task ${taskId} is cancelled, but its failure hook could not converge its domain rows: ${(error as Error).message}`, { cause: error });
+    }
+    return result;
+  }
+
   /** Explicit resume of a failed resumable task: a new task continuing from domain progress. */
   async resume(taskId: number): Promise<SubmitResult> {
     const op = 'tasks.resume';

@@ -105,6 +105,25 @@ for (const backend of BACKENDS) {
       assert.deepEqual(await dataset(fx, 'ds-dup'), { state: 'pending', generated: 1, taskId: first.taskId }, 'untouched by the duplicate');
     });
 
+    test('a pending dataset task cancelled from another process does not leave its dataset pending', async () => {
+      const fx = await createBackend(backend);
+      fixtures.push(fx);
+      const tasks = new TaskStore(fx.store as BaseStore);
+      const sub = await runCli(fx, ['tasks', 'submit', 'generate-dataset', '--payload', JSON.stringify({ datasetId: 'ds-cancel', items: 2 })]);
+      assert.equal(sub.code, 0, sub.stderr);
+      const { taskId } = JSON.parse(sub.stdout) as SubmitResult;
+      assert.equal((await dataset(fx, 'ds-cancel'))?.state, 'pending');
+      const cancel = await runCli(fx, ['tasks', 'cancel', String(taskId)]);
+      assert.equal(cancel.code, 0, cancel.stderr);
+      assert.equal((JSON.parse(cancel.stdout) as { outcome: string }).outcome, 'cancelled');
+      assert.equal((await tasks.read(taskId))?.state, 'cancelled');
+      assert.deepEqual(await dataset(fx, 'ds-cancel'), { state: 'failed', generated: 0, taskId }, 'converged by the failure hook');
+      // A later submission takes the dataset over.
+      const again = await runCli(fx, ['tasks', 'submit', 'generate-dataset', '--payload', JSON.stringify({ datasetId: 'ds-cancel', items: 2 })]);
+      const next = JSON.parse(again.stdout) as SubmitResult;
+      assert.deepEqual(await dataset(fx, 'ds-cancel'), { state: 'pending', generated: 0, taskId: next.taskId });
+    });
+
     test('resume of a failed dataset task is refused once a later resume completed the dataset (nothing written)', async () => {
       const fx = await createBackend(backend);
       fixtures.push(fx);
