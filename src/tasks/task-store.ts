@@ -8,6 +8,7 @@ import type { BaseStore, Params } from '../store/base-store.ts';
 import { dbTime, toDbTime, type Row } from '../store/rows.ts';
 import type { OperationName } from '../store/operations.ts';
 import type { TxHandle } from '../store/types.ts';
+import { WORKER, TYPE, json, n, nOrNull, requireId, requireRange, requireToken, sOrNull, typeList } from './task-values.ts';
 
 export type TaskState = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 export const TERMINAL_STATES: TaskState[] = ['succeeded', 'failed', 'cancelled'];
@@ -68,33 +69,6 @@ export interface TaskDetail extends TaskSummary {
   startedAt: Date | null;
   updatedAt: Date;
   dbNow: Date;
-}
-
-const TYPE = /^[a-z][a-z0-9_.:-]{0,127}$/;
-const WORKER = /^[A-Za-z0-9_.:@-]{1,128}$/;
-
-function n(v: unknown): number { return Number(v); }
-function nOrNull(v: unknown): number | null { return v === null || v === undefined ? null : Number(v); }
-function sOrNull(v: unknown): string | null { return v === null || v === undefined ? null : String(v); }
-function json(v: unknown): unknown {
-  if (v === null || v === undefined) return null;
-  try { return JSON.parse(String(v)); } catch { return String(v); }
-}
-function requireId(op: string, taskId: number): void {
-  if (!Number.isSafeInteger(taskId) || taskId < 1) throw new InvalidArgumentError(op, `task id must be a positive integer, got ${String(taskId)}`);
-}
-function requireToken(op: string, token: string): void {
-  if (typeof token !== 'string' || !/^[0-9a-f-]{32,36}$/.test(token)) throw new InvalidArgumentError(op, 'attempt token is malformed');
-}
-function requireRange(op: string, what: string, v: number, min: number, max: number): void {
-  if (!Number.isSafeInteger(v) || v < min || v > max) throw new InvalidArgumentError(op, `${what} must be an integer in ${min}..${max}, got ${String(v)}`);
-}
-
-/** The task types a worker knows, as the comma-separated list the claim and the probe take. */
-function typeList(op: string, taskTypes: readonly string[]): string {
-  if (!Array.isArray(taskTypes) || taskTypes.length < 1 || taskTypes.length > 1000) throw new InvalidArgumentError(op, 'task types must be a list of 1..1000 types');
-  for (const t of taskTypes) if (typeof t !== 'string' || !TYPE.test(t)) throw new InvalidArgumentError(op, `task type must match ${TYPE}`);
-  return taskTypes.join(',');
 }
 
 function toSummary(r: Row): TaskSummary {
