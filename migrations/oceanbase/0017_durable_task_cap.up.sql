@@ -4,7 +4,8 @@
 -- changes it. Reinstalls pc_task_claim (reads the cap under the claims row lock instead of taking
 -- it from the caller, and claims only the task types the worker's registry knows) and
 -- pc_task_probe_pending (the same type list; false while the cap is reached); both claim
--- nothing while the maintenance window is on (running attempts are not affected); installs
+-- nothing while the maintenance window is on (running attempts are not affected) and
+-- pc_task_list_lost (only lost attempts of the worker's types: their failure hooks are its); installs
 -- pc_task_set_capacity.
 -- The upgrade path of the reference domains (ADR: knowledge schema v2): pc_business_schema_versions
 -- records each business schema's version; a database reaching this migration has none recorded
@@ -34,4 +35,5 @@ UPDATE ref_files
 INSERT INTO pc_business_schema_versions (schema_name, version, recorded_at) VALUES ('knowledge', 2, UTC_TIMESTAMP(3));
 -- @procedure pc_task_claim sha256=54985f28d23de46e34b0d06f80c1973604f9fd9ac1d95523a187335dd72b90f8
 -- @procedure pc_task_probe_pending sha256=38d2d9e5b4e37fc3c39029efb23e36b7416539219b972c1ba16c375487d04243
+-- @procedure pc_task_list_lost sha256=95d913dad0eb71070e4059ae7a5abf421b8ca33face4ec8276b664b713b8ccda
 -- @procedure pc_task_set_capacity sha256=ddb25d937d3ac0335a55bf4f0ce5a81d0eac324b666b8bfe36fa57bc753a982e

@@ -218,9 +218,9 @@ export const OPERATIONS = {
     summary: 'runner: end a live attempt whose worker stopped without a terminal write (fail, cancel or bounded requeue)',
   },
   pc_task_list_lost: {
-    params: ['page_limit'],
+    params: ['page_limit', 'task_types'],
     transaction: 'read',
-    summary: 'running tasks whose lease expired',
+    summary: 'running tasks of the known types whose lease expired',
   },
   pc_task_list: {
     params: ['before_task_id', 'page_limit', 'state'],

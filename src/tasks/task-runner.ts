@@ -195,7 +195,7 @@ export class TaskRunner {
     if (this.stopped) return;
     this.sweeps += 1;
     try {
-      for (const lost of await this.tasks.listLost(100)) {
+      for (const lost of await this.tasks.listLost(100, this.registry.types_())) {
         const mine = this.running.get(lost.taskId);
         if (mine) {
           // This runner's own child stopped heartbeating (a blocked event loop, a hang): its

@@ -238,10 +238,11 @@ export class TaskStore {
     return String(r.outcome) as 'failed';
   }
 
-  async listLost(limit: number): Promise<Array<{ taskId: number; taskType: string; handlerVersion: number; attemptToken: string }>> {
+  /** Lost attempts (expired leases) of taskTypes: a worker reconciles only types whose hooks it has. */
+  async listLost(limit: number, taskTypes: readonly string[]): Promise<Array<{ taskId: number; taskType: string; handlerVersion: number; attemptToken: string }>> {
     const op = 'pc_task_list_lost';
     requireRange(op, 'limit', limit, 1, 1000);
-    return (await this.rows(op, { page_limit: limit })).map((r) => ({ taskId: n(r.task_id), taskType: String(r.task_type), handlerVersion: n(r.handler_version), attemptToken: String(r.attempt_token) }));
+    return (await this.rows(op, { page_limit: limit, task_types: typeList(op, taskTypes) })).map((r) => ({ taskId: n(r.task_id), taskType: String(r.task_type), handlerVersion: n(r.handler_version), attemptToken: String(r.attempt_token) }));
   }
 
   async list(options: { beforeTaskId?: number | null; limit?: number; state?: TaskState | null } = {}): Promise<{ tasks: TaskSummary[]; nextBeforeTaskId: number | null }> {

@@ -8,12 +8,13 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, afterEach, describe, test } from 'node:test';
 import type { BaseStore } from '../../src/store/base-store.ts';
+import type { TaskRunner } from '../../src/tasks/task-runner.ts';
 import { InvalidArgumentError } from '../../src/store/errors.ts';
 import { TaskStore } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { TEST_TASK_TYPES } from '../fixtures/tasks/types.ts';
 import {
-  FIXTURE_TASKS_MODULE, REPO_ROOT, StoreChild, createFixtureTables, events, isTerminal, killChildren, runCli, startCli, stopChild,
+  FIXTURE_TASKS_MODULE, REPO_ROOT, StoreChild, makeRunner, waitLeaseExpired, createFixtureTables, events, isTerminal, killChildren, runCli, startCli, stopChild,
   waitForTask, type LongChild,
 } from './harness.ts';
 
@@ -28,6 +29,7 @@ for (const backend of BACKENDS) {
     const fixtures: BackendFixture[] = [];
     const workers: LongChild[] = [];
     const claimers: StoreChild[] = [];
+    const runners: TaskRunner[] = [];
     async function fresh(): Promise<{ fx: BackendFixture; tasks: TaskStore }> {
       const fx = await createBackend(backend);
       fixtures.push(fx);
@@ -35,6 +37,7 @@ for (const backend of BACKENDS) {
       return { fx, tasks: new TaskStore(fx.store as BaseStore) };
     }
     afterEach(async () => {
+      for (const r of runners.splice(0)) await r.stop();
       await Promise.all(workers.splice(0).map((w) => stopChild(w, 5000)));
       for (const c of claimers.splice(0)) await c.close();
       killChildren();
@@ -117,6 +120,27 @@ for (const backend of BACKENDS) {
       workers.push(current);
       const done = await waitForTask(tasks, newer, isTerminal, 30_000);
       assert.deepEqual([done.state, done.attemptCount, done.attemptOwner], ['succeeded', 1, null], current.output());
+    });
+
+    test('the reconciler of an older registry leaves a lost attempt of a newer type to a worker that has its failure hook', async () => {
+      const { fx, tasks } = await fresh();
+      const newer = (await tasks.submit({ taskType: 'fx-quick', handlerVersion: 2, payload: {}, timeoutMs: 60_000 })).taskId;
+      // A newer worker claimed it and vanished: its lease expires.
+      const ghost = new TaskStore(fx.openStore() as BaseStore);
+      assert.equal((await ghost.claim('newer-worker', 1000, ['fx-quick']))?.taskId, newer);
+      await waitLeaseExpired(tasks, newer);
+      const older = await makeRunner(fx, { SWEEP_SECONDS: '3600' }, OLDER_TASKS_MODULE);
+      runners.push(older.runner);
+      await older.runner.start(); // its start-up sweep
+      await older.runner.sweep();
+      assert.deepEqual(await tasks.listLost(10, ['fx-sleep']), []);
+      const still = await tasks.read(newer);
+      assert.deepEqual([still?.state, still?.errorCode], ['running', null], 'not failed by a worker without its hook');
+      const current = await makeRunner(fx, { SWEEP_SECONDS: '3600' });
+      runners.push(current.runner);
+      await current.runner.start();
+      const done = await waitForTask(tasks, newer, isTerminal);
+      assert.deepEqual([done.state, done.errorCode], ['failed', 'lost']);
     });
   });
 }
