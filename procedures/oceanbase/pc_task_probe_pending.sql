@@ -1,12 +1,23 @@
 -- Operation: pc_task_probe_pending   (SQLite twin: sql/sqlite/pc_task_probe_pending.sql; TypeScript: TaskStore.hasPending)
--- Purpose: the wake-up probe of a task worker with free capacity: whether any task is pending.
---   One lookup on the (state, task_id) index; no lock, no write (a worker runs it every
---   POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_WAKEUP_POLL_MS while it has free capacity).
+-- Purpose: the wake-up probe of a task worker with free local capacity: whether a claim could
+--   take something now, i.e. a task of a type the worker knows is pending and the running count
+--   is below the database cap (ADR T6, pc_durable_task_control.capacity) and the maintenance
+--   window is off (claims wait for its end). Index lookups on
+--   (state, task_id); no lock, no write (a worker runs it every
+--   POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_WAKEUP_POLL_MS while it has free capacity), so a
+--   worker facing a full cap or only unknown types does not take the claims row lock for nothing.
 -- Transaction: none (a plain read).
--- Parameters: none.
+-- Parameters:
+--   p_task_types  MEDIUMTEXT  comma-separated task types the worker's registry knows
 -- Result: one row (pending 0/1)
 -- Errors: none.
-CREATE PROCEDURE pc_task_probe_pending()
+CREATE PROCEDURE pc_task_probe_pending(
+  IN p_task_types MEDIUMTEXT
+)
 BEGIN
-  SELECT EXISTS (SELECT 1 FROM pc_durable_tasks FORCE INDEX (ix_pc_dt_state) WHERE state = 'pending') AS pending;
+  SELECT (EXISTS (SELECT 1 FROM pc_durable_tasks FORCE INDEX (ix_pc_dt_state)
+                   WHERE state = 'pending' AND FIND_IN_SET(task_type COLLATE utf8mb4_bin, p_task_types COLLATE utf8mb4_bin) > 0)
+          AND (SELECT COUNT(*) FROM pc_durable_tasks WHERE state = 'running')
+              < COALESCE((SELECT capacity FROM pc_durable_task_control WHERE name = 'claims'), 0)
+          AND NOT EXISTS (SELECT 1 FROM pc_artifact_processing_runtime WHERE runtime_id = 1 AND maintenance = 1)) AS pending;
 END

@@ -1,17 +1,25 @@
 -- Operation: pc_task_claim   (MySQL twin: procedures/oceanbase/pc_task_claim.sql; TypeScript: TaskStore.claim)
--- Purpose: atomically claim the oldest pending task with a fresh attempt token, attempt_count + 1
---   and a lease from the database clock, unless :capacity tasks already run. Only 'pending' tasks
---   are taken. BEGIN IMMEDIATE makes the count and the claim one decision.
+-- Purpose: atomically claim the oldest pending task of a type the worker knows, with a fresh
+--   attempt token, attempt_count + 1 and a lease from the database clock, unless the database cap
+--   (ADR T6: pc_durable_task_control.capacity of the 'claims' row, 4 after `migrate up`, changed
+--   only by pc_task_set_capacity) of running tasks is reached; no process setting can exceed it.
+--   Only 'pending' tasks are taken; a task of a type not in :task_types stays pending for a worker
+--   that knows it (rolling deploys). Nothing is claimed while the maintenance window is on
+--   (pending tasks wait; running attempts are not affected). BEGIN IMMEDIATE makes the count and
+--   the claim one decision.
 -- Transaction: BEGIN IMMEDIATE ... COMMIT.
--- Parameters: :worker_id, :lease_ms (1000 .. 3600000), :capacity (>= 1)
+-- Parameters: :worker_id, :lease_ms (1000 .. 3600000), :task_types (comma-separated, non-empty)
 -- Result: zero rows or one row (task_id, task_type, handler_version, payload, timeout_ms,
 --   attempt_count, attempt_token, attempt_owner, lease_expires_at, resumed_from_task_id, db_now)
--- Errors (message): invalid_argument.
+-- Errors (message): invalid_argument, capacity_not_set.
 BEGIN IMMEDIATE;
 INSERT INTO pc_aps_signals (code)
 SELECT 'invalid_argument'
  WHERE :worker_id IS NULL OR :worker_id = '' OR :lease_ms IS NULL OR :lease_ms < 1000 OR :lease_ms > 3600000
-    OR :capacity IS NULL OR :capacity < 1;
+    OR :task_types IS NULL OR :task_types = '';
+INSERT INTO pc_aps_signals (code)
+SELECT 'capacity_not_set'
+ WHERE NOT EXISTS (SELECT 1 FROM pc_durable_task_control WHERE name = 'claims' AND capacity IS NOT NULL);
 UPDATE pc_durable_tasks
    SET state = 'running',
        attempt_count = attempt_count + 1,
@@ -21,8 +29,12 @@ UPDATE pc_durable_tasks
        lease_expires_at = strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (:lease_ms / 1000.0) || ' seconds'),
        started_at = COALESCE(started_at, strftime('%Y-%m-%d %H:%M:%f', 'now')),
        updated_at = strftime('%Y-%m-%d %H:%M:%f', 'now')
- WHERE task_id = (SELECT task_id FROM pc_durable_tasks WHERE state = 'pending' ORDER BY task_id LIMIT 1)
-   AND (SELECT COUNT(*) FROM pc_durable_tasks WHERE state = 'running') < :capacity
+ WHERE task_id = (SELECT task_id FROM pc_durable_tasks
+                   WHERE state = 'pending' AND instr(',' || :task_types || ',', ',' || task_type || ',') > 0
+                   ORDER BY task_id LIMIT 1)
+   AND (SELECT COUNT(*) FROM pc_durable_tasks WHERE state = 'running')
+       < (SELECT capacity FROM pc_durable_task_control WHERE name = 'claims')
+   AND NOT EXISTS (SELECT 1 FROM pc_artifact_processing_runtime WHERE runtime_id = 1 AND maintenance = 1)
 RETURNING task_id, task_type, handler_version, payload, timeout_ms, attempt_count, attempt_token,
           attempt_owner, lease_expires_at, resumed_from_task_id, strftime('%Y-%m-%d %H:%M:%f', 'now') AS db_now;
 COMMIT;

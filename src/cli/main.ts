@@ -12,7 +12,8 @@ import { createLogger } from '../logging.ts';
 import { openStore } from '../store/open.ts';
 import { buildRuntimeConfig, runUntilSignal } from './run.ts';
 import { demoEnv, seedDemo } from './demo.ts';
-import { TASKS_USAGE, tasksCommand } from './tasks.ts';
+import { TASKS_STRING_OPTIONS, TASKS_USAGE, tasksCommand } from './tasks.ts';
+import { joinNegativeValues } from './tasks-input.ts';
 import { modeSwitchCommand } from './mode-switch.ts';
 import { statusCommand } from './status.ts';
 import { adoptCommand, adoptionPlanFor } from './adopt.ts';
@@ -175,7 +176,8 @@ async function intent(kind: 'trigger' | 'mark-dirty', family: string | undefined
 
 export async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
-    args: argv,
+    // `apsup tasks list --limit -1` reaches validation (one line, exit 2), not a parser ambiguity.
+    args: argv[0] === 'tasks' ? joinNegativeValues(argv, new Set(TASKS_STRING_OPTIONS)) : argv,
     allowPositionals: true,
     options: {
       json: { type: 'boolean', default: false },
@@ -183,6 +185,7 @@ export async function main(argv: string[]): Promise<number> {
       role: { type: 'string' },
       families: { type: 'string' },
       payload: { type: 'string' },
+      'payload-file': { type: 'string' },
       'dedupe-key': { type: 'string' },
       'timeout-seconds': { type: 'string' },
       'handler-version': { type: 'string' },
@@ -209,6 +212,7 @@ export async function main(argv: string[]): Promise<number> {
       return tasksCommand({
         positionals: positionals.slice(1),
         payload: values.payload,
+        payloadFile: values['payload-file'],
         dedupeKey: values['dedupe-key'],
         timeoutSeconds: values['timeout-seconds'],
         handlerVersion: values['handler-version'],
@@ -254,7 +258,8 @@ if (invokedDirectly) {
         process.exitCode = error instanceof MigrationDriftError ? 3 : error instanceof AdoptionRequiredError ? 4 : 2;
       } else {
         console.error(`apsup: ${(error as Error)?.message ?? String(error)}`);
-        process.exitCode = 1;
+        // An unknown option or a missing option value is a usage error, like the commands' own.
+        process.exitCode = String((error as { code?: unknown })?.code ?? '').startsWith('ERR_PARSE_ARGS') ? 2 : 1;
       }
     },
   );

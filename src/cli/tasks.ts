@@ -1,30 +1,43 @@
 /**
- * apsup tasks submit|list|show|cancel|delete|prune|resume|worker
+ * apsup tasks submit|list|show|cancel|delete|prune|resume|set-capacity|worker
+ * Errors print one line (`apsup: ...`); exit codes: 0 done, 1 refused by the database or failed
+ * (no such task, an active task, a superseded resume, an unreachable database), 2 invalid command
+ * or input (nothing written).
  */
-import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
+import { ConfigError, DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
 import { createLogger } from '../logging.ts';
 import type { BaseStore } from '../store/base-store.ts';
+import { InvalidArgumentError, StoreError } from '../store/errors.ts';
 import { openStore } from '../store/open.ts';
 import { databaseUrlOf } from '../runtime/runtime.ts';
 import { parseTaskConfig } from '../tasks/config.ts';
 import { loadTaskRegistry } from '../tasks/load.ts';
+import { UnknownHandlerError } from '../tasks/registry.ts';
 import { TaskRunner } from '../tasks/task-runner.ts';
 import { TaskService } from '../tasks/service.ts';
-import { TaskStore, type TaskState } from '../tasks/task-store.ts';
+import { TERMINAL_STATES, TaskStore, type TaskState } from '../tasks/task-store.ts';
+import { TasksUsageError, daysOption, intOption, readPayload, timeoutOption } from './tasks-input.ts';
 
 export const TASKS_USAGE = `usage:
-  apsup tasks submit <type> --payload '<json>' [--dedupe-key K] [--timeout-seconds S] [--handler-version V]
+  apsup tasks submit <type> [--payload '<json>' | --payload - | --payload-file <path>]
+                     [--dedupe-key K] [--timeout-seconds S] [--handler-version V]
   apsup tasks list [--state S] [--before ID] [--limit N] [--json]
   apsup tasks show <id>
   apsup tasks cancel <id>
   apsup tasks delete <id>
   apsup tasks prune --older-than-days D
   apsup tasks resume <id>
-  apsup tasks worker           run a task worker until SIGINT/SIGTERM (apsup run includes one)`;
+  apsup tasks set-capacity <n>  the database cap of running tasks across all processes (1..10000; default 4)
+  apsup tasks worker           run a task worker until SIGINT/SIGTERM (apsup run includes one)
+  exit codes: 0 done, 1 refused by the database or failed, 2 invalid command or input`;
+
+/** The string options of `apsup tasks` (main.ts joins negative-number values to them). */
+export const TASKS_STRING_OPTIONS = ['payload', 'payload-file', 'dedupe-key', 'timeout-seconds', 'handler-version', 'state', 'before', 'limit', 'older-than-days'] as const;
 
 export interface TasksArgs {
   positionals: string[];
   payload?: string;
+  payloadFile?: string;
   dedupeKey?: string;
   timeoutSeconds?: string;
   handlerVersion?: string;
@@ -35,42 +48,51 @@ export interface TasksArgs {
   json?: boolean;
 }
 
-function id(value: string | undefined): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`a task id is a positive integer, got ${JSON.stringify(value)}`);
-  return n;
+const id = (value: string | undefined) => intOption('a task id', value, 1, Number.MAX_SAFE_INTEGER);
+
+/** One line and an exit code for any failure of `apsup tasks` (never a stack trace). */
+export function tasksFailure(error: unknown): { code: 1 | 2; message: string } {
+  const message = (error as Error)?.message ?? String(error);
+  const usage = error instanceof TasksUsageError || error instanceof InvalidArgumentError || error instanceof UnknownHandlerError || error instanceof ConfigError;
+  if (usage) return { code: 2, message };
+  if (error instanceof StoreError) return { code: 1, message };
+  return { code: 1, message: message.split('\n')[0] };
 }
 
 export async function tasksCommand(args: TasksArgs): Promise<number> {
+  try {
+    return await run(args);
+  } catch (error) {
+    const failure = tasksFailure(error);
+    console.error(`apsup: ${failure.message}`);
+    return failure.code;
+  }
+}
+
+async function run(args: TasksArgs): Promise<number> {
   const [action, arg] = args.positionals;
+  const known = ['submit', 'list', 'show', 'cancel', 'delete', 'prune', 'resume', 'set-capacity', 'worker'];
+  if (!action || !known.includes(action)) {
+    console.error(TASKS_USAGE);
+    return 2;
+  }
   const config = parseTaskConfig(process.env);
   const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
+  // Input is validated before the database is opened (nothing is written on a usage error).
+  const input = validateInput(action, arg, args);
   const store = openStore(target) as BaseStore;
   const tasks = new TaskStore(store);
-  const registry = await loadTaskRegistry(config.tasksModule);
-  const service = new TaskService(tasks, registry, config);
   const out = (value: unknown) => console.log(JSON.stringify(value, null, 2));
   try {
     switch (action) {
       case 'submit': {
-        if (!arg) throw new Error('submit needs a task type');
-        let payload: unknown;
-        try {
-          payload = JSON.parse(args.payload ?? '{}');
-        } catch {
-          throw new Error('--payload must be JSON');
-        }
-        out(await service.submit({
-          taskType: arg,
-          payload,
-          dedupeKey: args.dedupeKey,
-          timeoutMs: args.timeoutSeconds ? Number(args.timeoutSeconds) * 1000 : undefined,
-          handlerVersion: args.handlerVersion !== undefined ? Number(args.handlerVersion) : undefined,
-        }));
+        const registry = await loadTaskRegistry(config.tasksModule);
+        const service = new TaskService(tasks, registry, config);
+        out(await service.submit({ taskType: arg!, payload: input.payload, dedupeKey: args.dedupeKey, timeoutMs: input.timeoutMs, handlerVersion: input.handlerVersion }));
         return 0;
       }
       case 'list': {
-        const page = await tasks.list({ beforeTaskId: args.before ? id(args.before) : null, limit: args.limit ? Number(args.limit) : 50, state: (args.state as TaskState) ?? null });
+        const page = await tasks.list({ beforeTaskId: input.before ?? null, limit: input.limit ?? 50, state: (args.state as TaskState) ?? null });
         if (args.json) out(page);
         else {
           for (const t of page.tasks) {
@@ -85,31 +107,36 @@ export async function tasksCommand(args: TasksArgs): Promise<number> {
         return 0;
       }
       case 'show': {
-        const task = await tasks.read(id(arg));
+        const task = await tasks.read(input.taskId!);
         if (!task) {
-          console.error(`apsup: task ${arg} does not exist`);
+          console.error(`apsup: task ${input.taskId} does not exist`);
           return 1;
         }
         out(task);
         return 0;
       }
-      case 'cancel':
-        out(await tasks.cancel(id(arg)));
-        return 0;
-      case 'delete':
-        await tasks.delete(id(arg));
-        out({ taskId: id(arg), deleted: true });
-        return 0;
-      case 'prune': {
-        const days = Number(args.olderThanDays);
-        if (!Number.isFinite(days) || days < 0) throw new Error('--older-than-days must be a non-negative number');
-        out({ deleted: await tasks.prune(new Date(Date.now() - days * 86_400_000), 10_000) });
+      case 'cancel': {
+        const service = new TaskService(tasks, await loadTaskRegistry(config.tasksModule), config);
+        out(await service.cancel(input.taskId!));
         return 0;
       }
-      case 'resume':
-        out(await service.resume(id(arg)));
+      case 'delete':
+        await tasks.delete(input.taskId!);
+        out({ taskId: input.taskId, deleted: true });
         return 0;
-      case 'worker': {
+      case 'prune':
+        out({ deleted: await tasks.prune(new Date(Date.now() - input.days! * 86_400_000), 10_000) });
+        return 0;
+      case 'resume': {
+        const service = new TaskService(tasks, await loadTaskRegistry(config.tasksModule), config);
+        out(await service.resume(input.taskId!));
+        return 0;
+      }
+      case 'set-capacity':
+        out(await tasks.setCapacity(input.capacity!));
+        return 0;
+      default: {
+        const registry = await loadTaskRegistry(config.tasksModule);
         const logger = createLogger({ name: 'apsup-tasks' });
         const runner = new TaskRunner(tasks, registry, config, databaseUrlOf(target), logger);
         // Signals are handled from before the start-up sweep: a SIGTERM during it stops cleanly.
@@ -125,11 +152,38 @@ export async function tasksCommand(args: TasksArgs): Promise<number> {
         await runner.stop();
         return 0;
       }
-      default:
-        console.error(TASKS_USAGE);
-        return 2;
     }
   } finally {
     await store.close();
+  }
+}
+
+interface Input { payload?: unknown; timeoutMs?: number; handlerVersion?: number; taskId?: number; before?: number; limit?: number; days?: number; capacity?: number }
+
+function validateInput(action: string, arg: string | undefined, args: TasksArgs): Input {
+  switch (action) {
+    case 'submit':
+      if (!arg) throw new TasksUsageError('submit needs a task type');
+      return {
+        payload: readPayload(args.payload, args.payloadFile),
+        timeoutMs: timeoutOption(args.timeoutSeconds),
+        handlerVersion: args.handlerVersion === undefined ? undefined : intOption('--handler-version', args.handlerVersion, 0, 1_000_000),
+      };
+    case 'list':
+      if (args.state !== undefined && !['pending', 'running', ...TERMINAL_STATES].includes(args.state)) {
+        throw new TasksUsageError(`--state must be one of pending, running, ${TERMINAL_STATES.join(', ')}; got ${JSON.stringify(args.state)}`);
+      }
+      return {
+        before: args.before === undefined ? undefined : intOption('--before', args.before, 1, Number.MAX_SAFE_INTEGER),
+        limit: args.limit === undefined ? undefined : intOption('--limit', args.limit, 1, 1000),
+      };
+    case 'show': case 'cancel': case 'delete': case 'resume':
+      return { taskId: id(arg) };
+    case 'prune':
+      return { days: daysOption(args.olderThanDays) };
+    case 'set-capacity':
+      return { capacity: intOption('set-capacity <n>', arg, 1, 10_000) };
+    default:
+      return {};
   }
 }

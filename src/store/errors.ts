@@ -22,6 +22,7 @@ export const STORE_ERROR_CODES = [
   'adoption_done',
   'adoption_conflict',
   'adoption_inconsistent',
+  'capacity_not_set',
   // Raised by the adapters for what the database refused on a read handle, or a transaction
   // handle used after its transaction ended (RFC 6: no write path around the fenced commit).
   'read_only',

@@ -188,9 +188,14 @@ export const OPERATIONS = {
     summary: 'persist a pending task; an active task with the same dedupe key is returned instead',
   },
   pc_task_claim: {
-    params: ['worker_id', 'lease_ms', 'capacity'],
+    params: ['worker_id', 'lease_ms', 'task_types'],
     transaction: 'own',
-    summary: 'claim the oldest pending task with a fresh attempt token, unless capacity tasks run',
+    summary: 'claim the oldest pending task of a known type with a fresh attempt token, unless the database cap of running tasks is reached',
+  },
+  pc_task_set_capacity: {
+    params: ['capacity'],
+    transaction: 'own',
+    summary: 'set the database claim cap of running durable tasks (4 after migrate up)',
   },
   pc_task_heartbeat: {
     params: ['task_id', 'attempt_token', 'lease_ms'],
@@ -238,9 +243,9 @@ export const OPERATIONS = {
     summary: 'runner: record the verdict reached for a running attempt (timeout, shutdown) before stopping its worker',
   },
   pc_task_list_lost: {
-    params: ['page_limit'],
+    params: ['page_limit', 'task_types'],
     transaction: 'read',
-    summary: 'running tasks whose lease expired',
+    summary: 'running tasks of the known types whose lease expired',
   },
   pc_task_list: {
     params: ['before_task_id', 'page_limit', 'state'],
@@ -273,9 +278,9 @@ export const OPERATIONS = {
     summary: 'active tasks per state and type for /metrics (bounded read)',
   },
   pc_task_probe_pending: {
-    params: [],
+    params: ['task_types'],
     transaction: 'read',
-    summary: 'wake-up probe: whether any task is pending (one index lookup)',
+    summary: 'wake-up probe: whether a task of a known type is pending and the database cap is not reached',
   },
   pc_task_withdraw_readiness: {
     params: ['worker_id'],

@@ -5,6 +5,7 @@ import { REFERENCE_TASKS_MODULE } from './load.ts';
 
 export interface TaskConfig {
   tasksModule: string;
+  /** Attempts this process runs at once; the cap across processes is the database's (ADR T6, `apsup tasks set-capacity`). */
   capacity: number;
   leaseMs: number;
   maxTimeoutMs: number;

@@ -24,6 +24,8 @@ export class PendingProbe {
     /** Whether the runner wants work now (free capacity, nothing being claimed). */
     private readonly wanted: () => boolean,
     private readonly onPending: (source: WakeupSource) => void,
+    /** The task types this runner's registry knows (a claim takes only those). */
+    private readonly taskTypes: () => readonly string[],
   ) {}
 
   start(pollMs: number): void {
@@ -51,7 +53,7 @@ export class PendingProbe {
       return;
     }
     this.probing = true;
-    void this.track(this.tasks.hasPending().then(
+    void this.track(this.tasks.hasPending(this.taskTypes()).then(
       (pending) => { if (pending) this.onPending(source); },
       (error: unknown) => this.logger.warn({ err: (error as Error).message }, 'task wake-up probe failed; the sweep will retry'),
     ).finally(() => {

@@ -7,7 +7,21 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { z } from 'zod';
+import type { Store, TxHandle } from '../store/types.ts';
 import type { TaskHandlerModule } from './handler.ts';
+
+/** What a type's intent hook gets: the task just written, in the submitting transaction. */
+export interface TaskIntent {
+  taskId: number;
+  payload: unknown;
+  /** The failed task an explicit resume continues, else null. */
+  resumedFromTaskId: number | null;
+}
+
+export interface IntentHelpers {
+  query(tx: TxHandle, sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  backend: Store['backend'];
+}
 
 export interface TaskTypeDefinition {
   taskType: string;
@@ -22,6 +36,12 @@ export interface TaskTypeDefinition {
   resumable?: boolean;
   /** Dedupe key derived from the payload, if the type deduplicates. */
   dedupeKey?(payload: unknown): string | null;
+  /**
+   * Creates or links the task's domain rows in the transaction that writes the task (ADR:
+   * domain objects with the intent), for a task just created (not a duplicate). Throwing rolls
+   * the submission back. Runs in the submitting process: keep it to a few statements.
+   */
+  intent?(tx: TxHandle, task: TaskIntent, helpers: IntentHelpers): Promise<void>;
 }
 
 export class UnknownHandlerError extends Error {

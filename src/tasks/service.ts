@@ -1,15 +1,19 @@
 /**
  * The task API used by callers (CLI, domain code): submit validates the payload with the
  * handler's zod schema and the timeout against the worker maximum before the row is written;
- * resume creates a new task for a failed resumable one, reusing its dedupe key. A submission
+ * resume creates a new task for a failed resumable one, reusing its dedupe key. A type's intent
+ * hook creates or links its domain rows in the transaction that writes the task (ADR: domain
+ * objects with the intent): the caller's, or one opened here. A submission
  * wakes the in-process runner after its commit: at once without a transaction, after the commit
  * of TaskService.transaction() inside one (other processes are woken by the runner's own
  * wake-up paths: the SQLite commit watch, the MySQL probe).
  */
 import { InvalidArgumentError } from '../store/errors.ts';
+import { txQuery } from '../store/tx-query.ts';
 import type { TxHandle } from '../store/types.ts';
-import type { TaskRegistry } from './registry.ts';
-import type { SubmitResult, TaskStore } from './task-store.ts';
+import type { TaskRegistry, TaskTypeDefinition } from './registry.ts';
+import type { SubmitInput, SubmitResult, TaskStore } from './task-store.ts';
+import { withScopedTx } from '../store/scoped-tx.ts';
 
 export interface SubmitRequest {
   taskType: string;
@@ -59,6 +63,8 @@ export class TaskService {
     }
     const timeoutMs = request.timeoutMs ?? this.limits.defaultTimeoutMs;
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new InvalidArgumentError(op, `timeout must be positive and finite, got ${String(timeoutMs)}`);
+    // Stored in whole milliseconds: a positive value that rounds to 0 would mean "no time at all".
+    if (Math.round(timeoutMs) < 1) throw new InvalidArgumentError(op, `timeout ${timeoutMs} ms rounds to 0 ms; the smallest timeout is 1 ms`);
     if (timeoutMs > this.limits.maxTimeoutMs) {
       throw new InvalidArgumentError(op, `timeout ${timeoutMs} ms exceeds the worker maximum ${this.limits.maxTimeoutMs} ms (a task may lower it, never raise it)`);
     }
@@ -74,9 +80,26 @@ export class TaskService {
 
   async submit(request: SubmitRequest, tx?: TxHandle): Promise<SubmitResult> {
     const v = this.validate(request);
-    const result = await this.tasks.submit({ taskType: request.taskType, handlerVersion: v.version, payload: v.payload, dedupeKey: v.dedupeKey, timeoutMs: v.timeoutMs }, tx);
-    if (!tx) this.notifySubmitted();
-    else this.submittedIn.add(tx as object);
+    const input = { taskType: request.taskType, handlerVersion: v.version, payload: v.payload, dedupeKey: v.dedupeKey, timeoutMs: v.timeoutMs };
+    return this.write(this.registry.definition(request.taskType), input, tx);
+  }
+
+  /** The task row and the type's domain rows, in the caller's transaction or in one of their own. */
+  private async write(definition: TaskTypeDefinition, input: SubmitInput, tx?: TxHandle): Promise<SubmitResult> {
+    const inTx = async (t: TxHandle) => {
+      const result = await this.tasks.submit(input, t);
+      if (result.outcome === 'created' && definition.intent) {
+        await definition.intent(t, { taskId: result.taskId, payload: input.payload, resumedFromTaskId: input.resumedFromTaskId ?? null }, { query: txQuery, backend: this.tasks.store.backend });
+      }
+      return result;
+    };
+    if (tx) {
+      const result = await inTx(tx);
+      this.submittedIn.add(tx as object);
+      return result;
+    }
+    const result = definition.intent ? await this.tasks.transaction(inTx) : await this.tasks.submit(input);
+    this.notifySubmitted();
     return result;
   }
 
@@ -98,6 +121,35 @@ export class TaskService {
     return value;
   }
 
+  /**
+   * Cancel (ADR T7): a pending task ends at once, a running one records the intent. A pending
+   * task whose type wrote domain rows with its intent then has its failure hook converge them,
+   * in a second transaction: the hook only touches rows still owned by this task, which is
+   * terminal now, so running it after the cancel committed is safe and idempotent.
+   */
+  async cancel(taskId: number): Promise<Awaited<ReturnType<TaskStore['cancel']>>> {
+    const result = await this.tasks.cancel(taskId);
+    if (result.outcome !== 'cancelled') return result;
+    const task = await this.tasks.read(taskId);
+    if (!task) return result;
+    let intent = false;
+    try {
+      intent = Boolean(this.registry.definition(task.taskType).intent);
+    } catch { /* a type this registry does not know wrote no rows here */ }
+    if (!intent) return result;
+    try {
+      const handler = await this.registry.load(task.taskType, task.handlerVersion);
+      if (handler.failureHook) {
+        const identity = { taskId, taskType: task.taskType, handlerVersion: task.handlerVersion, attemptToken: '', attemptCount: task.attemptCount, payload: task.payload, resumedFromTaskId: task.resumedFromTaskId };
+        const backend = this.tasks.store.backend;
+        await this.tasks.transaction((tx) => withScopedTx(tx, backend, (scoped) => handler.failureHook!(scoped, identity, { query: txQuery, backend })));
+      }
+    } catch (error) {
+      throw new Error(`task ${taskId} is cancelled, but its failure hook could not converge its domain rows: ${(error as Error).message}`, { cause: error });
+    }
+    return result;
+  }
+
   /** Explicit resume of a failed resumable task: a new task continuing from domain progress. */
   async resume(taskId: number): Promise<SubmitResult> {
     const op = 'tasks.resume';
@@ -112,7 +164,7 @@ export class TaskService {
       const issue = parsed.error.issues[0];
       throw new InvalidArgumentError(op, `the payload of task ${taskId} is not valid for the current ${task.taskType} handler at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
     }
-    const result = await this.tasks.submit({
+    return this.write(definition, {
       taskType: task.taskType,
       handlerVersion: definition.currentVersion,
       payload: parsed.data,
@@ -120,7 +172,5 @@ export class TaskService {
       timeoutMs: Math.min(task.timeoutMs, this.limits.maxTimeoutMs),
       resumedFromTaskId: task.taskId,
     });
-    this.notifySubmitted();
-    return result;
   }
 }

@@ -40,3 +40,9 @@ export function toSummary(r: Row): TaskSummary {
   };
 }
 
+/** The task types a worker knows, as the comma-separated list the claim and the probe take. */
+export function typeList(op: string, taskTypes: readonly string[]): string {
+  if (!Array.isArray(taskTypes) || taskTypes.length < 1 || taskTypes.length > 1000) throw new InvalidArgumentError(op, 'task types must be a list of 1..1000 types');
+  for (const t of taskTypes) if (typeof t !== 'string' || !TYPE.test(t)) throw new InvalidArgumentError(op, `task type must match ${TYPE}`);
+  return taskTypes.join(',');
+}

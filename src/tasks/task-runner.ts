@@ -76,7 +76,7 @@ export class TaskRunner {
     this.converger = new Converger(tasks, registry, config, logger);
     // A full runner needs no probe: the relay claims when one of its attempts finishes.
     const wanted = () => !this.stopped && !this.filling && this.running.size < this.config.capacity;
-    this.probes = new PendingProbe(tasks, logger, (p) => this.track(p), wanted, (source) => this.wake(source));
+    this.probes = new PendingProbe(tasks, logger, (p) => this.track(p), wanted, (source) => this.wake(source), () => this.registry.types_());
     this.readiness = new ReadinessPublisher(tasks, this.workerId, config, this.stats, logger, (p) => this.track(p));
   }
 
@@ -139,8 +139,9 @@ export class TaskRunner {
   }
 
   private async fill(): Promise<void> {
+    // config.capacity bounds this process; the claim enforces the database cap across processes (ADR T6).
     while (!this.stopped && this.running.size < this.config.capacity) {
-      const task = await this.tasks.claim(this.workerId, this.config.leaseMs, this.config.capacity);
+      const task = await this.tasks.claim(this.workerId, this.config.leaseMs, this.registry.types_());
       if (!task) return;
       this.stats.claimed(task.taskType);
       this.launch(task);
@@ -154,7 +155,7 @@ export class TaskRunner {
     // The last resort for lost wake-ups; with free capacity only (a full runner is relayed).
     if (this.running.size < this.config.capacity && !this.stopped) {
       try {
-        if (await this.track(this.tasks.hasPending())) this.notify();
+        if (await this.track(this.tasks.hasPending(this.registry.types_()))) this.notify();
       } catch (error) {
         this.logger.warn({ err: (error as Error).message }, 'task sweep probe failed');
       }
@@ -165,7 +166,7 @@ export class TaskRunner {
     // This runner's own attempts whose worker is gone and whose convergence failed before.
     for (const [taskId, u] of [...this.unsettled]) await this.settleEnding(taskId, u.ref, u.ending);
     try {
-      for (const lost of await this.tasks.listLost(100)) {
+      for (const lost of await this.tasks.listLost(100, this.registry.types_())) {
         const mine = this.running.get(lost.taskId);
         if (mine) {
           // This runner's own child stopped heartbeating (a blocked event loop, a hang): its

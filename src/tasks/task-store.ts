@@ -6,7 +6,7 @@
 import { InvalidArgumentError } from '../store/errors.ts';
 import type { BaseStore, Params } from '../store/base-store.ts';
 import { dbTime, toDbTime, type Row } from '../store/rows.ts';
-import { TYPE, WORKER, json, n, nOrNull, requireId, requireRange, requireToken, sOrNull, toSummary } from './task-rows.ts';
+import { TYPE, WORKER, json, n, nOrNull, requireId, requireRange, requireToken, sOrNull, toSummary, typeList } from './task-rows.ts';
 import type { OperationName } from '../store/operations.ts';
 import type { TxHandle } from '../store/types.ts';
 
@@ -97,7 +97,7 @@ export class TaskStore {
     const op = 'pc_task_submit';
     if (typeof input.taskType !== 'string' || !TYPE.test(input.taskType)) throw new InvalidArgumentError(op, `task type must match ${TYPE}`);
     requireRange(op, 'handler version', input.handlerVersion, 0, 1_000_000);
-    if (!Number.isFinite(input.timeoutMs) || input.timeoutMs <= 0 || !Number.isSafeInteger(Math.round(input.timeoutMs))) {
+    if (!Number.isFinite(input.timeoutMs) || input.timeoutMs <= 0 || Math.round(input.timeoutMs) < 1 || !Number.isSafeInteger(Math.round(input.timeoutMs))) {
       throw new InvalidArgumentError(op, `timeout must be a positive, finite number of milliseconds, got ${String(input.timeoutMs)}`);
     }
     if (input.dedupeKey !== undefined && input.dedupeKey !== null && (typeof input.dedupeKey !== 'string' || input.dedupeKey.length < 1 || input.dedupeKey.length > 191 || /^\s|\s$/.test(input.dedupeKey))) {
@@ -117,12 +117,15 @@ export class TaskStore {
     return { taskId: n(r.task_id), state: String(r.state) as TaskState, outcome: String(r.outcome) as SubmitResult['outcome'], dedupeKey: sOrNull(r.dedupe_key) };
   }
 
-  async claim(workerId: string, leaseMs: number, capacity: number): Promise<ClaimedTask | null> {
+  /**
+   * Claims the oldest pending task of one of taskTypes (the worker's registry), unless the
+   * database cap of running tasks (ADR T6, pc_task_set_capacity) is reached.
+   */
+  async claim(workerId: string, leaseMs: number, taskTypes: readonly string[]): Promise<ClaimedTask | null> {
     const op = 'pc_task_claim';
     if (!WORKER.test(workerId)) throw new InvalidArgumentError(op, `worker id must match ${WORKER}`);
     requireRange(op, 'lease', leaseMs, 1000, 3_600_000);
-    requireRange(op, 'capacity', capacity, 1, 10_000);
-    const rows = await this.rows(op, { worker_id: workerId, lease_ms: leaseMs, capacity });
+    const rows = await this.rows(op, { worker_id: workerId, lease_ms: leaseMs, task_types: typeList(op, taskTypes) });
     const r = rows[0];
     if (!r) return null;
     return {
@@ -239,10 +242,11 @@ export class TaskStore {
     return String(r.outcome) as 'recorded';
   }
 
-  async listLost(limit: number): Promise<Array<{ taskId: number; taskType: string; handlerVersion: number; attemptToken: string }>> {
+  /** Lost attempts (expired leases) of taskTypes: a worker reconciles only types whose hooks it has. */
+  async listLost(limit: number, taskTypes: readonly string[]): Promise<Array<{ taskId: number; taskType: string; handlerVersion: number; attemptToken: string }>> {
     const op = 'pc_task_list_lost';
     requireRange(op, 'limit', limit, 1, 1000);
-    return (await this.rows(op, { page_limit: limit })).map((r) => ({ taskId: n(r.task_id), taskType: String(r.task_type), handlerVersion: n(r.handler_version), attemptToken: String(r.attempt_token) }));
+    return (await this.rows(op, { page_limit: limit, task_types: typeList(op, taskTypes) })).map((r) => ({ taskId: n(r.task_id), taskType: String(r.task_type), handlerVersion: n(r.handler_version), attemptToken: String(r.attempt_token) }));
   }
 
   async list(options: { beforeTaskId?: number | null; limit?: number; state?: TaskState | null } = {}): Promise<{ tasks: TaskSummary[]; nextBeforeTaskId: number | null }> {
@@ -313,10 +317,19 @@ export class TaskStore {
     return { counts, capped: counts.reduce((a, c) => a + c.n, 0) >= cap };
   }
 
-  /** Whether any task is pending (one indexed read: the wake-up probe). */
-  async hasPending(): Promise<boolean> {
-    const r = (await this.rows('pc_task_probe_pending', {}))[0];
+  /** Whether a claim could take a task now: one of taskTypes is pending and the database cap is not reached (the wake-up probe). */
+  async hasPending(taskTypes: readonly string[]): Promise<boolean> {
+    const op = 'pc_task_probe_pending';
+    const r = (await this.rows(op, { task_types: typeList(op, taskTypes) }))[0];
     return n(r?.pending) === 1;
+  }
+
+  /** Sets the database claim cap (ADR T6): the most tasks running at once across every process. */
+  async setCapacity(capacity: number): Promise<{ previousCapacity: number | null; capacity: number; running: number }> {
+    const op = 'pc_task_set_capacity';
+    requireRange(op, 'capacity', capacity, 1, 10_000);
+    const r = (await this.rows(op, { capacity }))[0];
+    return { previousCapacity: nOrNull(r.previous_capacity), capacity: n(r.capacity), running: n(r.running) };
   }
 
   async readReadiness(): Promise<{ liveWorkers: number; latestPublishedAt: Date | null; dbNow: Date }> {

@@ -44,7 +44,7 @@ for (const backend of BACKENDS) {
       assert.equal(submitted.dedupeKey, 'index-file:cli-file');
       const pending = await tasks.read(submitted.taskId);
       assert.deepEqual([pending?.state, pending?.attemptCount, pending?.attemptOwner], ['pending', 0, null]);
-      assert.equal(await rowState(fx, 'cli-file'), null);
+      assert.equal(await rowState(fx, 'cli-file'), 'uploaded', 'the file row is linked with the intent, not started');
 
       // A one-hour sweep: the worker's start-up pickup runs it (its wake-up was lost with the submitter).
       const worker = startCli(fx, ['tasks', 'worker'], { SWEEP_SECONDS: '3600', LEASE_SECONDS: '5' });
@@ -71,8 +71,10 @@ for (const backend of BACKENDS) {
       const { fx, tasks } = await fresh();
       const ids: number[] = [];
       for (let i = 0; i < 5; i += 1) ids.push((await tasks.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: { ms: 600 }, timeoutMs: 60_000 })).taskId);
-      const env = { POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE: FIXTURE_TASKS_MODULE, CAPACITY: '2', SWEEP_SECONDS: '3600' };
-      workers.push(startCli(fx, ['tasks', 'worker'], env), startCli(fx, ['tasks', 'worker'], env));
+      // The cap is the database's; each process may run more on its own.
+      assert.equal((await runCli(fx, ['tasks', 'set-capacity', '2'])).code, 0);
+      const env = { POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE: FIXTURE_TASKS_MODULE, SWEEP_SECONDS: '3600' };
+      workers.push(startCli(fx, ['tasks', 'worker'], { ...env, CAPACITY: '2' }), startCli(fx, ['tasks', 'worker'], { ...env, CAPACITY: '3' }));
       let maxRunning = 0;
       await waitFor(async () => {
         const running = Number((await fx.query("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE state = 'running'"))[0].n);

@@ -17,6 +17,7 @@ import {
   REFERENCE_TASKS_MODULE, REPO_ROOT, createFixtureTables, events, insertRow, isAlive, isTerminal, killChildren, makeRunner, rowState,
   tempDir, waitForTask, waitLeaseExpired, type RunnerKit,
 } from './harness.ts';
+import { TEST_TASK_TYPES } from '../fixtures/tasks/types.ts';
 
 test('long timeouts do not overflow Node timers (they would fire at once)', async () => {
   let fired = false;
@@ -138,7 +139,7 @@ for (const backend of BACKENDS) {
       }
     });
 
-    test('T3 handler version 0 is legacy with its failure hook; unknown versions and types fail closed on the task', async () => {
+    test('T3 handler version 0 is legacy with its failure hook; unknown versions fail closed on the task; unknown types are not claimed', async () => {
       const { fx, tasks, service, runner } = await setup({}, REFERENCE_TASKS_MODULE);
       await insertRow(fx, 'legacy-file', 'indexing'); // left by the pre-version pipeline: no task or attempt owner
       await assert.rejects(service.submit({ taskType: 'index-file', payload: { fileId: 'legacy-file' }, handlerVersion: 0 }), /legacy version of pre-existing tasks/);
@@ -162,8 +163,11 @@ for (const backend of BACKENDS) {
       assert.deepEqual([v.state, v.errorCode, v.attemptCount, v.attemptOwner], ['failed', 'unknown_handler_version', 1, null]);
       assert.match(v.errorMessage ?? '', /no handler version 7/);
       assert.equal(await rowState(fx, 'future-file'), 'indexing', 'no hook of another version runs for an unknown version');
-      const t = await waitForTask(tasks, unknownType.taskId, isTerminal);
-      assert.deepEqual([t.state, t.errorCode], ['failed', 'unknown_task_type']);
+      // A type the registry does not know is never claimed (a newer worker's, during a rolling
+      // deploy): it stays pending, untouched, after a sweep.
+      await runner.sweep();
+      const t = await tasks.read(unknownType.taskId);
+      assert.deepEqual([t?.state, t?.attemptCount, t?.errorCode], ['pending', 0, null]);
     });
 
     test('T5 a domain transaction that outlives the lease is rolled back; the attempt is converged as lost', async () => {
@@ -236,8 +240,8 @@ for (const backend of BACKENDS) {
       const idem = await bound('lost-idem', 'fx-idempotent');
       // A worker that claimed both and then vanished: short leases, never a heartbeat.
       const ghost = new TaskStore(fx.openStore() as BaseStore);
-      assert.equal((await ghost.claim('ghost-worker', 1000, 4))?.taskId, plain);
-      assert.equal((await ghost.claim('ghost-worker', 1000, 4))?.taskId, idem);
+      assert.equal((await ghost.claim('ghost-worker', 1000, TEST_TASK_TYPES))?.taskId, plain);
+      assert.equal((await ghost.claim('ghost-worker', 1000, TEST_TASK_TYPES))?.taskId, idem);
       await runner.start();
       await waitLeaseExpired(tasks, plain);
       await waitLeaseExpired(tasks, idem);
@@ -264,7 +268,7 @@ for (const backend of BACKENDS) {
         return r;
       });
       const ghost = new TaskStore(fx.openStore() as BaseStore);
-      assert.equal((await ghost.claim('ghost-worker', 1000, 4))?.taskId, taskId);
+      assert.equal((await ghost.claim('ghost-worker', 1000, TEST_TASK_TYPES))?.taskId, taskId);
       await runner.start();
       await waitLeaseExpired(tasks, taskId);
       // The hook converges the row and then throws: neither its write nor the terminal write stays.
@@ -381,7 +385,7 @@ for (const backend of BACKENDS) {
         return r;
       });
       const ghost = new TaskStore(fx.openStore() as BaseStore);
-      assert.equal((await ghost.claim('ghost-worker', 1000, 4))?.taskId, taskId);
+      assert.equal((await ghost.claim('ghost-worker', 1000, TEST_TASK_TYPES))?.taskId, taskId);
       assert.equal((await tasks.cancel(taskId)).outcome, 'cancel_requested');
       await runner.start();
       await waitLeaseExpired(tasks, taskId);
@@ -402,7 +406,7 @@ for (const backend of BACKENDS) {
         return r;
       });
       const ghost = new TaskStore(fx.openStore() as BaseStore);
-      assert.equal((await ghost.claim('ghost-worker', 1000, 4))?.taskId, taskId);
+      assert.equal((await ghost.claim('ghost-worker', 1000, TEST_TASK_TYPES))?.taskId, taskId);
       await runner.start(); // start-up sweep: may already see the lease expired
       await waitLeaseExpired(tasks, taskId);
       await runner.sweep();
@@ -499,7 +503,7 @@ for (const backend of BACKENDS) {
       // Another active task (written around the service, under another key) owns d6.
       const other = await tasks.submit({ taskType: 'generate-dataset', handlerVersion: 1, payload: { datasetId: 'd6', items: 2 }, dedupeKey: 'raw:d6', timeoutMs: 60_000 });
       const ghost = new TaskStore(fx.openStore() as BaseStore);
-      assert.equal((await ghost.claim('ghost-worker', 60_000, 10))?.taskId, other.taskId);
+      assert.equal((await ghost.claim('ghost-worker', 60_000, TEST_TASK_TYPES))?.taskId, other.taskId);
       await assert.rejects(service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd5', items: 2 }, dedupeKey: 'elsewhere' }), /derives its dedupe key/);
       assert.equal((await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd5', items: 1 }, dedupeKey: 'dataset:d5' })).outcome, 'created', 'repeating the key is fine');
       await fx.query("INSERT INTO ref_datasets (dataset_id, target_items, generated, state, task_id, attempt_token) VALUES ('d6', 2, 0, 'generating', ?, 'ghost')", [other.taskId]);
@@ -520,10 +524,10 @@ for (const backend of BACKENDS) {
       const { fx, tasks, service, runner } = await setup({}, REFERENCE_TASKS_MODULE);
       const sub = await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd8', items: 4 } });
       const ghost = new TaskStore(fx.openStore() as BaseStore);
-      const c = await ghost.claim('ghost-worker', 1000, 10);
+      const c = await ghost.claim('ghost-worker', 1000, TEST_TASK_TYPES);
       assert.equal(c?.taskId, sub.taskId);
       // What the vanished attempt had checkpointed before it stopped heartbeating.
-      await fx.query("INSERT INTO ref_datasets (dataset_id, target_items, generated, state, task_id, attempt_token) VALUES ('d8', 4, 2, 'generating', ?, ?)", [sub.taskId, c!.attemptToken]);
+      await fx.query("UPDATE ref_datasets SET generated = 2, state = 'generating', attempt_token = ? WHERE dataset_id = 'd8' AND task_id = ?", [c!.attemptToken, sub.taskId]);
       await runner.start();
       await waitLeaseExpired(tasks, sub.taskId);
       await runner.sweep();
@@ -562,7 +566,7 @@ for (const backend of BACKENDS) {
       // A failed task of a type without explicit resume is refused.
       await runner.stop();
       const idx = await tasks.submit({ taskType: 'index-file', handlerVersion: 1, payload: { fileId: 'nf' }, timeoutMs: 60_000 });
-      const c = await tasks.claim('w', 60_000, 10);
+      const c = await tasks.claim('w', 60_000, TEST_TASK_TYPES);
       assert.equal(c?.taskId, idx.taskId);
       await tasks.fail(idx.taskId, c!.attemptToken, 'x', 'x');
       await assert.rejects(service.resume(idx.taskId), /does not declare explicit resume/);

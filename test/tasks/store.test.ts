@@ -19,6 +19,7 @@ import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helper
 import {
   FIXTURE_TASKS_MODULE, StoreChild, insertRow, killChildren, rowState, settledWithin, waitLeaseExpired, waitForTask,
 } from './harness.ts';
+import { TEST_TASK_TYPES } from '../fixtures/tasks/types.ts';
 
 const FOREIGN_TOKEN = '00000000-0000-0000-0000-000000000000';
 
@@ -99,7 +100,7 @@ for (const backend of BACKENDS) {
         // Another connection does not see the row while the submitting transaction is open.
         const other = new TaskStore(fx.openStore() as BaseStore);
         assert.equal(await other.read(mine.taskId), null);
-        const claimWhileOpen = child.send<Array<{ taskId: number; attemptCount: number } | null>>('claim', { workerId: 'w-other', leaseMs: 60_000, capacity: 4 });
+        const claimWhileOpen = child.send<Array<{ taskId: number; attemptCount: number } | null>>('claim', { workerId: 'w-other', leaseMs: 60_000 });
         const early = await settledWithin(claimWhileOpen, 700);
         if (backend === 'mysql') {
           // The claim neither sees the uncommitted row nor waits behind it (holding the claims row).
@@ -112,7 +113,7 @@ for (const backend of BACKENDS) {
         assert.equal((await other.read(mine.taskId)), null);
         release();
         await domainTx;
-        const claimed = backend === 'mysql' ? await child.send<Array<{ taskId: number; attemptCount: number } | null>>('claim', { workerId: 'w-other', leaseMs: 60_000, capacity: 4 }) : await claimWhileOpen;
+        const claimed = backend === 'mysql' ? await child.send<Array<{ taskId: number; attemptCount: number } | null>>('claim', { workerId: 'w-other', leaseMs: 60_000 }) : await claimWhileOpen;
         assert.equal(claimed[0]?.taskId, mine.taskId);
         assert.equal(claimed[0]?.attemptCount, 1);
         const row = await tasks.read(mine.taskId);
@@ -141,7 +142,7 @@ for (const backend of BACKENDS) {
         (e: { code?: string }) => ['ER_DUP_ENTRY', 'SQLITE_CONSTRAINT_UNIQUE'].includes(String(e.code)),
       );
       // ... also while the holder runs.
-      const claimed = await tasks.claim('w1', 60_000, 4);
+      const claimed = await tasks.claim('w1', 60_000, TEST_TASK_TYPES);
       assert.equal(claimed?.taskId, a.taskId);
       assert.equal((await service.submit({ taskType: 'fx-sleep', payload: { dedupe: 'k1' } })).taskId, a.taskId);
       await assert.rejects(
@@ -188,7 +189,7 @@ for (const backend of BACKENDS) {
       const e = await service.submit({ taskType: 'fx-sleep', payload: { dedupe: 'k1' } });
       assert.equal(e.outcome, 'created');
       // ... and failure.
-      const ec = await tasks.claim('w1', 60_000, 4);
+      const ec = await tasks.claim('w1', 60_000, TEST_TASK_TYPES);
       assert.equal(ec?.taskId, e.taskId);
       await tasks.fail(e.taskId, ec!.attemptToken, 'boom', 'failed on purpose');
       const f = await service.submit({ taskType: 'fx-sleep', payload: { dedupe: 'k1' } });
@@ -202,11 +203,12 @@ for (const backend of BACKENDS) {
       const { fx, tasks } = await fresh();
       const ids: number[] = [];
       for (let i = 0; i < 20; i += 1) ids.push((await tasks.submit({ taskType: 'fx-quick', handlerVersion: 2, payload: { i }, timeoutMs: 60_000 })).taskId);
+      await tasks.setCapacity(1000); // this test is about atomicity, not the cap
       const claimers = [0, 1, 2, 3].map(() => new StoreChild(fx));
       children.push(...claimers);
       await Promise.all(claimers.map((c) => c.send('ping')));
       type Claim = { taskId: number; attemptToken: string; attemptCount: number } | null;
-      const perChild = await Promise.all(claimers.map((c, i) => c.send<Claim[]>('claim', { workerId: `claimer-${i}`, leaseMs: 60_000, capacity: 1000, times: 8 })));
+      const perChild = await Promise.all(claimers.map((c, i) => c.send<Claim[]>('claim', { workerId: `claimer-${i}`, leaseMs: 60_000, times: 8 })));
       const claims = perChild.flatMap((list, i) => list.filter((c): c is NonNullable<Claim> => c !== null).map((c) => ({ ...c, owner: `claimer-${i}` })));
       assert.equal(claims.length, 20, 'every task is claimed exactly once');
       assert.equal(new Set(claims.map((c) => c.taskId)).size, 20);
@@ -220,18 +222,20 @@ for (const backend of BACKENDS) {
         assert.equal(row?.attemptToken, c.attemptToken);
       }
       // A duplicate wake-up finds nothing: running tasks are never taken again.
-      assert.equal(await tasks.claim('late-claimer', 60_000, 1000), null);
-      // The cap counts running tasks in the database: 20 run, so capacity 20 refuses and 21 admits.
+      assert.equal(await tasks.claim('late-claimer', 60_000, TEST_TASK_TYPES), null);
+      // The cap is the database's and counts running tasks: 20 run, so a cap of 20 refuses and 21 admits.
       const extra = await tasks.submit({ taskType: 'fx-quick', handlerVersion: 2, payload: {}, timeoutMs: 60_000 });
-      assert.equal(await tasks.claim('late-claimer', 60_000, 20), null);
-      assert.equal((await tasks.claim('late-claimer', 60_000, 21))?.taskId, extra.taskId);
+      assert.deepEqual(await tasks.setCapacity(20), { previousCapacity: 1000, capacity: 20, running: 20 });
+      assert.equal(await tasks.claim('late-claimer', 60_000, TEST_TASK_TYPES), null);
+      await tasks.setCapacity(21);
+      assert.equal((await tasks.claim('late-claimer', 60_000, TEST_TASK_TYPES))?.taskId, extra.taskId);
     });
 
     test('T5 lease: heartbeat extends it; a late owner is refused (attempt_lost) and leaves no trace; a new attempt fences the old token', async () => {
       const { fx, tasks } = await fresh();
       const { taskId } = await tasks.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: { rowId: 'f5' }, timeoutMs: 60_000 });
       await insertRow(fx, 'f5', 'indexing', taskId);
-      const claim = await tasks.claim('w-late', 1000, 4);
+      const claim = await tasks.claim('w-late', 1000, TEST_TASK_TYPES);
       assert.equal(claim?.taskId, taskId);
       const token = claim!.attemptToken;
       const leaseMs = claim!.leaseExpiresAt.getTime() - claim!.dbNow.getTime();
@@ -278,7 +282,7 @@ for (const backend of BACKENDS) {
 
       // The reconciler requeues (as for an idempotent type); the next attempt gets a new token.
       assert.equal(await tasks.expireLost(taskId, token, true), 'requeued');
-      const second = await tasks.claim('w-new', 60_000, 4);
+      const second = await tasks.claim('w-new', 60_000, TEST_TASK_TYPES);
       assert.equal(second?.taskId, taskId);
       assert.equal(second?.attemptCount, 2);
       assert.notEqual(second?.attemptToken, token);
@@ -297,13 +301,13 @@ for (const backend of BACKENDS) {
     test('recovery operations: end_attempt and expire_lost decide cancel, bounded requeue and give-up under the row lock; probe_pending; readiness withdrawal', async () => {
       const { tasks } = await fresh();
       const sub = async () => (await tasks.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: {}, timeoutMs: 60_000 })).taskId;
-      const claim = async (leaseMs = 60_000) => (await tasks.claim('w-rec', leaseMs, 100))!;
+      const claim = async (leaseMs = 60_000) => (await tasks.claim('w-rec', leaseMs, TEST_TASK_TYPES))!;
       const live = (requeue: boolean, maxAttempts: number, errorCode = 'worker_exited') => ({ requeue, maxAttempts, errorCode, errorMessage: 'the worker process ended', workerExited: false });
-      assert.equal(await tasks.hasPending(), false);
+      assert.equal(await tasks.hasPending(TEST_TASK_TYPES), false);
       const a = await sub();
-      assert.equal(await tasks.hasPending(), true);
+      assert.equal(await tasks.hasPending(TEST_TASK_TYPES), true);
       let c = await claim();
-      assert.equal(await tasks.hasPending(), false);
+      assert.equal(await tasks.hasPending(TEST_TASK_TYPES), false);
       assert.equal(await tasks.endAttempt(a, c.attemptToken, live(true, 2)), 'requeued');
       assert.deepEqual(Object.values(pick(await tasks.read(a), ['state', 'attemptCount', 'attemptToken', 'attemptOwner'])), ['pending', 1, null, null]);
       await assert.rejects(tasks.endAttempt(a, c.attemptToken, live(true, 2)), isAttemptLost, 'fenced by the attempt token');
@@ -357,11 +361,11 @@ for (const backend of BACKENDS) {
       assert.equal(ra?.attemptCount, 0);
       assert.ok(ra?.finishedAt);
       assert.equal((await tasks.cancel(a.taskId)).outcome, 'already_terminal');
-      assert.equal(await tasks.claim('w1', 60_000, 4), null, 'a cancelled task is never claimed');
+      assert.equal(await tasks.claim('w1', 60_000, TEST_TASK_TYPES), null, 'a cancelled task is never claimed');
 
       const b = await service.submit({ taskType: 'fx-sleep', payload: { dedupe: 'c1' } });
       assert.equal(b.outcome, 'created');
-      const claim = await tasks.claim('w1', 60_000, 4);
+      const claim = await tasks.claim('w1', 60_000, TEST_TASK_TYPES);
       assert.equal(claim?.taskId, b.taskId);
       assert.deepEqual(await tasks.cancel(b.taskId), { state: 'running', outcome: 'cancel_requested' });
       const rb = await tasks.read(b.taskId);
@@ -378,7 +382,7 @@ for (const backend of BACKENDS) {
       assert.equal((await service.submit({ taskType: 'fx-sleep', payload: { dedupe: 'c1' } })).outcome, 'created');
 
       // finish_cancelled without a cancel intent is refused; unknown tasks are reported.
-      const c = await tasks.claim('w1', 60_000, 4);
+      const c = await tasks.claim('w1', 60_000, TEST_TASK_TYPES);
       await assert.rejects(tasks.finishCancelled(c!.taskId, c!.attemptToken), (e: unknown) => e instanceof InvalidArgumentError);
       await assert.rejects(tasks.cancel(999_999), storeCode('task_not_found'));
     });
@@ -441,7 +445,7 @@ for (const backend of BACKENDS) {
     test('T10 progress: numbers are throttled by the minimum step (or reaching the total); a new message is always persisted', async () => {
       const { tasks } = await fresh();
       const { taskId } = await tasks.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: {}, timeoutMs: 60_000 });
-      const { attemptToken: tok } = (await tasks.claim('w1', 60_000, 4))!;
+      const { attemptToken: tok } = (await tasks.claim('w1', 60_000, TEST_TASK_TYPES))!;
       const step = async (current: number | null, total: number | null, message: string | null) => {
         const r = await tasks.progress(taskId, tok, { current, total, message }, 10);
         const t = await tasks.read(taskId);
@@ -492,7 +496,7 @@ for (const backend of BACKENDS) {
       assert.match(text.out, new RegExp(`more: apsup tasks list --before ${[...cancelled].reverse()[1]} --state cancelled --limit 2$`, 'm'));
 
       // show: state, progress, message, attempts, owner, timestamps, result or error.
-      const running = await tasks.claim('w-show', 60_000, 10);
+      const running = await tasks.claim('w-show', 60_000, TEST_TASK_TYPES);
       await tasks.progress(running!.taskId, running!.attemptToken, { current: 3, total: 9, message: 'a third' }, 1);
       const shown = await tasks.read(running!.taskId);
       assert.equal(shown?.state, 'running');
@@ -502,7 +506,7 @@ for (const backend of BACKENDS) {
       for (const at of [shown?.createdAt, shown?.startedAt, shown?.heartbeatAt, shown?.leaseExpiresAt, shown?.updatedAt]) assert.ok(at instanceof Date);
       assert.equal(shown?.finishedAt, null);
       await tasks.complete(running!.taskId, running!.attemptToken, { answer: 42 });
-      const failing = await tasks.claim('w-show', 60_000, 10);
+      const failing = await tasks.claim('w-show', 60_000, TEST_TASK_TYPES);
       await tasks.fail(failing!.taskId, failing!.attemptToken, 'parse_error', 'chunk 3 could not be parsed');
       const shownOk = await apsupTasks(fx, { positionals: ['show', String(running!.taskId)] });
       assert.equal(shownOk.code, 0);
@@ -519,12 +523,13 @@ for (const backend of BACKENDS) {
 
       // delete refuses active tasks and deletes terminal ones.
       const pending = (await tasks.list({ state: 'pending', limit: 1 })).tasks[0].taskId;
-      const another = await tasks.claim('w-del', 60_000, 10);
+      const another = await tasks.claim('w-del', 60_000, TEST_TASK_TYPES);
       for (const active of [pending, another!.taskId]) {
         await assert.rejects(tasks.delete(active), storeCode('task_active'));
         assert.ok(await tasks.read(active));
       }
-      await assert.rejects(apsupTasks(fx, { positionals: ['delete', String(pending)] }), storeCode('task_active'));
+      const refused = await apsupTasks(fx, { positionals: ['delete', String(pending)] });
+      assert.deepEqual([refused.code, refused.out], [1, 'apsup: pc_task_delete: task active']);
       await tasks.delete(running!.taskId);
       assert.equal(await tasks.read(running!.taskId), null);
       const viaCli = await apsupTasks(fx, { positionals: ['delete', String(failing!.taskId)] });
@@ -546,7 +551,7 @@ for (const backend of BACKENDS) {
       await tasks.cancel(newDone);
       const pendingOld = await submit();
       const runningOne = await submit();
-      const c = await tasks.claim('w-prune', 60_000, 10);
+      const c = await tasks.claim('w-prune', 60_000, TEST_TASK_TYPES);
       assert.equal(c?.taskId, pendingOld); // oldest pending first
       assert.equal(await tasks.prune(cutoff), 1);
       assert.equal(await tasks.read(oldDone), null);

@@ -8,6 +8,7 @@ import { AttemptLostError } from '../../src/store/errors.ts';
 import { TaskStore } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
 import { waitLeaseExpired } from './harness.ts';
+import { TEST_TASK_TYPES } from '../fixtures/tasks/types.ts';
 
 const isAttemptLost = (e: unknown) => e instanceof AttemptLostError;
 
@@ -28,13 +29,13 @@ for (const backend of BACKENDS) {
     test('a verdict is fenced by the token only, the first one wins, a cancel recorded first wins', async () => {
       const tasks = await fresh();
       const a = await sub(tasks);
-      const c = (await tasks.claim('w', 1000, 100))!;
+      const c = (await tasks.claim('w', 1000, TEST_TASK_TYPES))!;
       await waitLeaseExpired(tasks, a);
       assert.equal(await tasks.recordVerdict(a, c.attemptToken, 'timeout'), 'recorded', 'an expired lease does not refuse the runner its verdict');
       assert.equal(await tasks.recordVerdict(a, c.attemptToken, 'interrupted_by_shutdown'), 'kept');
       await assert.rejects(tasks.recordVerdict(a, '00000000-0000-0000-0000-000000000000', 'timeout'), isAttemptLost);
       const b = await sub(tasks);
-      const cb = (await tasks.claim('w', 60_000, 100))!;
+      const cb = (await tasks.claim('w', 60_000, TEST_TASK_TYPES))!;
       assert.equal((await tasks.cancel(b)).outcome, 'cancel_requested');
       assert.equal(await tasks.recordVerdict(b, cb.attemptToken, 'timeout'), 'cancel_first');
       assert.equal(await tasks.endAttempt(b, cb.attemptToken, end('timeout', false, true)), 'cancelled');
@@ -43,7 +44,7 @@ for (const backend of BACKENDS) {
     test('end_attempt: an exited worker\'s verdict is recorded after its lease expired; a live lease is required otherwise; a timeout is never requeued', async () => {
       const tasks = await fresh();
       const a = await sub(tasks);
-      const c = (await tasks.claim('w', 1000, 100))!;
+      const c = (await tasks.claim('w', 1000, TEST_TASK_TYPES))!;
       await tasks.recordVerdict(a, c.attemptToken, 'timeout');
       await waitLeaseExpired(tasks, a);
       await assert.rejects(tasks.endAttempt(a, c.attemptToken, end('timeout', true, false)), isAttemptLost, 'without worker_exited the lease must be live');
@@ -53,11 +54,11 @@ for (const backend of BACKENDS) {
       await assert.rejects(tasks.endAttempt(a, c.attemptToken, end('timeout', false, true)), isAttemptLost, 'fenced by the attempt');
       // Shutdown verdict: requeue allowed, and the requeued task carries no verdict into its next attempt.
       const b = await sub(tasks);
-      let cb = (await tasks.claim('w', 1000, 100))!;
+      let cb = (await tasks.claim('w', 1000, TEST_TASK_TYPES))!;
       await tasks.recordVerdict(b, cb.attemptToken, 'interrupted_by_shutdown');
       await waitLeaseExpired(tasks, b);
       assert.equal(await tasks.endAttempt(b, cb.attemptToken, end('interrupted_by_shutdown', true, true)), 'requeued');
-      cb = (await tasks.claim('w', 60_000, 100))!;
+      cb = (await tasks.claim('w', 60_000, TEST_TASK_TYPES))!;
       await tasks.complete(b, cb.attemptToken, { ok: true });
       assert.equal((await tasks.read(b))?.state, 'succeeded');
     });
@@ -65,13 +66,13 @@ for (const backend of BACKENDS) {
     test('expire_lost honours a recorded verdict: timeout is not requeued, shutdown keeps its code', async () => {
       const tasks = await fresh();
       const a = await sub(tasks);
-      const c = (await tasks.claim('w', 1000, 100))!;
+      const c = (await tasks.claim('w', 1000, TEST_TASK_TYPES))!;
       await tasks.recordVerdict(a, c.attemptToken, 'timeout');
       await waitLeaseExpired(tasks, a);
       assert.equal(await tasks.expireLost(a, c.attemptToken, true, undefined, { maxAttempts: 5 }), 'failed');
       assert.deepEqual([(await tasks.read(a))?.state, (await tasks.read(a))?.errorCode], ['failed', 'timeout']);
       const b = await sub(tasks);
-      const cb = (await tasks.claim('w', 1000, 100))!;
+      const cb = (await tasks.claim('w', 1000, TEST_TASK_TYPES))!;
       await tasks.recordVerdict(b, cb.attemptToken, 'interrupted_by_shutdown');
       await waitLeaseExpired(tasks, b);
       assert.equal(await tasks.expireLost(b, cb.attemptToken, false, undefined, { maxAttempts: 5 }), 'failed');
@@ -81,14 +82,14 @@ for (const backend of BACKENDS) {
     test('complete refuses a success after a recorded cancel (cancel_requested) or a timeout verdict (attempt_lost), leaving the attempt running', async () => {
       const tasks = await fresh();
       const a = await sub(tasks);
-      const c = (await tasks.claim('w', 60_000, 100))!;
+      const c = (await tasks.claim('w', 60_000, TEST_TASK_TYPES))!;
       await tasks.cancel(a);
       await assert.rejects(tasks.complete(a, c.attemptToken, { ok: true }), (e: unknown) => (e as { code?: string }).code === 'cancel_requested');
       assert.equal((await tasks.read(a))?.state, 'running');
       await tasks.finishCancelled(a, c.attemptToken);
       assert.equal((await tasks.read(a))?.state, 'cancelled');
       const b = await sub(tasks);
-      const cb = (await tasks.claim('w', 60_000, 100))!;
+      const cb = (await tasks.claim('w', 60_000, TEST_TASK_TYPES))!;
       await tasks.recordVerdict(b, cb.attemptToken, 'timeout');
       await assert.rejects(tasks.complete(b, cb.attemptToken, { ok: true }), isAttemptLost);
       assert.equal((await tasks.read(b))?.state, 'running');

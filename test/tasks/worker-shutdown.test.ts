@@ -9,6 +9,7 @@ import { txQuery } from '../../src/store/tx-query.ts';
 import { TaskStore } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { FIXTURE_TASKS_MODULE, createFixtureTables, isTerminal, killChildren, rowState, startCli, tempDir, waitForTask } from './harness.ts';
+import { TEST_TASK_TYPES } from '../fixtures/tasks/types.ts';
 
 for (const backend of BACKENDS) {
   describe(`task worker shutdown (${backend})`, () => {
@@ -35,7 +36,7 @@ for (const backend of BACKENDS) {
       // A worker that claimed it and vanished: a periodic sweep of the new worker (not its
       // start-up sweep: the lease is still live then) converges it.
       const ghost = new TaskStore(fx.openStore() as BaseStore);
-      assert.equal((await ghost.claim('ghost-worker', 8000, 4))?.taskId, taskId);
+      assert.equal((await ghost.claim('ghost-worker', 8000, TEST_TASK_TYPES))?.taskId, taskId);
       const worker = startCli(fx, ['tasks', 'worker'], {
         POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE: FIXTURE_TASKS_MODULE, SWEEP_SECONDS: '0.3', FAILURE_HOOK_TIMEOUT_SECONDS: '30', APSUP_LOG_LEVEL: 'warn',
       });

@@ -5,8 +5,9 @@
  * dataset's dedupe key. Only an explicit resume continues: a plain new task for a failed dataset
  * starts over from item 1. A dataset owned by another active task is refused (dataset_busy);
  * a checkpoint that no longer finds the dataset owned by this attempt raises attempt_lost.
- * Payload: { datasetId, items, itemDelayMs?, failAtItem? } (failAtItem: a test hook that fails
- * the original task, not a resume of it)
+ * The dataset row is written 'pending' with the task at submit (intents.ts); the first commit
+ * takes it ('generating'). Payload: { datasetId, items, itemDelayMs?, failAtItem? } (failAtItem:
+ * a test hook that fails the original task, not a resume of it)
  */
 import { defineTaskHandler } from '../handler.ts';
 import { assertOwnedRow, ownerActive } from './fence.ts';
@@ -49,6 +50,7 @@ export default defineTaskHandler({
   },
   async failureHook(tx, task, { query }) {
     const p = task.payload as Payload;
-    await query(tx, "UPDATE ref_datasets SET state = 'failed' WHERE dataset_id = ? AND task_id = ? AND state = 'generating'", [p.datasetId, task.taskId]);
+    // 'pending': written with the intent at submit (a task that fails before its handler ran).
+    await query(tx, "UPDATE ref_datasets SET state = 'failed' WHERE dataset_id = ? AND task_id = ? AND state IN ('pending', 'generating')", [p.datasetId, task.taskId]);
   },
 });

@@ -1,6 +1,7 @@
 /** The reference task types (default tasks module of `apsup tasks` and the runtime). */
 import { z } from 'zod';
 import type { TaskTypeDefinition } from '../registry.ts';
+import { datasetIntent, fileIntent } from './intents.ts';
 
 const indexFilePayload = z.object({
   fileId: z.string().min(1).max(150),
@@ -23,13 +24,15 @@ export default [
     versions: { 0: './index-file-legacy.ts', 1: './index-file.ts' },
     payload: indexFilePayload,
     dedupeKey: (p) => `index-file:${(p as { fileId: string }).fileId}`,
+    intent: fileIntent,
   },
   {
     taskType: 'generate-dataset',
     currentVersion: 1,
-    versions: { 1: './generate-dataset.ts' },
+    versions: { 0: './generate-dataset-legacy.ts', 1: './generate-dataset.ts' },
     payload: datasetPayload,
     resumable: true,
     dedupeKey: (p) => `dataset:${(p as { datasetId: string }).datasetId}`,
+    intent: datasetIntent,
   },
 ] satisfies TaskTypeDefinition[];
