@@ -56,7 +56,7 @@ export class Runtime {
     this.store = options.store ?? (config.database.backend === 'sqlite' ? SqliteStore.openHost(config.database.file) : openStore(config.database));
     // Providers read through a connection the database refuses writes on, bounded per statement
     // by the discovery deadline (RFC 1); opened on first use.
-    this.providerRead = lazyReadHandle(config.database.backend, () => openReadHandle(config.database, { statementTimeoutMs: config.discoveryTimeoutMs, thread: true }));
+    this.providerRead = lazyReadHandle(config.database.backend, () => openReadHandle(config.database, { statementTimeoutMs: config.discoveryTimeoutMs, isolated: true }));
     this.holderId = options.holderId ?? newHolderId();
     for (const f of config.families) this.byFamily.set(f.registration.family, { bindingName: f.registration.bindingName });
     if (config.role === 'api') return;

@@ -29,10 +29,10 @@ export interface ReadHandleOptions {
   /** Connections of the MySQL read pool (default 2). */
   connectionLimit?: number;
   /**
-   * SQLite: run reads on a worker thread, so a slow read never blocks the caller's event loop
+   * SQLite: run reads in a reader process, so a slow read never blocks the caller's event loop
    * and a bound or an abort ends it at once (the host's handle; a worker process reads inline).
    */
-  thread?: boolean;
+  isolated?: boolean;
 }
 
 /** The first keywords of a read: what a read handle sends to the database. */
@@ -76,9 +76,9 @@ export function assertReadStatement(operation: string, sql: unknown): asserts sq
 /** Opens a read handle on a database target, loading only that backend's driver. */
 export async function openReadHandle(target: DatabaseTarget, options: ReadHandleOptions = {}): Promise<ReadHandle> {
   if (target.backend === 'sqlite') {
-    if (options.thread) {
-      const { SqliteThreadReadHandle } = await import('./sqlite/sqlite-read-thread.ts');
-      return new SqliteThreadReadHandle(target.file, options.statementTimeoutMs);
+    if (options.isolated) {
+      const { SqliteProcessReadHandle } = await import('./sqlite/sqlite-read-process.ts');
+      return new SqliteProcessReadHandle(target.file, options.statementTimeoutMs);
     }
     const { SqliteReadHandle } = await import('./sqlite/sqlite-read-handle.ts');
     return SqliteReadHandle.open(target.file);

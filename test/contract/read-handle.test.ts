@@ -54,12 +54,12 @@ for (const backend of BACKENDS) {
       await assert.rejects(lazy.query('SELECT 1'), { name: 'ReadOnlyError' });
     });
 
-    test('a slow read ends at its abort or bound without blocking the caller (SQLite: on a thread; MySQL: on the server)', async () => {
+    test('a slow read ends at its abort or bound without blocking the caller (SQLite: in a reader process; MySQL: on the server)', async () => {
       const slow = backend === 'sqlite'
         ? 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000000) SELECT COUNT(*) AS n FROM c'
         // SLEEP() and BENCHMARK() return normally when the server cuts them off: a real join does not.
         : 'SELECT COUNT(*) AS n FROM information_schema.columns a, information_schema.columns b, information_schema.columns c';
-      const handle = await openReadHandle(fx.target, { thread: true, statementTimeoutMs: 60_000 });
+      const handle = await openReadHandle(fx.target, { isolated: true, statementTimeoutMs: 60_000 });
       const delay = monitorEventLoopDelay({ resolution: 10 });
       delay.enable();
       const started = Date.now();
@@ -71,7 +71,7 @@ for (const backend of BACKENDS) {
       assert.ok(elapsed < 1500, `rejected ${elapsed} ms after the start`);
       assert.ok(delay.percentile(99) / 1e6 < 100, `event-loop delay p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms`);
       assert.deepEqual((await handle.query('SELECT 1 AS one')).map((r) => Number(r.one)), [1], 'the next read is served');
-      const bounded = await openReadHandle(fx.target, { thread: true, statementTimeoutMs: 300 });
+      const bounded = await openReadHandle(fx.target, { isolated: true, statementTimeoutMs: 300 });
       const t0 = Date.now();
       await assert.rejects(bounded.query(slow));
       assert.ok(Date.now() - t0 < 2500, 'the statement bound ended it');
