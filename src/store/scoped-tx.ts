@@ -19,7 +19,8 @@ export interface Tx {
   query(sql: string, params?: unknown[]): Promise<TxRow[]>;
 }
 
-const TX_KEYWORDS = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE', 'SHOW', 'EXPLAIN', 'DESCRIBE', 'DESC', 'INSERT', 'UPDATE', 'DELETE', 'REPLACE']);
+// DO (MySQL): evaluates expressions inside the transaction (e.g. DO SLEEP(n)), like a SELECT.
+const TX_KEYWORDS = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE', 'SHOW', 'EXPLAIN', 'DESCRIBE', 'DESC', 'INSERT', 'UPDATE', 'DELETE', 'REPLACE', 'DO']);
 const WRITE_KEYWORDS = new Set(['INSERT', 'UPDATE', 'DELETE', 'REPLACE', 'WITH']);
 // The supervisor's and the task system's tables (not the legacy Topic tables of PR #1490, e.g.
 // pc_artifact_processing_pending, which belong to the Topic processor).

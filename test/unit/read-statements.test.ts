@@ -25,7 +25,7 @@ test('the read handle sends only reads', () => {
 
 test('a fenced transaction refuses transaction control, DDL, CALL and writes to the supervisor tables', () => {
   for (const sql of ['INSERT INTO my_progress VALUES (1)', 'UPDATE my_progress SET v = 2', 'SELECT state FROM pc_durable_tasks WHERE task_id = 1',
-    'DELETE FROM my_rows WHERE id = 3', 'REPLACE INTO my_rows VALUES (1)',
+    'DELETE FROM my_rows WHERE id = 3', 'REPLACE INTO my_rows VALUES (1)', 'DO SLEEP(1)',
     // PR #1490's Topic tables belong to the Topic processor, not to the supervisor.
     'UPDATE pc_artifact_processing_pending SET flushed_generation = 2', 'INSERT INTO pc_artifact_processing_source_cursors VALUES (1)']) assertTxStatement(sql);
   for (const sql of ['COMMIT', 'ROLLBACK', 'BEGIN', 'SAVEPOINT a', 'SET autocommit = 1', 'CREATE TABLE t (a INT)', 'ALTER TABLE t ADD b INT',
