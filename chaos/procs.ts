@@ -22,6 +22,8 @@ const TUNING: Record<string, string> = {
   POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_RETRY_MAX_SECONDS: '1',
   POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_CONFLICT_RETRY_SECONDS: '0.1',
   POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_TERMINATE_GRACE_SECONDS: '1',
+  // Small pages, so a scan of a few keys has a middle (the mid_scan crash point).
+  POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_SCAN_PAGE_SIZE: '2',
 };
 
 export function childEnv(url: string, extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -43,6 +45,8 @@ export class Candidate {
   exited = false;
   stopped = false;
   readonly tail: string[] = [];
+  /** Crash points reached by this candidate or its workers (their stderr lines). */
+  readonly faultHits: string[] = [];
   readonly exit: Promise<void>;
 
   constructor(readonly name: string, url: string, role: 'all' | 'background', env: Record<string, string>) {
@@ -58,7 +62,11 @@ export class Candidate {
       }
       if (line.includes('"level":50') || line.includes('"level":60') || line.includes('"level":40')) keep(line);
     });
-    readline.createInterface({ input: this.proc.stderr! }).on('line', keep);
+    readline.createInterface({ input: this.proc.stderr! }).on('line', (line) => {
+      const hit = /^fault point (\w+):/.exec(line);
+      if (hit) this.faultHits.push(hit[1]);
+      else keep(line);
+    });
     this.exit = new Promise((resolve) => this.proc.once('exit', () => { this.exited = true; resolve(); }));
   }
 

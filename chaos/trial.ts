@@ -40,6 +40,8 @@ export interface TrialResult {
   unsettled: string[];
   violations: Violation[];
   recoveriesMs: Array<{ kind: string; ms: number | null }>;
+  /** Crash points reached (APSUP_FAULT_*), by name. */
+  crashHits: Record<string, number>;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -104,6 +106,7 @@ export async function runTrial(options: TrialOptions, log: (line: string) => voi
       options, faults: injector.schedule, driver, behaviours,
       invocations: journal.filter((e) => e.ev === 'start').length,
       drained, drainMs, unsettled, violations, recoveriesMs: recoveries(injector.schedule, journal),
+      crashHits: cluster.candidates.flatMap((c) => c.faultHits).reduce<Record<string, number>>((m, h) => ({ ...m, [h]: (m[h] ?? 0) + 1 }), {}),
     };
   } finally {
     killAll();

@@ -14,6 +14,7 @@ import { ackBatcherFor } from './ack-batcher.ts';
 import { intentReaderFor } from './intent-reader.ts';
 import { BackoffIndex } from './backoff.ts';
 import type { WorkerOutcome, WorkerPool } from './worker-pool.ts';
+import { faultPoint } from '../devtools/fault.ts';
 
 export interface PartitionSettings {
   readyQueueSize: number;
@@ -449,6 +450,7 @@ export class FamilyPartition {
         this.checkSchedule = true;
         return;
       }
+      faultPoint('after_admission');
       for (const key of page.keys) {
         // Admitted keys are owed in the database; one that finds no room (a successor took it
         // meanwhile) is picked up by owed-request discovery.
@@ -456,6 +458,7 @@ export class FamilyPartition {
       }
       if (page.keys.length > 0) this.logger.debug({ binding: this.bindingName, family: this.family, admitted: page.keys.length }, 'scan page admitted');
       this.scan.cursor = page.nextAfterSequence;
+      if (!page.exhausted) faultPoint('mid_scan');
       if (page.exhausted) {
         const finish = await this.store.finishScan(term, this.bindingName, this.scan.generation);
         this.logger.info({ binding: this.bindingName, family: this.family, scanGeneration: finish.scanGeneration }, 'automatic scan finished');

@@ -15,6 +15,7 @@ import { EventEmitter } from 'node:events';
 import { TermLostError } from '../store/errors.ts';
 import type { Store, Term } from '../store/types.ts';
 import type { Logger } from '../logging.ts';
+import { faultPoint } from '../devtools/fault.ts';
 
 export type TermState = 'starting' | 'leader' | 'standby' | 'stopped';
 
@@ -192,6 +193,7 @@ export class TermKeeper extends EventEmitter {
     this.term = term;
     this.state = 'leader';
     this.termChanges += 1;
+    faultPoint('term_change');
     this.emit('acquired', term);
   }
 
