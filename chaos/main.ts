@@ -8,7 +8,11 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
+import { killAll } from './procs.ts';
 import { runTrial, type TrialResult } from './trial.ts';
+
+// Interrupted: the candidates run in their own process groups, end them too.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => { killAll(); process.exit(130); });
 
 const { values } = parseArgs({
   options: {
