@@ -11,7 +11,7 @@ export interface Violation { invariant: string; key?: string; detail: string; ro
 
 const num = (v: unknown) => Number(v ?? 0);
 
-interface Output { id: number; family: string; scope_id: string; seq: number; supervisor_generation: number; holder_id: string; written_at: string }
+interface Output { id: number; family: string; scope_id: string; seq: number; supervisor_generation: number; seen_generation: number; holder_id: string; written_at: string }
 interface History { id: number; supervisor_key: string; holder_id: string | null; supervisor_generation: number; expires_at: string | null; at: string }
 
 /** Keys with inputs whose intent or cursor is not settled (drain condition). */
@@ -28,7 +28,9 @@ export async function unsettledKeys(db: TrialDb): Promise<string[]> {
   return out;
 }
 
-export async function checkInvariants(db: TrialDb, journal: JournalEvent[], drained: boolean): Promise<Violation[]> {
+export interface CheckStats { outputs: number; historyRows: number; writesPastExpiry: number }
+
+export async function checkInvariants(db: TrialDb, journal: JournalEvent[], drained: boolean, stats: CheckStats = { outputs: 0, historyRows: 0, writesPastExpiry: 0 }): Promise<Violation[]> {
   const v: Violation[] = [];
   // (1) Nothing lost: a key the supervisor calls settled must have consumed every input.
   const inputs = await db.exec('SELECT family, scope_id, MAX(seq) AS last, COUNT(*) AS n FROM ch_inputs GROUP BY family, scope_id');
@@ -43,8 +45,8 @@ export async function checkInvariants(db: TrialDb, journal: JournalEvent[], drai
     else if (!settled && drained) v.push({ invariant: 'lost', key, detail: 'drained but unsettled', rows: [intent] });
   }
   // (2) Exactly once: per scope, outputs in insertion order are 1..n, no gap, no duplicate.
-  const outputs = (await db.exec('SELECT id, family, scope_id, seq, supervisor_generation, holder_id, written_at FROM ch_outputs ORDER BY id')).map((r) => ({
-    ...r, id: num(r.id), seq: num(r.seq), supervisor_generation: num(r.supervisor_generation),
+  const outputs = (await db.exec('SELECT id, family, scope_id, seq, supervisor_generation, seen_generation, holder_id, written_at FROM ch_outputs ORDER BY id')).map((r) => ({
+    ...r, id: num(r.id), seq: num(r.seq), supervisor_generation: num(r.supervisor_generation), seen_generation: num(r.seen_generation),
   })) as unknown as Output[];
   const byKey = new Map<string, Output[]>();
   for (const o of outputs) {
@@ -62,14 +64,19 @@ export async function checkInvariants(db: TrialDb, journal: JournalEvent[], drai
   const history = (await db.exec('SELECT id, supervisor_key, holder_id, supervisor_generation, expires_at, at FROM ch_lease_history ORDER BY id')).map((r) => ({
     ...r, id: num(r.id), supervisor_generation: num(r.supervisor_generation),
   })) as unknown as History[];
+  stats.outputs = outputs.length;
+  stats.historyRows = history.length;
   for (const o of outputs) {
     const before = history.filter((h) => h.at < o.written_at);
     const newer = before.filter((h) => h.supervisor_generation > o.supervisor_generation);
     const own = history.filter((h) => h.at <= o.written_at && h.supervisor_generation === o.supervisor_generation && h.holder_id === o.holder_id);
     const last = own[own.length - 1];
     if (newer.length > 0) v.push({ invariant: 'stale-term', key: `${o.family}/${o.scope_id}`, detail: `written under generation ${o.supervisor_generation} after generation ${newer[0].supervisor_generation} was taken`, rows: [o, newer[0]] });
+    else if (o.seen_generation !== o.supervisor_generation) v.push({ invariant: 'stale-term', key: `${o.family}/${o.scope_id}`, detail: `its transaction saw generation ${o.seen_generation} committed`, rows: [o] });
     else if (!last) v.push({ invariant: 'stale-term', key: `${o.family}/${o.scope_id}`, detail: 'no lease history of its term before the write', rows: [o] });
-    else if (last.expires_at !== null && last.expires_at < o.written_at) v.push({ invariant: 'stale-term', key: `${o.family}/${o.scope_id}`, detail: 'written after its term expired', rows: [o, last] });
+    // Past the last expiry but before any newer term: the fence's lock held the takeover off
+    // (RFC 8 checks expiry when it locks); counted, not a violation.
+    else if (last.expires_at !== null && last.expires_at < o.written_at) stats.writesPastExpiry += 1;
   }
   // (4) Single flight: the processor's probe saw a live invocation of the same key and term.
   for (const e of journal.filter((x) => x.ev === 'overlap')) v.push({ invariant: 'single-flight', key: `${e.family}/${e.scope}`, detail: `pid ${e.pid} started while pid ${String(e.otherPid)} of term ${e.sgen} was alive`, rows: [e] });

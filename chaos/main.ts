@@ -57,7 +57,7 @@ for (const backend of backends as Array<'sqlite' | 'mysql'>) {
     }, say);
     results.push(r);
     const kinds = r.faults.reduce<Record<string, number>>((m, f) => ({ ...m, [f.kind]: (m[f.kind] ?? 0) + 1 }), {});
-    say(`trial ${backend} seed=${seed} ${((Date.now() - started) / 1000).toFixed(1)}s inputs=${r.driver.inputs} requests=${r.driver.requests} invocations=${r.invocations} faults=${JSON.stringify(kinds)} crash-points-hit=${JSON.stringify(r.crashHits)} drained=${r.drained} (${r.drainMs} ms) violations=${r.violations.length}`);
+    say(`trial ${backend} seed=${seed} ${((Date.now() - started) / 1000).toFixed(1)}s inputs=${r.driver.inputs} requests=${r.driver.requests} invocations=${r.invocations} outputs=${r.check.outputs} lease-history=${r.check.historyRows} past-expiry=${r.check.writesPastExpiry} faults=${JSON.stringify(kinds)} crash-points-hit=${JSON.stringify(r.crashHits)} drained=${r.drained} (${r.drainMs} ms) violations=${r.violations.length}`);
     for (const v of r.violations) say(`  VIOLATION ${v.invariant} ${v.key ?? ''}: ${v.detail}\n    rows: ${JSON.stringify(v.rows ?? [])}`);
     if (values.out) fs.writeFileSync(values.out, JSON.stringify(results, null, 1));
     if (r.violations.length > 0 || !r.drained) say(`  fault schedule (ms from start): ${JSON.stringify(r.faults.map((f) => ({ at: f.at, kind: f.kind, pid: f.pid, detail: f.detail })))}`);

@@ -2,7 +2,7 @@
  * Workload processor of the chaos suite (runs in worker child processes). Per scope it consumes
  * the ordered inputs ch_inputs after its cursor, and in one fenced transaction (ctx.commit) checks
  * the cursor (CAS), writes one ch_outputs row per input with the term and the database time of the
- * write (the stale-term check of the checker), moves the cursor and acknowledges with
+ * write and the newest term it sees (the stale-term checks of the checker), moves the cursor and acknowledges with
  * confirm-clean (every input of the snapshot consumed: inputs and dirty mark share a transaction).
  * A seeded choice makes it throw, overrun its timeout, exit before or after the commit, or be slow
  * inside the commit (RFC 6, 7); from the 5th invocation of a key on it behaves, so drains end.
@@ -82,9 +82,13 @@ export default defineProcessor({
         const at = rows.length > 0 ? num(rows[0].through_seq) : 0;
         if (at !== cursor) throw new ConflictError(`cursor of ${scopeId} moved from ${cursor} to ${at}`);
         if (behaviour === 'slow_commit') await sleep(400);
+        // The newest committed term as this transaction sees it (READ COMMITTED): a newer one
+        // committed meanwhile is a stale-term write if this transaction commits.
+        const lease = await tx.query('SELECT supervisor_generation FROM pc_artifact_processing_leases WHERE supervisor_key = ?', [ctx.supervisorKey]);
+        const seen = num(lease[0]?.supervisor_generation);
         for (const seq of inputs) {
-          await tx.query(`INSERT INTO ch_outputs (family, scope_id, seq, supervisor_generation, holder_id, claimed_generation, worker_pid, written_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ${now})`, [family, scopeId, seq, sgen, ctx.holderId, claimed, process.pid]);
+          await tx.query(`INSERT INTO ch_outputs (family, scope_id, seq, supervisor_generation, seen_generation, holder_id, claimed_generation, worker_pid, written_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${now})`, [family, scopeId, seq, sgen, seen, ctx.holderId, claimed, process.pid]);
         }
         if (inputs.length === 0) return;
         const through = inputs[inputs.length - 1];

@@ -21,7 +21,7 @@ export async function createSuiteSchema(backend: Backend, exec: Exec): Promise<v
   await exec('CREATE TABLE ch_cursors (family VARCHAR(64) NOT NULL, scope_id VARCHAR(64) NOT NULL, through_seq BIGINT NOT NULL, PRIMARY KEY (family, scope_id))');
   // No unique key on purpose: a duplicate must be visible to the checker, not refused.
   await exec(`CREATE TABLE ch_outputs (id ${id}, family VARCHAR(64) NOT NULL, scope_id VARCHAR(64) NOT NULL, seq BIGINT NOT NULL,
-    supervisor_generation BIGINT NOT NULL, holder_id VARCHAR(191) NOT NULL, claimed_generation BIGINT NOT NULL,
+    supervisor_generation BIGINT NOT NULL, seen_generation BIGINT NOT NULL, holder_id VARCHAR(191) NOT NULL, claimed_generation BIGINT NOT NULL,
     worker_pid BIGINT NOT NULL, written_at VARCHAR(32) NOT NULL)`);
   await exec(`CREATE TABLE ch_lease_history (id ${id}, supervisor_key VARCHAR(191) NOT NULL, holder_id VARCHAR(191) NULL,
     supervisor_generation BIGINT NOT NULL, expires_at VARCHAR(32) NULL, at VARCHAR(32) NOT NULL)`);

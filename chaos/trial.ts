@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { checkInvariants, unsettledKeys, type Violation } from './checker.ts';
+import { checkInvariants, unsettledKeys, type CheckStats, type Violation } from './checker.ts';
 import { Cluster } from './cluster.ts';
 import { openTrialDb } from './db.ts';
 import { driveOnce, type DriverStats } from './driver.ts';
@@ -42,6 +42,7 @@ export interface TrialResult {
   recoveriesMs: Array<{ kind: string; ms: number | null }>;
   /** Crash points reached (APSUP_FAULT_*), by name. */
   crashHits: Record<string, number>;
+  check: CheckStats;
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -97,7 +98,8 @@ export async function runTrial(options: TrialOptions, log: (line: string) => voi
     const drainMs = Date.now() - drainStart;
     const drained = unsettled.length === 0;
     const journal = readJournal(dir);
-    const violations = await checkInvariants(db, journal, drained);
+    const check: CheckStats = { outputs: 0, historyRows: 0, writesPastExpiry: 0 };
+    const violations = await checkInvariants(db, journal, drained, check);
     violations.push(...(await checkStatus(db.url, drained)));
     const behaviours: Record<string, number> = {};
     for (const e of journal) if (e.ev === 'behaviour') behaviours[String(e.behaviour)] = (behaviours[String(e.behaviour)] ?? 0) + 1;
@@ -105,7 +107,7 @@ export async function runTrial(options: TrialOptions, log: (line: string) => voi
     return {
       options, faults: injector.schedule, driver, behaviours,
       invocations: journal.filter((e) => e.ev === 'start').length,
-      drained, drainMs, unsettled, violations, recoveriesMs: recoveries(injector.schedule, journal),
+      drained, drainMs, unsettled, violations, check, recoveriesMs: recoveries(injector.schedule, journal),
       crashHits: cluster.candidates.flatMap((c) => c.faultHits).reduce<Record<string, number>>((m, h) => ({ ...m, [h]: (m[h] ?? 0) + 1 }), {}),
     };
   } finally {
