@@ -56,7 +56,7 @@ export class FaultInjector {
       if (point) {
         // The replacement starts at once with the crash point armed: it exits there (RFC 12 item 6, 9, 10).
         await leader.exit;
-        this.cluster.fill({ [`APSUP_FAULT_${point.toUpperCase()}`]: `exit@${this.rng.int(1, 3)}` });
+        this.cluster.fill({ [`APSUP_FAULT_${point.toUpperCase()}`]: `exit@1` });
       } else {
         this.later(this.rng.int(200, 1200), () => { this.cluster.fill(); });
       }
