@@ -17,6 +17,7 @@ import { BackoffIndex } from './backoff.ts';
 import { SCAN_PAGES_PER_EXAMINATION, admissionExclusions } from './admission-page.ts';
 import type { WorkerOutcome, WorkerPool } from './worker-pool.ts';
 import type { FamilyStats, PartitionHooks, PartitionSettings } from './partition-types.ts';
+import { faultPoint } from '../devtools/fault.ts';
 
 export type { FamilyStats, PartitionHooks, PartitionSettings };
 
@@ -419,6 +420,7 @@ export class FamilyPartition {
         this.checkSchedule = true;
         return;
       }
+      if (page.keys.length > 0) faultPoint('after_admission');
       for (const key of page.keys) {
         // Admitted keys are owed in the database; one that finds no room (a successor took it
         // meanwhile) is picked up by owed-request discovery.
@@ -426,6 +428,7 @@ export class FamilyPartition {
       }
       if (page.keys.length > 0) this.logger.debug({ binding: this.bindingName, family: this.family, admitted: page.keys.length }, 'scan page admitted');
       this.scan.cursor = page.nextAfterSequence;
+      if (!page.exhausted) faultPoint('mid_scan');
       if (page.exhausted) {
         const finish = await this.store.finishScan(term, this.bindingName, this.scan.generation);
         this.logger.info({ binding: this.bindingName, family: this.family, scanGeneration: finish.scanGeneration }, 'automatic scan finished');

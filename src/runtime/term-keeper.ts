@@ -17,6 +17,7 @@ import { TermLostError } from '../store/errors.ts';
 import type { Store, Term } from '../store/types.ts';
 import type { Logger } from '../logging.ts';
 import { LeaseLog, LeaseTimeoutError } from './lease-events.ts';
+import { faultPoint } from '../devtools/fault.ts';
 
 export type TermState = 'starting' | 'leader' | 'standby' | 'stopped';
 
@@ -214,6 +215,7 @@ export class TermKeeper extends EventEmitter {
     this.state = 'leader';
     this.termChanges += 1;
     this.log.acquired(term);
+    faultPoint('term_change');
     this.emit('acquired', term);
   }
 

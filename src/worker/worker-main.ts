@@ -15,6 +15,7 @@ import { lazyReadHandle, openReadHandle, type ReadHandle } from '../store/read-h
 import { withScopedTx, type Tx } from '../store/scoped-tx.ts';
 import type { AckResult, Store } from '../store/types.ts';
 import { WORKER_GRACE_VARIABLE, type AcknowledgedGenerations, type ChildMessage, type InvokeMessage, type ParentMessage, type ResultMessage } from './protocol.ts';
+import { faultPoint } from '../devtools/fault.ts';
 
 const logger = createLogger({ name: 'apsup-worker' });
 let store: Store | null = null;
@@ -125,6 +126,7 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
       query: (tx: Tx, sql: string, params?: unknown[]) => tx.query(sql, params),
     };
     await processor.processScope(scopeId, ctx);
+    faultPoint('after_business_commit');
     if (!acknowledged && deferred) return { ...done('ok'), deferredAcknowledgement: deferred };
     return done(acknowledged ? 'ok' : 'not_acknowledged');
   } catch (error) {

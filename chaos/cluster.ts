@@ -1,0 +1,55 @@
+/**
+ * The candidates of a trial: one `all` host on SQLite (its only role, RFC 8), two `background`
+ * candidates of the one global lease on MySQL. Knows which one leads (the lease row's holder
+ * against each candidate's logged holder id) and restarts the dead ones.
+ */
+import type { TrialDb } from './db.ts';
+import { Candidate } from './procs.ts';
+
+export class Cluster {
+  readonly candidates: Candidate[] = [];
+  private started = 0;
+  readonly size: number;
+
+  constructor(readonly db: TrialDb, readonly env: Record<string, string>) {
+    this.size = db.backend === 'sqlite' ? 1 : 2;
+  }
+
+  /** Starts candidates until `size` are alive; extra env only for this start (fault hooks). */
+  fill(extraEnv: Record<string, string> = {}): Candidate[] {
+    const out: Candidate[] = [];
+    while (this.live().length < this.size) {
+      this.started += 1;
+      const c = new Candidate(`c${this.started}`, this.db.url, this.db.backend === 'sqlite' ? 'all' : 'background', { ...this.env, ...extraEnv });
+      this.candidates.push(c);
+      out.push(c);
+    }
+    return out;
+  }
+
+  live(): Candidate[] {
+    return this.candidates.filter((c) => !c.exited);
+  }
+
+  async leader(): Promise<Candidate | null> {
+    try {
+      const lease = await this.db.store.readLease('global');
+      if (!lease.holderId) return null;
+      return this.live().find((c) => c.holderId === lease.holderId) ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  resumeAll(): void {
+    for (const c of this.live()) {
+      if (c.stopped) c.signal('SIGCONT');
+      for (const w of c.workers()) { try { process.kill(w, 'SIGCONT'); } catch { /* gone */ } }
+    }
+  }
+
+  async stopAll(): Promise<void> {
+    this.resumeAll();
+    await Promise.all(this.live().map((c) => c.stop()));
+  }
+}

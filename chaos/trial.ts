@@ -1,0 +1,118 @@
+/**
+ * One chaos trial: a fresh database, real candidates, the driver appending inputs for `seconds`
+ * while faults land every 0.8-2.5 s, then the fault window closes (every paused process resumed,
+ * every dead candidate restarted), the drain (bounded) and the invariant check. Two PRNG streams
+ * from the seed: the driver's and the fault schedule's (kinds, targets, durations).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { checkInvariants, unsettledKeys, type CheckStats, type Violation } from './checker.ts';
+import { Cluster } from './cluster.ts';
+import { openTrialDb } from './db.ts';
+import { driveOnce, type DriverStats } from './driver.ts';
+import { FAMILIES } from './families.ts';
+import { FaultInjector, kindsFor, type FaultRecord } from './faults.ts';
+import { DIR_VARIABLE, MISBEHAVE_VARIABLE, SEED_VARIABLE, readJournal, type JournalEvent } from './journal.ts';
+import { Prng } from './prng.ts';
+import { killAll } from './procs.ts';
+import { checkStatus } from './status.ts';
+
+export interface TrialOptions {
+  backend: 'sqlite' | 'mysql';
+  seed: string;
+  seconds: number;
+  drainSeconds: number;
+  faults: boolean;
+  crashPoints: boolean;
+  misbehave: number;
+  scopes: number;
+}
+
+export interface TrialResult {
+  options: TrialOptions;
+  faults: FaultRecord[];
+  driver: DriverStats;
+  behaviours: Record<string, number>;
+  invocations: number;
+  drained: boolean;
+  drainMs: number;
+  unsettled: string[];
+  violations: Violation[];
+  recoveriesMs: Array<{ kind: string; ms: number | null }>;
+  /** Crash points reached (APSUP_FAULT_*), by name. */
+  crashHits: Record<string, number>;
+  check: CheckStats;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Fault to the end of the first invocation that started after it and committed. */
+export function recoveries(faults: FaultRecord[], journal: JournalEvent[]): Array<{ kind: string; ms: number | null }> {
+  const ends = journal.filter((e) => e.ev === 'end' && e.how === 'ok');
+  const starts = journal.filter((e) => e.ev === 'start');
+  return faults.map((f) => {
+    for (const s of starts) {
+      if (s.t <= f.t) continue;
+      const end = ends.find((e) => e.pid === s.pid && e.family === s.family && e.scope === s.scope && e.claimed === s.claimed && e.sgen === s.sgen && e.t >= s.t);
+      if (end) return { kind: f.kind, ms: end.t - f.t };
+    }
+    return { kind: f.kind, ms: null };
+  });
+}
+
+export async function runTrial(options: TrialOptions, log: (line: string) => void = () => undefined): Promise<TrialResult> {
+  const driveRng = new Prng(`${options.seed}/drive`);
+  const faultRng = new Prng(`${options.seed}/faults`);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-chaos-'));
+  const db = await openTrialDb(options.backend);
+  const cluster = new Cluster(db, { [DIR_VARIABLE]: dir, [SEED_VARIABLE]: options.seed, [MISBEHAVE_VARIABLE]: String(options.misbehave) });
+  const driver: DriverStats = { appends: 0, inputs: 0, requests: 0, errors: 0 };
+  try {
+    cluster.fill();
+    const startDeadline = Date.now() + 60_000;
+    while (!(await cluster.leader())) {
+      if (Date.now() > startDeadline) throw new Error(`no leader within 60 s: ${cluster.candidates.map((c) => c.tail.slice(-3).join(' | ')).join(' || ')}`);
+      await sleep(100);
+    }
+    const t0 = Date.now();
+    const injector = new FaultInjector(cluster, faultRng, t0, kindsFor(options.backend, options.crashPoints));
+    let nextFault = t0 + faultRng.int(800, 2000);
+    while (Date.now() - t0 < options.seconds * 1000) {
+      await driveOnce(db, driveRng, FAMILIES, options.scopes, driver);
+      if (options.faults && Date.now() >= nextFault) {
+        await injector.inject();
+        nextFault = Date.now() + faultRng.int(800, 2500);
+      }
+      if (!injector.pending) cluster.fill();
+      await sleep(driveRng.int(20, 150));
+    }
+    injector.settle();
+    const drainStart = Date.now();
+    let unsettled = await unsettledKeys(db);
+    while (unsettled.length > 0 && Date.now() - drainStart < options.drainSeconds * 1000) {
+      cluster.fill();
+      await sleep(200);
+      unsettled = await unsettledKeys(db).catch(() => unsettled);
+    }
+    const drainMs = Date.now() - drainStart;
+    const drained = unsettled.length === 0;
+    const journal = readJournal(dir);
+    const check: CheckStats = { outputs: 0, historyRows: 0, writesPastExpiry: 0 };
+    const violations = await checkInvariants(db, journal, drained, check);
+    violations.push(...(await checkStatus(db.url, drained)));
+    const behaviours: Record<string, number> = {};
+    for (const e of journal) if (e.ev === 'behaviour') behaviours[String(e.behaviour)] = (behaviours[String(e.behaviour)] ?? 0) + 1;
+    if (!drained) log(`  drain timeout: ${unsettled.join(', ')}; last candidate lines: ${cluster.live().map((c) => c.tail.slice(-2).join(' | ')).join(' || ')}`);
+    return {
+      options, faults: injector.schedule, driver, behaviours,
+      invocations: journal.filter((e) => e.ev === 'start').length,
+      drained, drainMs, unsettled, violations, check, recoveriesMs: recoveries(injector.schedule, journal),
+      crashHits: cluster.candidates.flatMap((c) => c.faultHits).reduce<Record<string, number>>((m, h) => ({ ...m, [h]: (m[h] ?? 0) + 1 }), {}),
+    };
+  } finally {
+    killAll();
+    await db.cleanup().catch(() => undefined);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
