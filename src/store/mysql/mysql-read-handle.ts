@@ -9,7 +9,7 @@ import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { ReadOnlyError } from '../errors.ts';
 import { assertReadStatement, type ReadHandle, type ReadHandleOptions, type ReadOptions, type ReadRow } from '../read-handle.ts';
-import { MYSQL_SESSION_SETUP, sessionProblem, type MysqlConnectionOptions } from './mysql-store.ts';
+import { createMysqlPool, sessionProblem, type MysqlConnectionOptions } from './mysql-store.ts';
 
 const OP = 'read handle';
 const ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION = 1792;
@@ -48,15 +48,7 @@ export class MysqlReadHandle implements ReadHandle {
   }
 
   static open(options: MysqlConnectionOptions, handleOptions: ReadHandleOptions = {}): MysqlReadHandle {
-    const pool = mysql.createPool({
-      ...options,
-      connectionLimit: handleOptions.connectionLimit ?? 2,
-      dateStrings: true,
-      timezone: 'Z',
-      supportBigNumbers: true,
-      multipleStatements: false,
-      charset: 'utf8mb4',
-    });
+    const pool = createMysqlPool(options, handleOptions.connectionLimit ?? 2);
     return new MysqlReadHandle(pool, handleOptions.statementTimeoutMs ?? 30_000, options);
   }
 
@@ -66,7 +58,8 @@ export class MysqlReadHandle implements ReadHandle {
     const core = (conn as { connection?: object }).connection ?? conn;
     if (this.verified.has(core)) return conn;
     try {
-      for (const sql of [...MYSQL_SESSION_SETUP, 'SET SESSION TRANSACTION READ ONLY']) await conn.query(sql);
+      // The store's session setup is queued by createMysqlPool on each new connection.
+      await conn.query('SET SESSION TRANSACTION READ ONLY');
       for (const sql of timeoutStatements(this.timeoutMs)) {
         try {
           await conn.query(sql);

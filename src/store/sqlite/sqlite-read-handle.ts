@@ -5,6 +5,7 @@
 import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
 import { ReadOnlyError } from '../errors.ts';
+import { txQuery } from '../tx-query.ts';
 import { assertReadStatement, type ReadHandle, type ReadOptions, type ReadRow } from '../read-handle.ts';
 
 const OP = 'read handle';
@@ -34,12 +35,9 @@ export class SqliteReadHandle implements ReadHandle {
     assertReadStatement(OP, sql);
     options.signal?.throwIfAborted();
     try {
-      const stmt = this.db.prepare(sql);
-      // A statement that returns no rows and is not a read (e.g. WITH ... INSERT) is still sent:
-      // the read-only connection refuses it.
-      if (stmt.reader) return stmt.all(...params) as ReadRow[];
-      stmt.run(...params);
-      return [];
+      // A statement that is not a read (e.g. WITH ... INSERT) is still sent: the read-only
+      // connection refuses it.
+      return await txQuery(this.db, sql, params);
     } catch (error) {
       if (isSqliteReadOnly(error)) throw new ReadOnlyError(OP, 'the database refused a write', { cause: error });
       throw error;

@@ -9,6 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { ReadOnlyError } from '../errors.ts';
+import { isSqliteReadOnly } from './sqlite-read-handle.ts';
 import { assertReadStatement, type ReadHandle, type ReadOptions, type ReadRow } from '../read-handle.ts';
 
 const OP = 'read handle';
@@ -100,7 +101,7 @@ export class SqliteProcessReadHandle implements ReadHandle {
         finish();
         if (!reply.error) return resolve(reply.rows ?? []);
         const { name, message, code } = reply.error;
-        if (typeof code === 'string' && code.startsWith('SQLITE_READONLY')) return reject(new ReadOnlyError(OP, 'the database refused a write'));
+        if (isSqliteReadOnly(reply.error)) return reject(new ReadOnlyError(OP, 'the database refused a write'));
         reject(Object.assign(new Error(message ?? 'read failed'), { name: name ?? 'Error', code }));
       };
       const onExit = () => { finish(); reject(new Error('read handle: the reader process stopped')); };
