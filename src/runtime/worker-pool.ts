@@ -14,15 +14,24 @@ import path from 'node:path';
 import { SRC_DIR } from '../paths.ts';
 import type { ExecutionContext } from '../sdk/processor.ts';
 import type { IntentSnapshot } from '../store/types.ts';
-import { WORKER_GRACE_VARIABLE, type ChildMessage, type InvocationStatus, type ResultMessage } from '../worker/protocol.ts';
+import { WORKER_GRACE_VARIABLE, type ChildMessage, type ErrorInfo, type InvocationReport, type ResultMessage } from '../worker/protocol.ts';
+import { systemClock, type Clock } from './clock.ts';
 import type { Logger } from '../logging.ts';
 
 const WORKER_MAIN = path.join(SRC_DIR, 'worker', 'worker-main.ts');
 const TSX_LOADER = import.meta.resolve('tsx');
 
-export type WorkerOutcome =
-  | { status: InvocationStatus; durationMs: number; error?: ResultMessage['error']; pid: number; acknowledgement?: ResultMessage['acknowledgement']; deferredAcknowledgement?: ResultMessage['deferredAcknowledgement'] }
-  | { status: 'timeout' | 'crashed'; durationMs: number; error?: { name: string; message: string }; pid: number; exitCode: number | null; signal: string | null };
+/** One invocation as the pool saw it: the worker's report, or its end by timeout or crash. */
+export type WorkerOutcome = { durationMs: number; pid: number } & (
+  | InvocationReport
+  | { status: 'timeout' | 'crashed'; error: ErrorInfo; exitCode: number | null; signal: string | null }
+);
+
+/** The report of a result message (its routing fields dropped). */
+function reportOf(m: ResultMessage): InvocationReport {
+  const { type: _type, invocationId: _id, durationMs: _duration, ...report } = m;
+  return report;
+}
 
 export interface WorkerPoolOptions {
   family: string;
@@ -34,6 +43,8 @@ export interface WorkerPoolOptions {
   maxIdle: number;
   logger: Logger;
   env?: NodeJS.ProcessEnv;
+  /** Invocation timeouts and durations (default: the system clock). */
+  clock?: Clock;
 }
 
 interface WorkerProcess {
@@ -57,7 +68,11 @@ export class WorkerPool {
   spawned = 0;
   private closed = false;
 
-  constructor(private readonly options: WorkerPoolOptions) {}
+  private readonly clock: Clock;
+
+  constructor(private readonly options: WorkerPoolOptions) {
+    this.clock = options.clock ?? systemClock;
+  }
 
   private spawn(): WorkerProcess {
     const child = fork(WORKER_MAIN, [], {
@@ -105,7 +120,7 @@ export class WorkerPool {
   async run(scopeId: string, context: ExecutionContext, snapshot?: IntentSnapshot): Promise<WorkerOutcome> {
     if (this.closed) throw new Error('worker pool is closed');
     const worker = this.takeIdle() ?? this.spawn();
-    const started = performance.now();
+    const started = this.clock.monotonic();
     const invocationId = ++invocationCounter;
     const pid = worker.child.pid ?? -1;
     return new Promise<WorkerOutcome>((resolve) => {
@@ -116,7 +131,7 @@ export class WorkerPool {
       const finish = (outcome: WorkerOutcome, reusable: boolean) => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        timer.cancel();
         worker.child.off('message', onMessage);
         worker.child.off('exit', onExit);
         const healthy = reusable && worker.alive && worker.terminating === null;
@@ -131,25 +146,29 @@ export class WorkerPool {
           late = m;
           return;
         }
-        finish({ status: m.status, durationMs: m.durationMs, error: m.error, pid, acknowledgement: m.acknowledgement, deferredAcknowledgement: m.deferredAcknowledgement }, true);
+        finish({ ...reportOf(m), durationMs: m.durationMs, pid }, true);
       };
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
-        const durationMs = performance.now() - started;
+        const durationMs = this.clock.monotonic() - started;
         if (timedOut) {
           const phase = worker.readyAt === null ? ' (the worker process was still starting up)' : '';
           const reply = late ? `; the processor replied ${late.status} during the termination` : '';
           finish({ status: 'timeout', durationMs, pid, exitCode: code, signal, error: { name: 'TimeoutError', message: `invocation exceeded ${this.options.timeoutMs} ms${phase}${reply}` } }, false);
         } else if (late) {
           // Terminated for another reason (lost term, shutdown): the reply counts, after the exit.
-          finish({ status: late.status, durationMs, error: late.error, pid, acknowledgement: late.acknowledgement }, false);
+          // An acknowledgement left to the supervisor is not committed for a terminated worker.
+          const report = reportOf(late);
+          finish(report.status === 'ok' && report.acknowledgement.kind === 'deferred'
+            ? { status: 'not_acknowledged', durationMs, pid, error: { name: 'Error', message: 'worker terminated before the supervisor committed its acknowledgement' } }
+            : { ...report, durationMs, pid }, false);
         } else {
           finish({ status: 'crashed', durationMs, pid, exitCode: code, signal, error: { name: 'WorkerCrash', message: `worker exited (code ${code}, signal ${signal})` } }, false);
         }
       };
-      const timer = setTimeout(() => {
+      const timer = this.clock.setTimeout(() => {
         timedOut = true;
         void this.terminate(worker);
-      }, this.options.timeoutMs);
+      }, this.options.timeoutMs, { ref: true });
       worker.child.on('message', onMessage);
       worker.child.on('exit', onExit);
       if (!worker.alive) {

@@ -33,22 +33,29 @@ export type InvocationStatus =
   | 'conflict'
   | 'term_lost';
 
-export interface ResultMessage {
-  type: 'result';
-  invocationId: number;
-  status: InvocationStatus;
-  error?: { name: string; message: string; code?: string };
-  durationMs: number;
-  /** Set only after the acknowledging transaction committed: the row it left. */
-  acknowledgement?: AcknowledgedGenerations;
-  /**
-   * Status 'ok' without a committed acknowledgement: the processor returned normally after
-   * `ctx.acknowledge()`, and the supervisor is asked to commit that acknowledgement (fenced by the
-   * invocation's term, batched with other workers': src/runtime/ack-batcher.ts). Nothing is done
-   * until the supervisor's transaction commits.
-   */
-  deferredAcknowledgement?: { confirmClean: boolean };
+export interface ErrorInfo {
+  name: string;
+  message: string;
+  code?: string;
 }
+
+/** How the acknowledgement of an 'ok' invocation stands (RFC 5: done only once it committed). */
+export type Acknowledgement =
+  /** The worker's own transaction committed it: the row it left. */
+  | { kind: 'committed'; generations: AcknowledgedGenerations }
+  /**
+   * The processor returned normally after `ctx.acknowledge()`: the supervisor is asked to commit
+   * it (fenced by the invocation's term, batched: src/runtime/ack-batcher.ts). Nothing is done
+   * until that transaction commits.
+   */
+  | { kind: 'deferred'; confirmClean: boolean };
+
+/** What a worker reports of one invocation: an 'ok' always carries its acknowledgement. */
+export type InvocationReport =
+  | { status: 'ok'; acknowledgement: Acknowledgement; error?: undefined }
+  | { status: Exclude<InvocationStatus, 'ok'>; error?: ErrorInfo };
+
+export type ResultMessage = { type: 'result'; invocationId: number; durationMs: number } & InvocationReport;
 
 /** Environment variable that gives a worker child the grace period of a graceful termination. */
 export const WORKER_GRACE_VARIABLE = 'APSUP_WORKER_TERMINATE_GRACE_MS';

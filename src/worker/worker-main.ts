@@ -14,7 +14,7 @@ import { openStoreLazily } from '../store/open-lazy.ts';
 import { lazyReadHandle, openReadHandle, type ReadHandle } from '../store/read-handle.ts';
 import { withScopedTx, type Tx } from '../store/scoped-tx.ts';
 import type { AckResult, Store } from '../store/types.ts';
-import { WORKER_GRACE_VARIABLE, type AcknowledgedGenerations, type ChildMessage, type InvokeMessage, type ParentMessage, type ResultMessage } from './protocol.ts';
+import { WORKER_GRACE_VARIABLE, type AcknowledgedGenerations, type ChildMessage, type InvocationReport, type InvocationStatus, type InvokeMessage, type ParentMessage, type ResultMessage } from './protocol.ts';
 import { faultPoint } from '../devtools/fault.ts';
 
 const logger = createLogger({ name: 'apsup-worker' });
@@ -55,12 +55,9 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
   const started = performance.now();
   const { context, scopeId } = message;
   let acknowledgement: AcknowledgedGenerations | undefined;
-  const done = (status: ResultMessage['status'], error?: unknown): ResultMessage => ({
-    type: 'result',
-    invocationId: message.invocationId,
+  const result = (report: InvocationReport): ResultMessage => ({ type: 'result', invocationId: message.invocationId, durationMs: performance.now() - started, ...report });
+  const done = (status: Exclude<InvocationStatus, 'ok'>, error?: unknown): ResultMessage => result({
     status,
-    durationMs: performance.now() - started,
-    ...(acknowledgement ? { acknowledgement } : {}),
     ...(error ? { error: { name: (error as Error).name ?? 'Error', message: (error as Error).message ?? String(error), code: (error as StoreError).code } } : {}),
   });
   const committed = (ack: AckResult) => {
@@ -127,8 +124,9 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
     };
     await processor.processScope(scopeId, ctx);
     faultPoint('after_business_commit');
-    if (!acknowledged && deferred) return { ...done('ok'), deferredAcknowledgement: deferred };
-    return done(acknowledged ? 'ok' : 'not_acknowledged');
+    if (acknowledged && acknowledgement) return result({ status: 'ok', acknowledgement: { kind: 'committed', generations: acknowledgement } });
+    if (deferred) return result({ status: 'ok', acknowledgement: { kind: 'deferred', confirmClean: (deferred as { confirmClean: boolean }).confirmClean } });
+    return done('not_acknowledged');
   } catch (error) {
     if (error instanceof TermLostError) return done('term_lost', error);
     if (error instanceof ConflictError) return done('conflict', error);
