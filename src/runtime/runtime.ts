@@ -16,6 +16,7 @@ import { Supervisor } from './supervisor.ts';
 import { WorkerPool } from './worker-pool.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { watchSqliteCommits } from './sqlite-wakeup.ts';
+import { systemClock, type Clock, type ClockTimer } from './clock.ts';
 
 /** How long shutdown waits for the store's connections to close. */
 const CLOSE_BOUND_MS = 5000;
@@ -50,8 +51,11 @@ export class Runtime {
   private unwatch: (() => void) | null = null;
   /** Called when the process must not go on (SQLite: another host took the permanent term). */
   onFatal: ((reason: string) => void) | null = null;
+  /** Local time and timers of every supervisor, term keeper, partition and worker pool of this host. */
+  readonly clock: Clock;
 
-  constructor(readonly config: RuntimeConfig, private readonly logger: Logger, options: { holderId?: string; store?: Store; workerEnv?: NodeJS.ProcessEnv } = {}) {
+  constructor(readonly config: RuntimeConfig, private readonly logger: Logger, options: { holderId?: string; store?: Store; workerEnv?: NodeJS.ProcessEnv; clock?: Clock } = {}) {
+    this.clock = options.clock ?? systemClock;
     // SQLite: the host's own store never waits for the write lock on its event loop (issue 17 item 1).
     this.store = options.store ?? (config.database.backend === 'sqlite' ? SqliteStore.openHost(config.database.file) : openStore(config.database));
     // Providers read through a connection the database refuses writes on, bounded per statement
@@ -68,6 +72,7 @@ export class Runtime {
       renewEveryMs: config.renewEveryMs,
       pollEveryMs: config.pollEveryMs,
       logger,
+      clock: this.clock,
     });
     const global = config.mode === 'global' ? makeSupervisor('global') : null;
     if (global) this.supervisors.push(global);
@@ -84,6 +89,7 @@ export class Runtime {
         maxIdle: familyConfig.maxWorkers,
         logger,
         env: options.workerEnv,
+        clock: this.clock,
       });
       const partition = new FamilyPartition(familyConfig, this.store, pool, {
         readyQueueSize: config.readyQueueSize,
@@ -97,7 +103,7 @@ export class Runtime {
         termLost: (term) => supervisor.termLost(term),
         currentTerm: () => supervisor.term,
         providerRead: this.providerRead,
-      }, logger);
+      }, logger, this.clock);
       supervisor.partitions.push(partition);
       this.pools.push(pool);
       this.byFamily.set(familyConfig.registration.family, { partition, supervisor, bindingName: familyConfig.registration.bindingName });
@@ -207,11 +213,11 @@ export class Runtime {
       this.unwatch?.();
       await Promise.all(this.supervisors.map((s) => s.stop()));
       // A hung connection must not keep the process from ending (the lease then expires).
-      let timer: NodeJS.Timeout | undefined;
+      let timer: ClockTimer | undefined;
       const closed = await Promise.race([
         Promise.all([this.store.close(), this.providerRead.close()]).then(() => true),
-        new Promise<boolean>((r) => { timer = setTimeout(() => r(false), CLOSE_BOUND_MS); timer.unref?.(); }),
-      ]).finally(() => clearTimeout(timer));
+        new Promise<boolean>((r) => { timer = this.clock.setTimeout(() => r(false), CLOSE_BOUND_MS); }),
+      ]).finally(() => timer?.cancel());
       if (!closed) this.logger.warn({ holderId: this.holderId, boundMs: CLOSE_BOUND_MS }, 'database connections did not close in time; leaving them');
       this.logger.info({ holderId: this.holderId }, 'shut down');
     })();

@@ -9,6 +9,7 @@ import { TermLostError } from '../store/errors.ts';
 import type { Store, Term } from '../store/types.ts';
 import type { FamilyPartition } from './family-partition.ts';
 import { TermKeeper } from './term-keeper.ts';
+import { MAX_TIMER_MS, systemClock, type Clock, type ClockTimer } from './clock.ts';
 
 export interface SupervisorOptions {
   supervisorKey: string;
@@ -17,6 +18,8 @@ export interface SupervisorOptions {
   renewEveryMs: number;
   pollEveryMs: number;
   logger: Logger;
+  /** Local time and timers (default: the system clock). */
+  clock?: Clock;
 }
 
 export class Supervisor {
@@ -26,9 +29,10 @@ export class Supervisor {
   private scheduled = false;
   private ticking: Promise<void> | null = null;
   private again = false;
-  private timer: NodeJS.Timeout | null = null;
-  private pollTimer: NodeJS.Timeout | null = null;
-  private retryTimer: NodeJS.Timeout | null = null;
+  private timer: ClockTimer | null = null;
+  private pollTimer: ClockTimer | null = null;
+  private retryTimer: ClockTimer | null = null;
+  private readonly clock: Clock;
   private rotation = 0;
   /** Examinations in flight, by family partition. */
   private readonly examining = new Map<FamilyPartition, Promise<void>>();
@@ -39,12 +43,14 @@ export class Supervisor {
 
   constructor(private readonly store: Store, private readonly options: SupervisorOptions) {
     this.supervisorKey = options.supervisorKey;
+    this.clock = options.clock ?? systemClock;
     this.keeper = new TermKeeper(store, {
       supervisorKey: options.supervisorKey,
       holderId: options.holderId,
       ttlMs: options.ttlMs,
       renewEveryMs: options.renewEveryMs,
       logger: options.logger,
+      clock: this.clock,
     });
     // The keeper logs every lease event (lease-events.ts); the supervisor only acts on them.
     this.keeper.on('acquired', () => {
@@ -70,12 +76,11 @@ export class Supervisor {
     this.stopped = false;
     await this.keeper.start();
     if (this.store.backend !== 'sqlite') {
-      this.pollTimer = setInterval(() => {
+      this.pollTimer = this.clock.setInterval(() => {
         if (!this.keeper.term) return;
         for (const p of this.partitions) p.poll();
         this.wake();
       }, this.options.pollEveryMs);
-      this.pollTimer.unref?.();
     }
     this.wake();
   }
@@ -117,7 +122,7 @@ export class Supervisor {
         this.rewake.add(partition);
         continue;
       }
-      if (partition.wantsExamination(Date.now())) this.examine(partition, term);
+      if (partition.wantsExamination(this.clock.now())) this.examine(partition, term);
     }
     this.armTimer();
   }
@@ -144,20 +149,19 @@ export class Supervisor {
    */
   private retrySoon(): void {
     if (this.retryTimer || this.stopped) return;
-    this.retryTimer = setTimeout(() => {
+    this.retryTimer = this.clock.setTimeout(() => {
       this.retryTimer = null;
       this.wake();
     }, Math.min(1000, this.options.pollEveryMs));
-    this.retryTimer.unref?.();
   }
 
   private armTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
+    this.timer?.cancel();
+    this.timer = null;
     const next = this.partitions.map((p) => p.nextWakeAt()).filter((t): t is number => t !== null);
     if (next.length === 0) return;
-    const delay = Math.max(0, Math.min(...next) - Date.now()) + 5;
-    this.timer = setTimeout(() => this.wake(), Math.min(delay, 2 ** 31 - 1));
-    this.timer.unref?.();
+    const delay = Math.max(0, Math.min(...next) - this.clock.now()) + 5;
+    this.timer = this.clock.setTimeout(() => this.wake(), Math.min(delay, MAX_TIMER_MS));
   }
 
   termLost(term: Term): void {
@@ -172,9 +176,9 @@ export class Supervisor {
   /** Shutdown: stop discovery and dispatch, finite cleanup of workers, invalidate the term. */
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    if (this.pollTimer) clearInterval(this.pollTimer);
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.timer?.cancel();
+    this.pollTimer?.cancel();
+    this.retryTimer?.cancel();
     await this.ticking?.catch(() => undefined);
     await Promise.all(this.examining.values());
     await Promise.all(this.partitions.map((p) => p.close()));

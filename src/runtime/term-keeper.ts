@@ -18,6 +18,7 @@ import type { Store, Term } from '../store/types.ts';
 import type { Logger } from '../logging.ts';
 import { LeaseLog, LeaseTimeoutError } from './lease-events.ts';
 import { faultPoint } from '../devtools/fault.ts';
+import { systemClock, within, type Clock, type ClockTimer } from './clock.ts';
 
 export type TermState = 'starting' | 'leader' | 'standby' | 'stopped';
 
@@ -27,6 +28,8 @@ export interface TermKeeperOptions {
   ttlMs: number;
   renewEveryMs: number;
   logger: Logger;
+  /** Local deadlines and timers (default: the system clock); the lease itself is the database's. */
+  clock?: Clock;
 }
 
 export declare interface TermKeeper {
@@ -37,17 +40,6 @@ export declare interface TermKeeper {
   on(event: 'resumed', listener: (term: Term) => void): this;
 }
 
-/** Settles like `work`, or rejects once `ms` passed (the work itself goes on unobserved). */
-function within<T>(work: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
-  work.catch(() => undefined);
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(onTimeout()), Math.max(0, ms));
-    timer.unref?.();
-  });
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
-}
-
 /** The longest a single lease statement may take before it counts as failed. */
 const MIN_STATEMENT_BOUND_MS = 1000;
 
@@ -56,9 +48,9 @@ export class TermKeeper extends EventEmitter {
   term: Term | null = null;
   /** Local monotonic deadline after which the term must be considered lost without a renewal. */
   private localDeadline = 0;
-  private timer: NodeJS.Timeout | null = null;
+  private timer: ClockTimer | null = null;
   /** Fires at the local deadline: the term is lost then, whatever a pending renewal does. */
-  private deadlineTimer: NodeJS.Timeout | null = null;
+  private deadlineTimer: ClockTimer | null = null;
   private stopped = false;
   /** A term this keeper gave up that the database may still hold for it (invalidated before the next acquisition). */
   private lostTerm: Term | null = null;
@@ -74,10 +66,12 @@ export class TermKeeper extends EventEmitter {
   acquisitionFailures = 0;
 
   private readonly log: LeaseLog;
+  private readonly clock: Clock;
 
   constructor(private readonly store: Store, private readonly options: TermKeeperOptions) {
     super();
     this.log = new LeaseLog(options.logger, options.supervisorKey);
+    this.clock = options.clock ?? systemClock;
   }
 
   get supervisorKey(): string {
@@ -91,15 +85,14 @@ export class TermKeeper extends EventEmitter {
 
   private schedule(delayMs: number): void {
     if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => { this.busy = this.cycle(); }, delayMs);
-    this.timer.unref?.();
+    this.timer?.cancel();
+    this.timer = this.clock.setTimeout(() => { this.busy = this.cycle(); }, delayMs);
   }
 
   private async cycle(): Promise<void> {
     if (this.stopped) return;
     const { supervisorKey, holderId, ttlMs } = this.options;
-    const startedAt = performance.now();
+    const startedAt = this.clock.monotonic();
     const renewing = this.store.backend === 'sqlite' ? null : this.term;
     let invalidating: Term | null = null;
     try {
@@ -113,7 +106,7 @@ export class TermKeeper extends EventEmitter {
       if (renewing) {
         const term = renewing;
         const bound = this.statementBound();
-        await within(this.store.renewTerm(term, ttlMs), bound, () => new LeaseTimeoutError('renewal', bound));
+        await within(this.clock, this.store.renewTerm(term, ttlMs), bound, () => new LeaseTimeoutError('renewal', bound));
         if (this.term !== term) { this.log.lateRenewal(term, null); return; } // lost meanwhile: stay lost
         this.setDeadline(startedAt + ttlMs);
         this.renewalFailures = 0;
@@ -131,14 +124,14 @@ export class TermKeeper extends EventEmitter {
           const lost = this.lostTerm;
           invalidating = lost;
           try {
-            await within(this.store.invalidateTerm(supervisorKey, { holderId: lost.holderId, supervisorGeneration: lost.supervisorGeneration }), bound, () => new LeaseTimeoutError('invalidation', bound));
+            await within(this.clock, this.store.invalidateTerm(supervisorKey, { holderId: lost.holderId, supervisorGeneration: lost.supervisorGeneration }), bound, () => new LeaseTimeoutError('invalidation', bound));
           } catch (error) {
             if (!(error instanceof TermLostError)) throw error;
           }
           invalidating = null;
           this.lostTerm = null;
         }
-        const result = await within(this.store.acquireTerm(supervisorKey, holderId, ttlMs), bound, () => new LeaseTimeoutError('acquisition', bound));
+        const result = await within(this.clock, this.store.acquireTerm(supervisorKey, holderId, ttlMs), bound, () => new LeaseTimeoutError('acquisition', bound));
         if (this.stopped) return;
         if (result.outcome === 'acquired' || result.outcome === 'renewed') {
           this.setDeadline(startedAt + ttlMs);
@@ -155,12 +148,12 @@ export class TermKeeper extends EventEmitter {
       } else if (renewing) {
         this.renewalFailures += 1;
         this.renewalFailuresTotal += 1;
-        if (error instanceof TermLostError || performance.now() >= this.localDeadline) {
+        if (error instanceof TermLostError || this.clock.monotonic() >= this.localDeadline) {
           this.lose(error instanceof TermLostError ? 'term_lost' : 'renewal_deadline_passed');
         } else {
           const first = !this.suspended;
           this.suspended = true;
-          this.log.renewalFailed(renewing, error, first, this.renewalFailures, this.localDeadline - performance.now(), this.nextDelayMs());
+          this.log.renewalFailed(renewing, error, first, this.renewalFailures, this.localDeadline - this.clock.monotonic(), this.nextDelayMs());
           if (first) this.emit('suspended', renewing, (error as Error).message);
         }
       } else if (invalidating) {
@@ -181,7 +174,7 @@ export class TermKeeper extends EventEmitter {
    */
   private nextDelayMs(): number {
     if (this.store.backend === 'sqlite') return this.acquisitionRetryMs();
-    const remaining = this.term ? this.localDeadline - performance.now() : Infinity;
+    const remaining = this.term ? this.localDeadline - this.clock.monotonic() : Infinity;
     return Math.max(10, Math.min(this.options.renewEveryMs, this.suspended ? remaining / 2 : Infinity));
   }
 
@@ -193,20 +186,19 @@ export class TermKeeper extends EventEmitter {
 
   /** One lease statement may take a period (at least 1 s), never beyond the local deadline. */
   private statementBound(): number {
-    const remaining = this.localDeadline - performance.now();
+    const remaining = this.localDeadline - this.clock.monotonic();
     return Math.max(1, Math.min(remaining, Math.max(MIN_STATEMENT_BOUND_MS, this.options.renewEveryMs)));
   }
 
   private setDeadline(at: number): void {
     this.localDeadline = at;
-    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
-    this.deadlineTimer = setTimeout(() => {
+    this.deadlineTimer?.cancel();
+    this.deadlineTimer = this.clock.setTimeout(() => {
       this.deadlineTimer = null;
       if (!this.term) return;
-      if (performance.now() < this.localDeadline) { this.setDeadline(this.localDeadline); return; }
+      if (this.clock.monotonic() < this.localDeadline) { this.setDeadline(this.localDeadline); return; }
       this.lose('renewal_deadline_passed');
-    }, Math.max(0, at - performance.now()));
-    this.deadlineTimer.unref?.();
+    }, Math.max(0, at - this.clock.monotonic()));
   }
 
   private becomeLeader(term: Term): void {
@@ -223,7 +215,7 @@ export class TermKeeper extends EventEmitter {
     const term = this.term;
     this.term = null;
     this.suspended = false;
-    if (this.deadlineTimer) { clearTimeout(this.deadlineTimer); this.deadlineTimer = null; }
+    if (this.deadlineTimer) { this.deadlineTimer.cancel(); this.deadlineTimer = null; }
     if (term && this.store.backend !== 'sqlite') this.lostTerm = term;
     this.state = this.stopped ? 'stopped' : 'standby';
     this.termChanges += 1;
@@ -258,10 +250,10 @@ export class TermKeeper extends EventEmitter {
    */
   async stop(invalidate = true): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    if (this.deadlineTimer) { clearTimeout(this.deadlineTimer); this.deadlineTimer = null; }
+    this.timer?.cancel();
+    if (this.deadlineTimer) { this.deadlineTimer.cancel(); this.deadlineTimer = null; }
     const bound = Math.max(MIN_STATEMENT_BOUND_MS, this.options.renewEveryMs);
-    await within(this.busy, bound, () => new LeaseTimeoutError('renewal', bound)).catch(() => undefined);
+    await within(this.clock, this.busy, bound, () => new LeaseTimeoutError('renewal', bound)).catch(() => undefined);
     const term = this.term;
     this.term = null;
     this.suspended = false;
@@ -269,7 +261,7 @@ export class TermKeeper extends EventEmitter {
     if (term && invalidate) {
       try {
         await within(
-          this.store.invalidateTerm(term.supervisorKey, { holderId: term.holderId, supervisorGeneration: term.supervisorGeneration }),
+          this.clock, this.store.invalidateTerm(term.supervisorKey, { holderId: term.holderId, supervisorGeneration: term.supervisorGeneration }),
           bound, () => new LeaseTimeoutError('invalidation', bound),
         );
       } catch (error) {
