@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/logging.ts';
 import { Runtime } from '../../src/runtime/runtime.ts';
+import { ManualClock } from '../../src/runtime/manual-clock.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { P, REPO_ROOT, createFixtureTables, intentOf, runs, runtimeConfig, statsOf } from '../fixtures/runtime-harness.ts';
@@ -14,7 +15,6 @@ import families from '../fixtures/families/idle.ts';
 import path from 'node:path';
 
 const FAMILIES_MODULE = path.join(REPO_ROOT, 'test/fixtures/families/idle.ts');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Waits until the runtime has settled: no examination round running or scheduled, nothing
@@ -56,6 +56,10 @@ describe('[sqlite] an idle runtime does not poll; other processes\' commits wake
   let fx: BackendFixture;
   let runtime: Runtime;
   let calls = 0;
+  // The host's timers run on this clock: an idle window is host time the test moves on, not a sleep.
+  const clock = new ManualClock();
+  /** fx-idle's interval (3600 s) is the only deadline: windows stay inside it. */
+  const WINDOW_MS = 25 * 60_000;
 
   before(async () => {
     fx = await createBackend('sqlite');
@@ -67,7 +71,7 @@ describe('[sqlite] an idle runtime does not poll; other processes\' commits wake
       const original = s[name].bind(store);
       s[name] = (...args: unknown[]) => { calls += 1; return original(...args); };
     }
-    runtime = new Runtime(runtimeConfig(fx, families), createLogger({ level: process.env.APSUP_TEST_LOG_LEVEL ?? 'silent' }), { store });
+    runtime = new Runtime(runtimeConfig(fx, families), createLogger({ level: process.env.APSUP_TEST_LOG_LEVEL ?? 'silent' }), { store, clock });
     await runtime.start();
   });
   after(async () => {
@@ -81,7 +85,7 @@ describe('[sqlite] an idle runtime does not poll; other processes\' commits wake
     await settled(fx, runtime); // the start-up examination has finished
     const ticks = supervisor.ticks;
     const before = calls;
-    await sleep(1500); // a bounded observation window: nothing may happen in it
+    await clock.advance(WINDOW_MS); // 25 minutes of host time: every timer the host armed in it has fired
     assert.equal(supervisor.ticks, ticks, 'no supervisor rounds while idle');
     assert.equal(calls, before, 'no database statements while idle');
 
@@ -102,7 +106,7 @@ describe('[sqlite] an idle runtime does not poll; other processes\' commits wake
     await settled(fx, runtime);
     const ticks2 = supervisor.ticks;
     const calls2 = calls;
-    await sleep(1000);
+    await clock.advance(WINDOW_MS);
     assert.equal(supervisor.ticks, ticks2);
     assert.equal(calls, calls2);
   });

@@ -38,8 +38,12 @@ for (const backend of BACKENDS) {
     test('WARM_WORKERS=0 starts no process until work arrives', async () => {
       const runtime = await startRuntime(fx, [testFamily('ww-lazy', { maxWorkers: 2 })], { env: { [`${P}ARTIFACT_PROCESSING_WARM_WORKERS`]: '0' } });
       runtimes.push(runtime);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // A worker is started by the start-up (prewarm) or by a dispatch: once the first
+      // examination round has ended, neither has started one (progress, not a fixed window).
+      const supervisor = runtime.supervisors[0];
+      await waitFor(() => supervisor.ticks >= 1 && supervisor.idle, 15_000);
       assert.equal(statsOf(runtime, 'ww-lazy').workerProcesses, 0);
+      assert.equal(statsOf(runtime, 'ww-lazy').workerSpawns, 0);
       await runtime.trigger('ww-lazy', 'l1');
       await waitFor(async () => (await intentOf(fx, 'ww-lazy', 'l1'))?.handledGeneration === 1, 20_000);
       assert.equal(statsOf(runtime, 'ww-lazy').workerSpawns, 1);
