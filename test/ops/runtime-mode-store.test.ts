@@ -4,7 +4,7 @@
 // leaves requests, dirty marks and checkpoints alone; bounded backlog counts for status.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
+import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { StoreError, TermLostError } from '../../src/store/errors.ts';
 import { txQuery } from '../../src/store/tx-query.ts';
 import { readModeLeases } from '../../src/store/mode-leases.ts';
@@ -90,7 +90,7 @@ for (const backend of BACKENDS) {
         assert.deepEqual([l.holderId, l.supervisorGeneration], ['global-host', term.supervisorGeneration]);
         assert.equal((await fx.store.readRuntimeMode()).mode, 'global');
         // The holder crashes: its lease expires (ttl 1 s).
-        await new Promise((r) => setTimeout(r, 1200));
+        await waitFor(async () => !(await fx.store.readLease('global')).live, 5_000); // expired on the database clock (ttl 1 s)
       }
       const result = await fx.store.switchMode('dedicated');
       assert.equal(result.mode, 'dedicated');
@@ -128,7 +128,7 @@ for (const backend of BACKENDS) {
       const before = await fx.store.readLease('artifact:ops-alpha');
       if (backend === 'mysql') {
         await assert.rejects(fx.store.switchMode('global'), (e: unknown) => e instanceof StoreError && e.code === 'live_candidate');
-        await new Promise((r) => setTimeout(r, 1200));
+        await waitFor(async () => !(await fx.store.readLease('artifact:ops-alpha')).live, 5_000); // expired on the database clock (ttl 1 s)
       }
       const result = await fx.store.switchMode('global');
       assert.equal(result.mode, 'global');
@@ -150,7 +150,7 @@ for (const backend of BACKENDS) {
         const leases = await readModeLeases(fx.store, 'dedicated');
         assert.deepEqual(leases.filter((l) => l.live).map((l) => [l.supervisorKey, l.holderId]), [['artifact:ops-gone', 'gone-host']]);
         assert.equal((await fx.store.readRuntimeMode()).mode, 'dedicated');
-        await new Promise((r) => setTimeout(r, 1200));
+        await waitFor(async () => !(await fx.store.readLease('artifact:ops-gone')).live, 5_000); // expired on the database clock (ttl 1 s)
       }
       const result = await fx.store.switchMode('global');
       assert.ok(result.invalidated.some((t) => t.supervisorKey === 'artifact:ops-gone' && t.supervisorGeneration === gone.supervisorGeneration + 1), JSON.stringify(result.invalidated));
