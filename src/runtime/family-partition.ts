@@ -73,6 +73,7 @@ export class FamilyPartition {
     this.invoker = new Invoker({
       family: this.family, bindingName: this.bindingName, budget: this.budget,
       store, pool, table: this.table, backoff: this.backoff, health: this.health, hooks,
+      enqueue: (scopeId, source) => this.enqueue(scopeId, source),
       notifyRequest: (pendingSequence) => this.notifyRequest(pendingSequence),
       clock, logger,
     });

@@ -12,7 +12,7 @@ import type { BackoffIndex } from './backoff.ts';
 import type { Clock } from './clock.ts';
 import type { FamilyHealth } from './family-health.ts';
 import { intentReaderFor } from './intent-reader.ts';
-import type { Invocation, KeyStateTable } from './key-states.ts';
+import type { Invocation, KeyStateTable, ReadySource } from './key-states.ts';
 import type { PartitionHooks } from './partition-types.ts';
 import type { WorkerOutcome, WorkerPool } from './worker-pool.ts';
 
@@ -26,6 +26,8 @@ export interface InvokerContext {
   backoff: BackoffIndex;
   health: FamilyHealth;
   hooks: Pick<PartitionHooks, 'wake' | 'termLost' | 'currentTerm'>;
+  /** Queues a key (the partition's enqueue: it also keeps the scan's turn, RFC 2). */
+  enqueue(scopeId: string, source: ReadySource): boolean;
   /** A key whose successor found no place in the ready queue: owed discovery finds it. */
   notifyRequest(pendingSequence?: number): void;
   clock: Clock;
@@ -99,7 +101,7 @@ export class Invoker {
       table.finish(scopeId);
       // At most one successor; it merges every request accepted meanwhile (the key is no longer
       // running, so it can take its place in the ready queue at once).
-      if (successor && !this.closing && !table.enqueue(scopeId, 'successor')) this.c.notifyRequest(pendingSequence);
+      if (successor && !this.closing && !this.c.enqueue(scopeId, 'successor')) this.c.notifyRequest(pendingSequence);
       hooks.wake();
     }
   }

@@ -45,7 +45,7 @@ function setup(outcomes: Array<WorkerOutcome | (() => Promise<WorkerOutcome>)>, 
   const invoker = new Invoker({
     family: 'f', bindingName: 'b', budget: 1, store, pool, table, backoff, health,
     hooks: { wake: () => undefined, termLost: () => { lost += 1; }, currentTerm: () => term },
-    notifyRequest: (s) => notified.push(s), clock, logger: createLogger({ level: 'silent' }),
+    enqueue: (id, source) => table.enqueue(id, source), notifyRequest: (s) => notified.push(s), clock, logger: createLogger({ level: 'silent' }),
   });
   return { clock, table, backoff, health, invoker, acks, notified, lost: () => lost, holdAcks: (p: Promise<void>) => { hold = p; } };
 }
