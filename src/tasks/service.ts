@@ -84,6 +84,40 @@ export class TaskService {
     return this.write(this.registry.definition(request.taskType), input, tx);
   }
 
+  /**
+   * Batched intake (issue 12 item 4): up to 1000 submissions in one call (pc_task_submit_batch),
+   * each validated as submit validates it (nothing is written when one is refused), with the
+   * same results as the single submits in order. The intent hooks of the created tasks run in
+   * the same transaction, in input order, after the rows are written; one wake-up after commit.
+   */
+  async submitBatch(requests: readonly SubmitRequest[], tx?: TxHandle): Promise<SubmitResult[]> {
+    const inputs: SubmitInput[] = [];
+    const definitions: TaskTypeDefinition[] = [];
+    for (const request of requests) {
+      const v = this.validate(request);
+      inputs.push({ taskType: request.taskType, handlerVersion: v.version, payload: v.payload, dedupeKey: v.dedupeKey, timeoutMs: v.timeoutMs });
+      definitions.push(this.registry.definition(request.taskType));
+    }
+    const inTx = async (t: TxHandle) => {
+      const results = await this.tasks.submitBatch(inputs, t);
+      for (let i = 0; i < results.length; i++) {
+        const intent = definitions[i].intent;
+        if (results[i].outcome === 'created' && intent) {
+          await intent(t, { taskId: results[i].taskId, payload: inputs[i].payload, resumedFromTaskId: null }, { query: txQuery, backend: this.tasks.store.backend });
+        }
+      }
+      return results;
+    };
+    if (tx) {
+      const results = await inTx(tx);
+      this.submittedIn.add(tx as object);
+      return results;
+    }
+    const results = definitions.some((d) => d.intent) ? await this.tasks.transaction(inTx) : await this.tasks.submitBatch(inputs);
+    this.notifySubmitted();
+    return results;
+  }
+
   /** The task row and the type's domain rows, in the caller's transaction or in one of their own. */
   private async write(definition: TaskTypeDefinition, input: SubmitInput, tx?: TxHandle): Promise<SubmitResult> {
     const inTx = async (t: TxHandle) => {
