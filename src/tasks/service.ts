@@ -26,6 +26,8 @@ export interface SubmitRequest {
 export class TaskService {
   /** Called after a submission committed (in-process wake-up; losing it only delays to the next relay or sweep). */
   onSubmitted: (() => void) | null = null;
+  /** The optional cross-process wake-up channel (src/notify/): other processes' runners probe at once. */
+  notifier: { publish(topic: 'task', payload: string): void } | null = null;
 
   private readonly submittedIn = new WeakSet<object>();
 
@@ -35,9 +37,10 @@ export class TaskService {
    * A caller that submits inside its own transaction (not TaskService.transaction) calls this
    * after its commit.
    */
-  notifySubmitted(): void {
+  notifySubmitted(taskId?: number): void {
     try {
       this.onSubmitted?.();
+      this.notifier?.publish('task', taskId === undefined ? '' : String(taskId));
     } catch {
       /* the task stays pending: the next relay or sweep claims it */
     }
@@ -114,7 +117,7 @@ export class TaskService {
       return results;
     }
     const results = definitions.some((d) => d.intent) ? await this.tasks.transaction(inTx) : await this.tasks.submitBatch(inputs);
-    this.notifySubmitted();
+    this.notifySubmitted(results[0]?.taskId);
     return results;
   }
 
@@ -133,7 +136,7 @@ export class TaskService {
       return result;
     }
     const result = definition.intent ? await this.tasks.transaction(inTx) : await this.tasks.submit(input);
-    this.notifySubmitted();
+    this.notifySubmitted(result.taskId);
     return result;
   }
 
