@@ -8,7 +8,7 @@
  * and TaskService do. Default polls (POLL_SECONDS 5, WAKEUP_POLL_MS 500). trigger->start: the
  * processor's start time (sub-ms wall clock) minus the time taken just before the call;
  * submit->start: the attempt's started_at (database clock, ms) minus the same. Self-contained:
- * `npx tsx bench/suites/wakeup.ts [--triggers N] [--tasks N] [--gap-ms G]`. Nothing is asserted.
+ * `npx tsx bench/suites/wakeup.ts [--triggers N] [--tasks N] [--gap-ms G] [--task-gap-ms T]`. Nothing is asserted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -37,7 +37,7 @@ function stats(values: number[]) {
   return { n: v.length, p50: percentile(v, 50), p95: percentile(v, 95), p99: percentile(v, 99), max: v[v.length - 1] ?? NaN };
 }
 
-async function measure(channelOn: boolean, triggers: number, taskCount: number, gapMs: number) {
+async function measure(channelOn: boolean, triggers: number, taskCount: number, gapMs: number, taskGapMs: number) {
   const db = await createEphemeralDatabase('mysql', { prefix: 'apsup_bench', mysqlAdminUrl: process.env.APSUP_TEST_MYSQL_URL });
   const store = openStore(db.target) as BaseStore;
   const tasks = new TaskStore(store);
@@ -86,14 +86,14 @@ async function measure(channelOn: boolean, triggers: number, taskCount: number, 
     for (let t = 0; t < 300 && seen.size < triggers; t++) { seen = await starts('t-'); await sleep(100); }
     const triggerLat = [...sent].filter(([s]) => seen.has(s)).map(([s, t0]) => seen.get(s)! - t0);
 
-    progress(`wakeup ${channelOn ? 'with' : 'without'} the channel: ${taskCount} tasks, one every ${gapMs * 2} ms`);
+    progress(`wakeup ${channelOn ? 'with' : 'without'} the channel: ${taskCount} tasks, one every ${taskGapMs} ms`);
     const submitted: Array<{ id: number; t0: number }> = [];
     for (let i = 0; i < taskCount; i++) {
       const t0 = Date.now();
       const r = await tasks.submit({ taskType: 'fx-quick', handlerVersion: 2, payload: {}, timeoutMs: 60_000 });
       publisher?.publish('task', String(r.taskId));
       submitted.push({ id: r.taskId, t0 });
-      await sleep(gapMs * 2);
+      await sleep(taskGapMs);
     }
     const taskLat: number[] = [];
     for (const s of submitted) {
@@ -118,8 +118,10 @@ async function measure(channelOn: boolean, triggers: number, taskCount: number, 
 const triggers = arg('--triggers', 100);
 const taskCount = arg('--tasks', 50);
 const gapMs = arg('--gap-ms', 50);
+// Tasks are spaced so that attempts do not queue behind the capacity (each attempt forks a process).
+const taskGapMs = arg('--task-gap-ms', 3000);
 const rows = [];
-for (const on of [false, true]) rows.push(await measure(on, triggers, taskCount, gapMs));
+for (const on of [false, true]) rows.push(await measure(on, triggers, taskCount, gapMs, taskGapMs));
 printTable('wakeup: cross-process latency on MariaDB (ms), apsup run --role background, default polls', ['channel', 'path', 'n', 'p50', 'p95', 'p99', 'max'],
   rows.flatMap((r) => (['trigger', 'submit'] as const).map((p) => [r.channel ? 'redis' : 'off (poll)', `${p}->start`, r[p].n, r[p].p50.toFixed(1), r[p].p95.toFixed(1), r[p].p99.toFixed(1), r[p].max.toFixed(1)])));
-console.log(`written ${writeResult('wakeup', { triggers, taskCount, gapMs, machine: machineInfo(), rows })}`);
+console.log(`written ${writeResult('wakeup', { triggers, taskCount, gapMs, taskGapMs, machine: machineInfo(), rows })}`);
