@@ -19,6 +19,7 @@ import { statusCommand } from './status.ts';
 import { adoptCommand, adoptionPlanFor } from './adopt.ts';
 import { maintenanceCommand } from './maintenance.ts';
 import { StoreError } from '../store/errors.ts';
+import { publishOnce } from '../notify/start.ts';
 import { AdoptionRequiredError } from '../migrations/adoption-detect.ts';
 import { RegistrationError } from '../registry/registration.ts';
 
@@ -162,6 +163,9 @@ async function intent(kind: 'trigger' | 'mark-dirty', family: string | undefined
       ? await store.acceptRequest(f.registration.bindingName, scope)
       : await store.markDirty(f.registration.bindingName, scope);
     console.log(JSON.stringify({ status: 'accepted', family, ...result }));
+    // After the commit: wake the background leader at once when a wake-up channel is configured.
+    await publishOnce(process.env, config.database, createLogger({ level: 'silent' }), kind === 'trigger' ? 'request' : 'dirty',
+      kind === 'trigger' ? `${family}\t${result.pendingSequence}` : family).catch(() => undefined);
     return 0;
   } catch (error) {
     if (error instanceof StoreError && error.code === 'maintenance') {

@@ -21,6 +21,9 @@ import { TaskRunner } from '../tasks/task-runner.ts';
 import { TaskStore } from '../tasks/task-store.ts';
 import { OBSERVABILITY_ADDRESS_VARIABLE, parseObservabilityAddress, type ObservabilityAddress } from '../observability/config.ts';
 import { ObservabilityServer } from '../observability/server.ts';
+import { parseNotifyConfig, type NotifyConfig } from '../notify/config.ts';
+import { startNotify } from '../notify/start.ts';
+import type { NotifyChannel } from '../notify/channel.ts';
 
 export interface RunOptions {
   familiesModule?: string;
@@ -52,12 +55,14 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
   let releaseLock: () => void = () => undefined;
   let taskConfig: TaskConfig;
   let observabilityAddress: ObservabilityAddress | null;
+  let notifyConfig: NotifyConfig | null;
   let mode = 'global';
   let candidate: CandidateRegistration | null = null;
   try {
     const { config, module } = await buildRuntimeConfig(options);
     taskConfig = parseTaskConfig(options.env ?? process.env);
     observabilityAddress = parseObservabilityAddress(options.env ?? process.env);
+    notifyConfig = parseNotifyConfig(options.env ?? process.env);
     if (config.database.backend === 'sqlite' && config.role !== 'api') releaseLock = acquireSqliteHostLock(config.database.file);
     mode = config.mode;
     runtime = new Runtime(config, logger);
@@ -113,6 +118,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
   };
   let runner: TaskRunner | null = null;
   let observability: ObservabilityServer | null = null;
+  let notify: NotifyChannel | null = null;
   let exitCode = 0;
   try {
     await runtime.start();
@@ -122,6 +128,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
       runner = new TaskRunner(new TaskStore(runtime.store as BaseStore), registry, taskConfig, databaseUrlOf(runtime.config.database), logger);
       await runner.start();
     }
+    notify = await startNotify(notifyConfig, runtime.config.database, logger, [runtime, runner]);
     // Observability never stops processing: an endpoint that cannot bind (e.g. the default port
     // is taken by another process on this host) is reported and left out.
     if (observabilityAddress) {
@@ -140,6 +147,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     process.off('SIGTERM', onTerm);
     clearInterval(keepAlive);
     await observability?.stop();
+    await notify?.close();
     await runner?.stop();
     await candidate?.withdraw();
     await runtime.stop();

@@ -14,6 +14,7 @@ import { parseTaskConfig } from '../tasks/config.ts';
 import { loadTaskRegistry } from '../tasks/load.ts';
 import { UnknownHandlerError } from '../tasks/registry.ts';
 import { TaskRunner } from '../tasks/task-runner.ts';
+import { publishOnce } from '../notify/start.ts';
 import { TaskService } from '../tasks/service.ts';
 import { TERMINAL_STATES, TaskStore, type TaskState } from '../tasks/task-store.ts';
 import { TasksUsageError, daysOption, intOption, readPayload, timeoutOption } from './tasks-input.ts';
@@ -88,7 +89,10 @@ async function run(args: TasksArgs): Promise<number> {
       case 'submit': {
         const registry = await loadTaskRegistry(config.tasksModule);
         const service = new TaskService(tasks, registry, config);
-        out(await service.submit({ taskType: arg!, payload: input.payload, dedupeKey: args.dedupeKey, timeoutMs: input.timeoutMs, handlerVersion: input.handlerVersion }));
+        const submitted = await service.submit({ taskType: arg!, payload: input.payload, dedupeKey: args.dedupeKey, timeoutMs: input.timeoutMs, handlerVersion: input.handlerVersion });
+        out(submitted);
+        // After the commit: other processes' runners probe at once when a wake-up channel is configured.
+        await publishOnce(process.env, target, createLogger({ level: 'silent' }), 'task', String(submitted.taskId)).catch(() => undefined);
         return 0;
       }
       case 'list': {

@@ -7,7 +7,7 @@ import type { FamilyRegistration } from '../registry/registration.ts';
 
 /** Variables read outside src/config/runtime-config.ts (observability, durable tasks: src/tasks/config.ts). */
 const OTHER_SETTINGS = [
-  'OBSERVABILITY_ADDRESS', 'TASKS_MODULE',
+  'OBSERVABILITY_ADDRESS', 'TASKS_MODULE', 'NOTIFY_REDIS_URL',
   ...['MAX_TIMEOUT_SECONDS', 'DEFAULT_TIMEOUT_SECONDS', 'LEASE_SECONDS', 'CAPACITY', 'SWEEP_SECONDS', 'READINESS_TTL_SECONDS',
     'TERMINATE_GRACE_SECONDS', 'PROGRESS_MIN_STEP', 'WAKEUP_POLL_MS', 'MAX_ATTEMPTS', 'FAILURE_HOOK_MAX_ATTEMPTS'].map((n) => `DURABLE_TASK_${n}`),
 ];

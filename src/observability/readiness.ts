@@ -19,6 +19,7 @@
  */
 import type { Runtime } from '../runtime/runtime.ts';
 import type { TaskRunner } from '../tasks/task-runner.ts';
+import type { NotifyStatus } from '../notify/channel.ts';
 import type { LeaderFact, OwedCount, PersistedFacts } from './facts.ts';
 
 export type FamilyStatus = 'ok' | 'degraded' | 'standby' | 'leader' | 'unavailable';
@@ -39,6 +40,8 @@ export interface ReadinessDocument {
     leases: LeaderFact[];
     error?: string;
   };
+  /** The optional wake-up channel (issue 12 item 6): `down` only costs latency (polling continues), so it never makes the host unready. */
+  notify?: NotifyStatus;
   durable_tasks: {
     liveWorkers: number | null;
     /** The runner embedded in this host: whether its reconciler is sweeping (it publishes readiness only then). */
@@ -92,6 +95,7 @@ export async function buildReadiness(runtime: Runtime, facts: PersistedFacts, ta
       doc.backlog = { families: {}, backgroundLeaderAlive: false, leases: [], error: (error as Error).message };
     }
   }
+  if (runtime.notify) doc.notify = runtime.notify.status();
   if (taskRunner) {
     const { lastSweepOkAt, sweeps, sweepFailures } = taskRunner.stats;
     doc.durable_tasks.reconciler = { healthy: taskRunner.reconcilerHealthy(), lastSweepAgoMs: lastSweepOkAt === null ? null : Date.now() - lastSweepOkAt, sweeps, sweepFailures };

@@ -17,6 +17,8 @@ import { WorkerPool } from './worker-pool.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { watchSqliteCommits } from './sqlite-wakeup.ts';
 import { systemClock, type Clock, type ClockTimer } from './clock.ts';
+import type { NotifyChannel } from '../notify/channel.ts';
+import { subscribeRuntime } from '../notify/hooks.ts';
 
 /** How long shutdown waits for the store's connections to close. */
 const CLOSE_BOUND_MS = 5000;
@@ -49,6 +51,8 @@ export class Runtime {
   private readonly byFamily = new Map<string, { partition?: FamilyPartition; supervisor?: Supervisor; bindingName: string }>();
   private stopping: Promise<void> | null = null;
   private unwatch: (() => void) | null = null;
+  /** The optional cross-process wake-up channel (attachNotify). */
+  notify: NotifyChannel | null = null;
   /** Called when the process must not go on (SQLite: another host took the permanent term). */
   onFatal: ((reason: string) => void) | null = null;
   /** Local time and timers of every supervisor, term keeper, partition and worker pool of this host. */
@@ -168,20 +172,54 @@ export class Runtime {
     return intent;
   }
 
+  /** Batched intake (pc_aps_accept_request_batch): up to 1000 requests of one family in one call; one wake-up. */
+  async triggerBatch(family: string, scopeIds: readonly string[], tx?: TxHandle): Promise<IntentSnapshot[]> {
+    const intents = await this.store.acceptRequestBatch(this.binding(family).bindingName, scopeIds, tx);
+    if (!tx) this.notifyRequest(family, Math.min(...intents.map((i) => i.pendingSequence)));
+    return intents;
+  }
+
+  /** Batched intake (pc_aps_mark_dirty_batch): up to 1000 dirty marks of one family in one call; one wake-up. */
+  async markDirtyBatch(family: string, scopeIds: readonly string[], tx?: TxHandle): Promise<IntentSnapshot[]> {
+    const intents = await this.store.markDirtyBatch(this.binding(family).bindingName, scopeIds, tx);
+    if (!tx) this.notifyDirty(family);
+    return intents;
+  }
+
   /**
-   * In-process notifications (after the caller's transaction committed). Pass the key's pending
-   * sequence (from the intent row) when known: discovery then need not start from the first page.
+   * Notifications after the caller's transaction committed: this process's partition, and the
+   * other processes through the wake-up channel when one is attached (src/notify/). Pass the
+   * key's pending sequence (from the intent row) when known: discovery then need not start from
+   * the first page.
    */
   notifyRequest(family: string, pendingSequence?: number): void {
+    this.wakeRequest(family, pendingSequence);
+    this.notify?.publish('request', pendingSequence === undefined ? family : `${family}\t${pendingSequence}`);
+  }
+
+  notifyDirty(family: string): void {
+    this.wakeDirty(family);
+    this.notify?.publish('dirty', family);
+  }
+
+  private wakeRequest(family: string, pendingSequence?: number): void {
     const entry = this.binding(family);
     entry.partition?.notifyRequest(pendingSequence);
     entry.supervisor?.wake();
   }
 
-  notifyDirty(family: string): void {
+  private wakeDirty(family: string): void {
     const entry = this.binding(family);
     entry.partition?.notifyDirty();
     entry.supervisor?.wake();
+  }
+
+  /** Publishes after commits; a background host also wakes on the other processes' messages (issue 12 item 6). */
+  attachNotify(channel: NotifyChannel): void {
+    this.notify = channel;
+    if (this.supervisors.length > 0) {
+      subscribeRuntime(channel, [...this.byFamily.keys()], (f, seq) => this.wakeRequest(f, seq), (f) => this.wakeDirty(f));
+    }
   }
 
   async leases(): Promise<LeaseRead[]> {

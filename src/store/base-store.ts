@@ -6,6 +6,7 @@ import { InvalidArgumentError } from './errors.ts';
 import {
   assertBindingName, assertGeneration, assertHolderId, assertPageLimit, assertScopeId, assertSupervisorKey,
 } from './identifiers.ts';
+import { csvColumn, intentBatchParams, toIntentBatch, type IntentBatchOperation } from './intake-batch.ts';
 import { OPERATIONS, type OperationName } from './operations.ts';
 import {
   dbTime, single, toAckResult, toAdmittedPage, toBindingState, toDbTime, toIntent, toKeyPage, toLeaseRead, toScanFinish, toScanStart,
@@ -41,13 +42,6 @@ function assertTtl(operation: string, ttlMs: number): void {
   if (!Number.isSafeInteger(ttlMs) || ttlMs < 1000 || ttlMs > 3_600_000) {
     throw new InvalidArgumentError(operation, `ttl must be an integer number of milliseconds in 1000..3600000, got ${String(ttlMs)}`);
   }
-}
-
-/** One comma-separated list column of a batch operation's result row, with one item per key of the call. */
-function csvColumn(operation: string, row: Row, column: string, count: number): string[] {
-  const items = String(row[column] ?? '').split(',');
-  if (items.length !== count) throw new Error(`${operation}: ${column} has ${items.length} items for ${count} keys`);
-  return items;
 }
 
 function termParams(operation: string, term: Term): Params {
@@ -152,6 +146,19 @@ export abstract class BaseStore implements Store {
   async acceptRequest(bindingName: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot> {
     const op = 'pc_aps_accept_request';
     return toIntent(single(await this.rows(op, keyParams(op, bindingName, scopeId), tx), op));
+  }
+
+  async markDirtyBatch(bindingName: string, scopeIds: readonly string[], tx?: TxHandle): Promise<IntentSnapshot[]> {
+    return this.intentBatch('pc_aps_mark_dirty_batch', bindingName, scopeIds, tx);
+  }
+
+  async acceptRequestBatch(bindingName: string, scopeIds: readonly string[], tx?: TxHandle): Promise<IntentSnapshot[]> {
+    return this.intentBatch('pc_aps_accept_request_batch', bindingName, scopeIds, tx);
+  }
+
+  private async intentBatch(op: IntentBatchOperation, bindingName: string, scopeIds: readonly string[], tx?: TxHandle): Promise<IntentSnapshot[]> {
+    const row = single(await this.rows(op, intentBatchParams(op, bindingName, scopeIds), tx), op);
+    return toIntentBatch(op, row, bindingName, scopeIds);
   }
 
   async readIntent(bindingName: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot | null> {

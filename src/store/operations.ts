@@ -66,6 +66,16 @@ export const OPERATIONS = {
     transaction: 'caller',
     summary: 'requested_generation + 1 for a key (registers it on first use); no leadership needed',
   },
+  pc_aps_mark_dirty_batch: {
+    params: ['binding_name', 'scope_ids'],
+    transaction: 'caller',
+    summary: 'batched intake: pc_aps_mark_dirty for up to 1000 keys of one binding in one call, item by item (a repeated key is marked twice)',
+  },
+  pc_aps_accept_request_batch: {
+    params: ['binding_name', 'scope_ids'],
+    transaction: 'caller',
+    summary: 'batched intake: pc_aps_accept_request for up to 1000 keys of one binding in one call, item by item (a repeated key gets two requests)',
+  },
   pc_aps_read_intent: {
     params: ['binding_name', 'scope_id'],
     transaction: 'read',
@@ -186,6 +196,11 @@ export const OPERATIONS = {
     params: ['task_type', 'handler_version', 'payload', 'dedupe_key', 'timeout_ms', 'resumed_from_task_id'],
     transaction: 'caller',
     summary: 'persist a pending task; an active task with the same dedupe key is returned instead',
+  },
+  pc_task_submit_batch: {
+    params: ['task_types', 'handler_versions', 'payloads', 'dedupe_keys', 'timeouts_ms', 'resumed_from_task_ids'],
+    transaction: 'caller',
+    summary: 'batched intake: pc_task_submit for up to 1000 tasks in one call, item by item (an earlier item\'s active task dedupes a later one)',
   },
   pc_task_claim: {
     params: ['worker_id', 'lease_ms', 'task_types'],

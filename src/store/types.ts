@@ -172,6 +172,13 @@ export interface Store {
   // Intents (3, 7, 8)
   markDirty(bindingName: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot>;
   acceptRequest(bindingName: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot>;
+  /**
+   * Batched intake (pc_aps_mark_dirty_batch / pc_aps_accept_request_batch): up to 1000 keys of one
+   * binding in one call, inside the caller's transaction like the single forms; results in input
+   * order, each the intent after its own item (a repeated key is marked / requested twice).
+   */
+  markDirtyBatch(bindingName: string, scopeIds: readonly string[], tx?: TxHandle): Promise<IntentSnapshot[]>;
+  acceptRequestBatch(bindingName: string, scopeIds: readonly string[], tx?: TxHandle): Promise<IntentSnapshot[]>;
   readIntent(bindingName: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot | null>;
   listOwedRequests(bindingName: string, afterSequence: number, limit: number): Promise<KeyPage>;
 

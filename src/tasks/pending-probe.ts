@@ -9,7 +9,7 @@ import { watchSqliteCommits } from '../runtime/sqlite-wakeup.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { TaskStore } from './task-store.ts';
 
-export type WakeupSource = 'submit' | 'commit' | 'probe';
+export type WakeupSource = 'submit' | 'commit' | 'probe' | 'notify';
 
 export class PendingProbe {
   private probing = false;

@@ -26,6 +26,8 @@ export interface SubmitRequest {
 export class TaskService {
   /** Called after a submission committed (in-process wake-up; losing it only delays to the next relay or sweep). */
   onSubmitted: (() => void) | null = null;
+  /** The optional cross-process wake-up channel (src/notify/): other processes' runners probe at once. */
+  notifier: { publish(topic: 'task', payload: string): void } | null = null;
 
   private readonly submittedIn = new WeakSet<object>();
 
@@ -35,9 +37,10 @@ export class TaskService {
    * A caller that submits inside its own transaction (not TaskService.transaction) calls this
    * after its commit.
    */
-  notifySubmitted(): void {
+  notifySubmitted(taskId?: number): void {
     try {
       this.onSubmitted?.();
+      this.notifier?.publish('task', taskId === undefined ? '' : String(taskId));
     } catch {
       /* the task stays pending: the next relay or sweep claims it */
     }
@@ -84,6 +87,40 @@ export class TaskService {
     return this.write(this.registry.definition(request.taskType), input, tx);
   }
 
+  /**
+   * Batched intake (issue 12 item 4): up to 1000 submissions in one call (pc_task_submit_batch),
+   * each validated as submit validates it (nothing is written when one is refused), with the
+   * same results as the single submits in order. The intent hooks of the created tasks run in
+   * the same transaction, in input order, after the rows are written; one wake-up after commit.
+   */
+  async submitBatch(requests: readonly SubmitRequest[], tx?: TxHandle): Promise<SubmitResult[]> {
+    const inputs: SubmitInput[] = [];
+    const definitions: TaskTypeDefinition[] = [];
+    for (const request of requests) {
+      const v = this.validate(request);
+      inputs.push({ taskType: request.taskType, handlerVersion: v.version, payload: v.payload, dedupeKey: v.dedupeKey, timeoutMs: v.timeoutMs });
+      definitions.push(this.registry.definition(request.taskType));
+    }
+    const inTx = async (t: TxHandle) => {
+      const results = await this.tasks.submitBatch(inputs, t);
+      for (let i = 0; i < results.length; i++) {
+        const intent = definitions[i].intent;
+        if (results[i].outcome === 'created' && intent) {
+          await intent(t, { taskId: results[i].taskId, payload: inputs[i].payload, resumedFromTaskId: null }, { query: txQuery, backend: this.tasks.store.backend });
+        }
+      }
+      return results;
+    };
+    if (tx) {
+      const results = await inTx(tx);
+      this.submittedIn.add(tx as object);
+      return results;
+    }
+    const results = definitions.some((d) => d.intent) ? await this.tasks.transaction(inTx) : await this.tasks.submitBatch(inputs);
+    this.notifySubmitted(results[0]?.taskId);
+    return results;
+  }
+
   /** The task row and the type's domain rows, in the caller's transaction or in one of their own. */
   private async write(definition: TaskTypeDefinition, input: SubmitInput, tx?: TxHandle): Promise<SubmitResult> {
     const inTx = async (t: TxHandle) => {
@@ -99,7 +136,7 @@ export class TaskService {
       return result;
     }
     const result = definition.intent ? await this.tasks.transaction(inTx) : await this.tasks.submit(input);
-    this.notifySubmitted();
+    this.notifySubmitted(result.taskId);
     return result;
   }
 

@@ -21,6 +21,8 @@ import { AttemptProcess } from './attempt-process.ts';
 import type { TaskConfig } from './config.ts';
 import { Converger, type AttemptRef, type Ending } from './convergence.ts';
 import { PendingProbe, type WakeupSource } from './pending-probe.ts';
+import type { NotifyChannel } from '../notify/channel.ts';
+import { subscribeTaskRunner } from '../notify/hooks.ts';
 import { ReadinessPublisher } from './readiness-publisher.ts';
 import { RunnerStats } from './runner-stats.ts';
 import { UnknownHandlerError, type TaskRegistry } from './registry.ts';
@@ -96,6 +98,11 @@ export class TaskRunner {
   /** Lets in-process submissions wake this runner after they commit. */
   attach(service: { onSubmitted: (() => void) | null }): void {
     service.onSubmitted = () => this.wake('submit');
+  }
+
+  /** Other processes' submissions wake the probe at once through the wake-up channel (src/notify/); the poll stays. */
+  attachNotify(channel: NotifyChannel): void {
+    subscribeTaskRunner(channel, () => this.probes.probe('notify'));
   }
 
   /** The wake-up path: a hint that pending work may exist (losing one only delays the task). */

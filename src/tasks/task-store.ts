@@ -8,6 +8,7 @@ import type { BaseStore, Params } from '../store/base-store.ts';
 import { dbTime, toDbTime, type Row } from '../store/rows.ts';
 import { TYPE, WORKER, json, n, nOrNull, requireId, requireRange, requireToken, sOrNull, toSummary, typeList } from './task-rows.ts';
 import type { OperationName } from '../store/operations.ts';
+import { submitBatchParams, submitColumns, toSubmitResults } from './submit-params.ts';
 import type { TxHandle } from '../store/types.ts';
 
 export type TaskState = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
@@ -95,26 +96,22 @@ export class TaskStore {
 
   async submit(input: SubmitInput, tx?: TxHandle): Promise<SubmitResult> {
     const op = 'pc_task_submit';
-    if (typeof input.taskType !== 'string' || !TYPE.test(input.taskType)) throw new InvalidArgumentError(op, `task type must match ${TYPE}`);
-    requireRange(op, 'handler version', input.handlerVersion, 0, 1_000_000);
-    if (!Number.isFinite(input.timeoutMs) || input.timeoutMs <= 0 || Math.round(input.timeoutMs) < 1 || !Number.isSafeInteger(Math.round(input.timeoutMs))) {
-      throw new InvalidArgumentError(op, `timeout must be a positive, finite number of milliseconds, got ${String(input.timeoutMs)}`);
-    }
-    if (input.dedupeKey !== undefined && input.dedupeKey !== null && (typeof input.dedupeKey !== 'string' || input.dedupeKey.length < 1 || input.dedupeKey.length > 191 || /^\s|\s$/.test(input.dedupeKey))) {
-      throw new InvalidArgumentError(op, 'dedupe key must be 1..191 characters without leading or trailing whitespace');
-    }
-    const payload = JSON.stringify(input.payload ?? null);
-    const rows = await this.rows(op, {
-      task_type: input.taskType,
-      handler_version: input.handlerVersion,
-      payload,
-      dedupe_key: input.dedupeKey ?? null,
-      timeout_ms: Math.round(input.timeoutMs),
-      resumed_from_task_id: input.resumedFromTaskId ?? null,
-    }, tx);
+    const rows = await this.rows(op, { ...submitColumns(op, input) }, tx);
     const r = rows[0];
     if (!r) throw new Error(`${op}: no result row`);
     return { taskId: n(r.task_id), state: String(r.state) as TaskState, outcome: String(r.outcome) as SubmitResult['outcome'], dedupeKey: sOrNull(r.dedupe_key) };
+  }
+
+  /**
+   * Batched intake (pc_task_submit_batch): up to 1000 tasks in one call, inside the caller's
+   * transaction like submit; results in input order, equal to the same single submits in order.
+   */
+  async submitBatch(inputs: readonly SubmitInput[], tx?: TxHandle): Promise<SubmitResult[]> {
+    const op = 'pc_task_submit_batch';
+    const params = submitBatchParams(inputs);
+    const r = (await this.rows(op, params, tx))[0];
+    if (!r) throw new Error(`${op}: no result row`);
+    return toSubmitResults(r, inputs);
   }
 
   /**

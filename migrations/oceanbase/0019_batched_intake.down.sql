@@ -1,0 +1,4 @@
+-- Reverts 0019: drops the batched intake procedures (a runtime of this version needs them for its batch methods).
+-- @drop-procedure pc_task_submit_batch
+-- @drop-procedure pc_aps_accept_request_batch
+-- @drop-procedure pc_aps_mark_dirty_batch

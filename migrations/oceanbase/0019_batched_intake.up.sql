@@ -1,0 +1,9 @@
+-- Migration 0019 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): batched intake (issue 12 item 4).
+-- Installs pc_aps_mark_dirty_batch, pc_aps_accept_request_batch and pc_task_submit_batch: up to
+-- 1000 dirty marks, explicit requests or task submissions in one call, item by item with exactly
+-- the semantics of pc_aps_mark_dirty, pc_aps_accept_request and pc_task_submit, inside the
+-- caller's transaction like them. The lists are passed as text (COMPATIBILITY rows 80 to 82).
+-- No table changes.
+-- @procedure pc_aps_mark_dirty_batch sha256=9db920998aa1d5b9c457e1da00a43ffc801477f8cd2dddc082ed8018e179ae9b
+-- @procedure pc_aps_accept_request_batch sha256=5cfa3c54efa2c7d26622033dbcee67127d2f326107a73dd0cba6345b51586ef3
+-- @procedure pc_task_submit_batch sha256=7f5dd9b00f47e5ea6e3554415b6eaf144a21f3de136f3376ff78a506675e282c

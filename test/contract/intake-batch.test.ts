@@ -1,0 +1,217 @@
+/**
+ * Batched intake (issue 12 item 4) on both backends: pc_aps_mark_dirty_batch,
+ * pc_aps_accept_request_batch and pc_task_submit_batch give exactly the results of the same
+ * single calls in order (repeated keys, dedupe keys repeated in one batch, pending_sequence
+ * order), and share their in-transaction contract: a batch that fails midway in the SQL leaves
+ * nothing, a batch inside a caller's transaction that rolls back leaves nothing, and the
+ * maintenance window refuses the whole batch.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { InvalidArgumentError, StoreError } from '../../src/store/errors.ts';
+import type { BaseStore } from '../../src/store/base-store.ts';
+import type { IntentSnapshot } from '../../src/store/types.ts';
+import { TaskStore, type SubmitInput } from '../../src/tasks/task-store.ts';
+import { submitBatchParams } from '../../src/tasks/submit-params.ts';
+import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
+
+function code(expected: string) {
+  return (error: unknown) => error instanceof StoreError && error.code === expected;
+}
+
+/** Generations of each item, and pending sequences as ranks (equal sequences compare equal). */
+function shape(items: IntentSnapshot[]) {
+  const seqs = [...new Set(items.map((i) => i.pendingSequence))].sort((a, b) => a - b);
+  return items.map((i) => ({
+    scopeId: i.scopeId,
+    seqRank: seqs.indexOf(i.pendingSequence),
+    dirty: i.dirtyGeneration,
+    clean: i.cleanGeneration,
+    requested: i.requestedGeneration,
+    handled: i.handledGeneration,
+    scan: i.lastAutoScanGeneration,
+  }));
+}
+
+for (const backend of BACKENDS) {
+  describe(`[${backend}] batched intake`, () => {
+    let fx: BackendFixture;
+    let store: BaseStore;
+    let tasks: TaskStore;
+    before(async () => {
+      fx = await createBackend(backend);
+      store = fx.store as BaseStore;
+      tasks = new TaskStore(store);
+    });
+    after(async () => { await fx.cleanup(); });
+
+    async function count(sql: string, params: unknown[] = []): Promise<number> {
+      const rows = await fx.query(sql, params);
+      return Number(Object.values(rows[0])[0]);
+    }
+
+    for (const [kind, batch, singleCall] of [
+      ['mark dirty', (b: string, s: string[]) => store.markDirtyBatch(b, s), (b: string, s: string) => store.markDirty(b, s)],
+      ['accept request', (b: string, s: string[]) => store.acceptRequestBatch(b, s), (b: string, s: string) => store.acceptRequest(b, s)],
+    ] as const) {
+      test(`${kind}: a batch equals the same single calls in order (repeated keys, existing keys, registration order)`, async () => {
+        const tag = kind.replace(' ', '-');
+        const prepared = ['k2', 'k5'];
+        for (const b of [`${tag}.batch`, `${tag}.single`]) {
+          for (const s of prepared) { await store.markDirty(b, s); await store.acceptRequest(b, s); }
+        }
+        const keys = ['k1', 'k2', 'k1', 'k3', 'k,'.slice(0, 1) + '4', 'k1', 'k5', 'k2', 'k6'];
+        const viaBatch = await batch(`${tag}.batch`, keys);
+        const viaSingles: IntentSnapshot[] = [];
+        for (const s of keys) viaSingles.push(await singleCall(`${tag}.single`, s));
+        assert.deepEqual(shape(viaBatch), shape(viaSingles));
+        assert.deepEqual(viaBatch.map((i) => i.scopeId), keys);
+        // And what the database holds afterwards is the same too.
+        for (const s of new Set(keys)) {
+          const a = await store.readIntent(`${tag}.batch`, s);
+          const b = await store.readIntent(`${tag}.single`, s);
+          assert.deepEqual({ ...a, bindingName: '', pendingSequence: 0 }, { ...b, bindingName: '', pendingSequence: 0 });
+        }
+      });
+    }
+
+    test('a repeated key is marked once per item, each item reporting its own generation', async () => {
+      const r = await store.markDirtyBatch('dup', ['a', 'a', 'b', 'a']);
+      assert.deepEqual(r.map((i) => [i.scopeId, i.dirtyGeneration]), [['a', 1], ['a', 2], ['b', 1], ['a', 3]]);
+      assert.equal(r[0].pendingSequence, r[1].pendingSequence);
+      assert.ok(r[2].pendingSequence > r[0].pendingSequence, 'b registers after a');
+      assert.equal((await store.readIntent('dup', 'a'))!.dirtyGeneration, 3);
+    });
+
+    test('1000 keys in one call; 1001 refused before SQL and by the SQL itself', async () => {
+      const keys = Array.from({ length: 1000 }, (_, i) => `s-${i}`);
+      const r = await store.acceptRequestBatch('big', keys);
+      assert.equal(r.length, 1000);
+      assert.ok(r.every((i) => i.requestedGeneration === 1));
+      assert.equal(await count("SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = 'big'"), 1000);
+      await assert.rejects(store.markDirtyBatch('big', [...keys, 'x']), InvalidArgumentError);
+      await assert.rejects(store.callOperation('pc_aps_mark_dirty_batch', { binding_name: 'big', scope_ids: [...keys, 'x'].join(',') }), code('invalid_argument'));
+      assert.equal(await count("SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = 'big' AND dirty_generation > 0"), 0);
+    });
+
+    test('a batch that fails midway in the SQL rolls back wholly (earlier items included)', async () => {
+      await store.markDirty('mid', 'pre');
+      // The empty third item is refused by the SQL after the first two were applied (MySQL loop).
+      await assert.rejects(store.callOperation('pc_aps_mark_dirty_batch', { binding_name: 'mid', scope_ids: 'pre,new,,later' }), code('invalid_argument'));
+      await assert.rejects(store.callOperation('pc_aps_accept_request_batch', { binding_name: 'mid', scope_ids: 'pre,new,,later' }), code('invalid_argument'));
+      const pre = await store.readIntent('mid', 'pre');
+      assert.deepEqual([pre!.dirtyGeneration, pre!.requestedGeneration], [1, 0]);
+      assert.equal(await store.readIntent('mid', 'new'), null);
+      // Tasks: the third task's timeout is refused after two were inserted.
+      const params = submitBatchParams([1, 2, 3].map((i) => ({ taskType: 'fx-quick', handlerVersion: 1, payload: { i }, dedupeKey: `mid-${i}`, timeoutMs: 1000 })));
+      params.timeouts_ms = '1000,1000,0';
+      await assert.rejects(store.callOperation('pc_task_submit_batch', params), code('invalid_argument'));
+      assert.equal(await count("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE dedupe_key LIKE 'mid-%'"), 0);
+    });
+
+    test("a batch inside the caller's transaction commits with it, and rolls back with it", async () => {
+      await assert.rejects(store.transaction(async (tx) => {
+        await store.markDirtyBatch('caller', ['x', 'y'], tx);
+        await store.acceptRequestBatch('caller', ['x', 'z'], tx);
+        await tasks.submitBatch([{ taskType: 'fx-quick', handlerVersion: 1, payload: {}, dedupeKey: 'caller-1', timeoutMs: 1000 }], tx);
+        throw new Error('caller gives up');
+      }), /caller gives up/);
+      assert.equal(await count("SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = 'caller'"), 0);
+      assert.equal(await count("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE dedupe_key = 'caller-1'"), 0);
+      await store.transaction(async (tx) => {
+        await store.markDirtyBatch('caller', ['x', 'y'], tx);
+        await tasks.submitBatch([{ taskType: 'fx-quick', handlerVersion: 1, payload: {}, dedupeKey: 'caller-1', timeoutMs: 1000 }], tx);
+      });
+      assert.equal(await count("SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = 'caller'"), 2);
+      assert.equal(await count("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE dedupe_key = 'caller-1'"), 1);
+    });
+
+    test('the maintenance window refuses the whole batch', async () => {
+      await store.setMaintenance(true);
+      try {
+        await assert.rejects(store.markDirtyBatch('maint', ['a', 'b']), code('maintenance'));
+        await assert.rejects(store.acceptRequestBatch('maint', ['a']), code('maintenance'));
+      } finally {
+        await store.setMaintenance(false);
+      }
+      assert.equal(await count("SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = 'maint'"), 0);
+    });
+
+    test('submit batch equals the same single submits: dedupe against active tasks and earlier items', async () => {
+      const run = async (prefix: string, mode: 'batch' | 'single') => {
+        // An active task holding key "<prefix>held" exists before.
+        const held = await tasks.submit({ taskType: 'fx-quick', handlerVersion: 1, payload: { held: true }, dedupeKey: `${prefix}held`, timeoutMs: 1000 });
+        const inputs: SubmitInput[] = [
+          { taskType: 'fx-quick', handlerVersion: 1, payload: { n: 1 }, dedupeKey: `${prefix}a`, timeoutMs: 1000 },
+          { taskType: 'fx-sleep', handlerVersion: 1, payload: { n: 2 }, dedupeKey: null, timeoutMs: 2000 },
+          { taskType: 'fx-quick', handlerVersion: 1, payload: { n: 3 }, dedupeKey: `${prefix}a`, timeoutMs: 1000 },
+          { taskType: 'fx-quick', handlerVersion: 1, payload: { n: 4 }, dedupeKey: `${prefix}held`, timeoutMs: 1000 },
+          { taskType: 'fx-quick', handlerVersion: 1, payload: { n: 5 }, timeoutMs: 3000, resumedFromTaskId: held.taskId },
+        ];
+        const results = mode === 'batch' ? await tasks.submitBatch(inputs) : await Promise.all([]).then(async () => {
+          const out = [];
+          for (const input of inputs) out.push(await tasks.submit(input));
+          return out;
+        });
+        // Task ids as references: "held", or the position of the item that created it.
+        const created = results.map((r) => r.taskId);
+        return results.map((r) => ({
+          outcome: r.outcome,
+          state: r.state,
+          dedupeKey: r.dedupeKey?.slice(prefix.length) ?? null,
+          ref: r.taskId === held.taskId ? 'held' : created.indexOf(r.taskId),
+          ascending: true,
+        }));
+      };
+      const batch = await run('B-', 'batch');
+      const single = await run('S-', 'single');
+      assert.deepEqual(batch, single);
+      assert.deepEqual(batch.map((r) => r.outcome), ['created', 'created', 'duplicate', 'duplicate', 'created']);
+      assert.deepEqual(batch.map((r) => r.ref), [0, 1, 0, 'held', 4]);
+      // Created ids ascend in list order, and the rows hold exactly the inputs.
+      const rows = await fx.query("SELECT task_id, task_type, handler_version, payload, timeout_ms, resumed_from_task_id, state FROM pc_durable_tasks WHERE payload LIKE '{\"n\":%' ORDER BY task_id");
+      const byRun = (from: number) => rows.slice(from, from + 3).map((r) => ({ ...r, task_id: 0, resumed_from_task_id: r.resumed_from_task_id === null ? null : 1 }));
+      assert.deepEqual(byRun(0), byRun(3));
+      assert.deepEqual(rows.slice(0, 3).map((r) => JSON.parse(String(r.payload)).n), [1, 2, 5]);
+    });
+
+    test('payloads and dedupe keys with commas, colons, tildes and non-BMP characters round-trip', async () => {
+      const odd = [
+        { text: 'a,b:c~d', key: '12:,,~:' },
+        { text: '日本語 😀 , 3:xyz', key: '😀😀:😀' },
+        { text: '', key: '~' },
+        { text: 'x'.repeat(5000), key: null },
+      ];
+      const results = await tasks.submitBatch(odd.map((o) => ({ taskType: 'fx-quick', handlerVersion: 1, payload: { text: o.text, list: [1, 2, 3] }, dedupeKey: o.key, timeoutMs: 1000 })));
+      assert.deepEqual(results.map((r) => r.outcome), ['created', 'created', 'created', 'created']);
+      for (let i = 0; i < odd.length; i++) {
+        const task = await tasks.read(results[i].taskId);
+        assert.deepEqual(task!.payload, { text: odd[i].text, list: [1, 2, 3] });
+        assert.equal(task!.dedupeKey, odd[i].key);
+      }
+      // The same keys again dedupe to those tasks.
+      const again = await tasks.submitBatch(odd.filter((o) => o.key).map((o) => ({ taskType: 'fx-quick', handlerVersion: 1, payload: {}, dedupeKey: o.key, timeoutMs: 1000 })));
+      assert.deepEqual(again.map((r) => [r.outcome, r.taskId]), results.slice(0, 3).map((r) => ['duplicate', r.taskId]));
+    });
+
+    test('malformed lists are refused by the SQL with invalid_argument, nothing written', async () => {
+      const good = submitBatchParams([1, 2].map((i) => ({ taskType: 'fx-quick', handlerVersion: 1, payload: { bad: i }, dedupeKey: `bad-${i}`, timeoutMs: 1000 })));
+      const cases: Array<Record<string, string>> = [
+        { handler_versions: '1' },
+        { timeouts_ms: '1000,1000,1000' },
+        { payloads: good.payloads as string + 'x' },
+        { payloads: String(good.payloads).replace(/^\d+/, '999') },
+        { dedupe_keys: '~' },
+        { resumed_from_task_ids: 'x,' },
+        { task_types: 'fx-quick,' },
+      ];
+      for (const change of cases) {
+        await assert.rejects(store.callOperation('pc_task_submit_batch', { ...good, ...change }), code('invalid_argument'), JSON.stringify(change));
+      }
+      assert.equal(await count("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE dedupe_key LIKE 'bad-%'"), 0);
+      await tasks.submitBatch([{ taskType: 'fx-quick', handlerVersion: 1, payload: {}, dedupeKey: 'bad-ok', timeoutMs: 1000 }]);
+      await assert.rejects(tasks.submitBatch([]), InvalidArgumentError);
+      await assert.rejects(tasks.submitBatch([{ taskType: 'fx-quick', handlerVersion: 1, payload: {}, timeoutMs: 0 }]), InvalidArgumentError);
+    });
+  });
+}
