@@ -15,6 +15,12 @@ import { runIdleSuite } from './suites/idle.ts';
 import { runFloorSuite } from './suites/floor.ts';
 import { runAll, ALL_DEFAULTS } from './suites/all.ts';
 import { runAdoptSuite } from './suites/adopt.ts';
+import { runTasksSuite } from './suites/tasks.ts';
+import { parseSynchronousList } from './lib/durability.ts';
+
+const TASKS_DEFAULT = 100;
+const TASKS_TRIGGERS = 20;
+const TASKS_GAP_MS = 500;
 
 const USAGE = `usage: npm run bench -- <suite> [options]
 suites:
@@ -26,7 +32,11 @@ suites:
             500-row page updates, IPC + fenced-commit round trips); scan, fence and dispatch as
             fractions of them (latest results)
   dispatch  end-to-end no-op invocations/s (W workers in 1 family, and 4 families), interleaved
-            with graphile-worker on the local PostgreSQL at the same concurrency (suite peer)
+            with graphile-worker and pg-boss (local PostgreSQL) and BullMQ (local Redis) at the
+            same concurrency; each system's durability setting next to its figure
+  tasks     durable no-op tasks through \`apsup tasks worker\` (capacity W): tasks/s from the first
+            claim to the last completion, submits/s (one call per task) and submit->handler start
+            p50/p95/p99, interleaved with graphile-worker, pg-boss and BullMQ on the same work
   peer      graphile-worker alone
   latency   explicit trigger to worker start, p50/p95/p99 (SQLite in-process and from another
             process; MySQL from an api process and in-process)
@@ -46,12 +56,16 @@ options (a suite refuses an option it cannot honour):
                           (default 8 for commits, 4 for round trips); dispatch, peer, latency:
                           worker budget (default 4); failover: budget per candidate (default 2);
                           all: every one of these
-  --invocations N         dispatch, peer: the same as --scopes N; all: dispatch invocations (default ${ALL_DEFAULTS.invocations})
-  --no-peer               dispatch (and all) without graphile-worker
+  --invocations N         dispatch, peer: the same as --scopes N; all: dispatch invocations (default ${ALL_DEFAULTS.invocations});
+                          tasks: no-op tasks per repetition (default ${TASKS_DEFAULT})
+  --no-peer               dispatch, tasks (and all) without the peer queues
+  --sqlite-synchronous L  dispatch, tasks: SQLite PRAGMA synchronous settings to run, e.g. NORMAL,FULL
+                          (POWERCONTEXT_SERVER_RUNTIME_SQLITE_SYNCHRONOUS of the runtime; default NORMAL)
   --page P                scan, floor: page size (default 500, the runtime's SCAN_PAGE_SIZE)
   --duration MS           fence, floor: measuring window per repetition (default 2000)
-  --triggers N            latency: triggers per round (default 2000; all: ${ALL_DEFAULTS.triggers})
-  --gap MS                latency: pace of the triggers (default 40, open loop)
+  --triggers N            latency: triggers per round (default 2000; all: ${ALL_DEFAULTS.triggers}); tasks: latency
+                          submits per repetition (default ${TASKS_TRIGGERS})
+  --gap MS                latency: pace of the triggers (default 40, open loop); tasks: (default ${TASKS_GAP_MS})
   --poll S                latency: MySQL POLL_SECONDS of the background runtime (default 5)
   --ttl S --renew S       failover: lease TTL and renewal period (default 5 and 1)
   --window S              idle: length of one window (default 60; all: ${ALL_DEFAULTS.idleWindowSeconds})
@@ -66,14 +80,15 @@ const DISPATCH_DEFAULT = 50_000;
 const FAILOVER_BACKLOG = 50_000;
 const FLOOR_ROWS = 100_000;
 
-type Flag = 'backend' | 'scopes' | 'repeat' | 'page' | 'workers' | 'duration' | 'no-peer' | 'triggers' | 'gap' | 'poll' | 'ttl' | 'renew' | 'window' | 'invocations';
+type Flag = 'backend' | 'scopes' | 'repeat' | 'page' | 'workers' | 'duration' | 'no-peer' | 'triggers' | 'gap' | 'poll' | 'ttl' | 'renew' | 'window' | 'invocations' | 'sqlite-synchronous';
 
 /** The flags each suite honours; the others are refused. */
 const HONOURS: Record<string, Flag[]> = {
   scan: ['backend', 'scopes', 'repeat', 'page'],
   fence: ['backend', 'workers', 'repeat', 'duration'],
   floor: ['backend', 'scopes', 'workers', 'repeat', 'duration', 'page'],
-  dispatch: ['backend', 'scopes', 'invocations', 'workers', 'repeat', 'no-peer'],
+  dispatch: ['backend', 'scopes', 'invocations', 'workers', 'repeat', 'no-peer', 'sqlite-synchronous'],
+  tasks: ['backend', 'invocations', 'workers', 'repeat', 'no-peer', 'triggers', 'gap', 'sqlite-synchronous'],
   peer: ['scopes', 'invocations', 'workers', 'repeat'],
   latency: ['backend', 'workers', 'repeat', 'triggers', 'gap', 'poll'],
   failover: ['backend', 'scopes', 'workers', 'repeat', 'ttl', 'renew'],
@@ -92,6 +107,7 @@ const WHY_NOT: Record<string, string> = {
   'idle workers': 'no worker runs while the host is idle',
   'peer backend': 'graphile-worker runs on PostgreSQL (APSUP_BENCH_PG_URL)',
   'adopt workers': 'the adoption runs in one process',
+  'tasks scopes': 'tasks have no scopes; the number of tasks is --invocations',
 };
 
 function fail(message: string): number {
@@ -118,6 +134,7 @@ async function main(): Promise<number> {
       window: { type: 'string' },
       invocations: { type: 'string' },
       renew: { type: 'string' },
+      'sqlite-synchronous': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -165,6 +182,12 @@ async function main(): Promise<number> {
   const workers = values.workers === undefined ? undefined : integer('workers', 1);
   if (values.invocations !== undefined && parsedScopes && suite !== 'all') return fail(`${suite}: give --scopes or --invocations, not both`);
   const invocations = values.invocations !== undefined ? integer('invocations', 1) : undefined;
+  let synchronous;
+  try {
+    synchronous = parseSynchronousList(values['sqlite-synchronous']);
+  } catch {
+    return fail(`--sqlite-synchronous must be NORMAL, FULL or NORMAL,FULL (got ${JSON.stringify(values['sqlite-synchronous'])})`);
+  }
 
   switch (suite) {
     case 'scan': {
@@ -176,7 +199,10 @@ async function main(): Promise<number> {
       await runFenceSuite({ backends, workers: workers ?? 8, repeat, durationMs: duration });
       return 0;
     case 'dispatch':
-      await runDispatchSuite({ backends, invocations: invocations ?? oneScopes('invocations') ?? DISPATCH_DEFAULT, workers: workers ?? 4, repeat, familyCounts: [1, 4], peer: !values['no-peer'] });
+      await runDispatchSuite({ backends, invocations: invocations ?? oneScopes('invocations') ?? DISPATCH_DEFAULT, workers: workers ?? 4, repeat, familyCounts: [1, 4], peer: !values['no-peer'], synchronous });
+      return 0;
+    case 'tasks':
+      await runTasksSuite({ backends, tasks: invocations ?? TASKS_DEFAULT, workers: workers ?? 4, repeat, peer: !values['no-peer'], triggers: integer('triggers', TASKS_TRIGGERS), gapMs: values.gap === undefined ? TASKS_GAP_MS : gap, synchronous });
       return 0;
     case 'peer':
       await runPeerSuite({ jobs: invocations ?? oneScopes('jobs') ?? DISPATCH_DEFAULT, workers: workers ?? 4, repeat });

@@ -18,10 +18,12 @@
  * excludes it.
  *
  * Two shapes: W workers in one family, and 4 families sharing one supervisor (the same N, and W
- * split evenly, at least one worker each). graphile-worker runs the same jobs at the same
- * concurrency (suite peer); its repetitions are interleaved with the supervisor's (repetition r
- * of every supervisor shape, then repetition r of the peer), so every ratio compares runs made
- * minutes apart at most.
+ * split evenly, at least one worker each); SQLite once per --sqlite-synchronous setting.
+ * graphile-worker, pg-boss and BullMQ run the same jobs at the same concurrency (bench/lib/peers;
+ * jobs added in bulk before the clock, like the seeded backlog); their repetitions are
+ * interleaved with the supervisor's (repetition r of every supervisor shape, then repetition r of
+ * each peer), so every ratio compares runs made minutes apart at most. Each row shows the
+ * system's durability setting, read from the server; an unreachable peer is listed as skipped.
  */
 import type { ChildProcess } from 'node:child_process';
 import { median, printTable, progress, writeResult } from '../lib/report.ts';
@@ -33,7 +35,11 @@ import { forkRuntime, remainingWork, runtimeEnv, sleep, stopRuntime } from '../l
 import type { RuntimeStatus } from '../../src/runtime/runtime.ts';
 import type { StatementCounts } from '../lib/count-statements.ts';
 import type { Backend } from '../../src/store/types.ts';
-import { openPeer, peerResult, type PeerResult, type PeerRun } from './peer.ts';
+import { peerResult, type PeerResult } from './peer.ts';
+import { openPeers, type SkippedPeer } from '../lib/peers/open.ts';
+import type { DrainRun } from '../lib/peers/types.ts';
+import { ourDurability } from '../lib/durability.ts';
+import type { SqliteSynchronous } from '../../src/store/sqlite/synchronous.ts';
 
 export interface DispatchOptions {
   backends: Backend[];
@@ -42,12 +48,18 @@ export interface DispatchOptions {
   repeat: number;
   familyCounts: number[];
   peer: boolean;
+  /** SQLite PRAGMA synchronous settings to run (default NORMAL). */
+  synchronous?: SqliteSynchronous[];
 }
+
+export interface DispatchPeerRow { system: string; backend: string; durability: string; notes: string; perSecond: number; steadyPerSecond: number; runs: DrainRun[] }
 
 export interface DispatchRun { seconds: number; perSecond: number; steadyPerSecond: number; invocations: number; failures: number; workerProcesses: number; completion: 'counted' | 'polled'; confirmPolls: number }
 
 export interface DispatchRow {
   backend: Backend;
+  synchronous: SqliteSynchronous | null;
+  durability: string;
   families: number;
   workersPerFamily: number;
   invocations: number;
@@ -56,7 +68,7 @@ export interface DispatchRow {
   runs: DispatchRun[];
 }
 
-interface Shape { backend: Backend; families: number; workersPerFamily: number; fx: BackendFixtureLike; bindings: string[]; env: NodeJS.ProcessEnv; runs: DispatchRun[] }
+interface Shape { backend: Backend; synchronous: SqliteSynchronous | null; durability: string; families: number; workersPerFamily: number; fx: BackendFixtureLike; bindings: string[]; env: NodeJS.ProcessEnv; runs: DispatchRun[] }
 
 const wallNow = () => performance.timeOrigin + performance.now();
 
@@ -64,11 +76,11 @@ function split(total: number, parts: number): number[] {
   return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
 }
 
-function label(s: { backend: Backend; families: number; workersPerFamily: number }): string {
-  return `dispatch ${s.backend} ${s.families} famil${s.families === 1 ? 'y' : 'ies'} x ${s.workersPerFamily} workers`;
+function label(s: { backend: Backend; synchronous?: SqliteSynchronous | null; families: number; workersPerFamily: number }): string {
+  return `dispatch ${s.backend}${s.synchronous ? ` ${s.synchronous}` : ''} ${s.families} famil${s.families === 1 ? 'y' : 'ies'} x ${s.workersPerFamily} workers`;
 }
 
-async function prepare(backend: Backend, families: number, workersPerFamily: number, invocations: number): Promise<Shape> {
+async function prepare(backend: Backend, synchronous: SqliteSynchronous | null, families: number, workersPerFamily: number, invocations: number): Promise<Shape> {
   const fx = await openBenchDatabase(backend);
   const bindings = BENCH_FAMILY_NAMES.slice(0, families).map(benchBinding);
   const counts = split(invocations, families);
@@ -82,8 +94,9 @@ async function prepare(backend: Backend, families: number, workersPerFamily: num
     POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_ROLE: 'all',
     // APSUP_BENCH_DISPATCH_COUNT=1: also count the host's SQL statements (adds a little overhead).
     APSUP_BENCH_COUNT_SQL: process.env.APSUP_BENCH_DISPATCH_COUNT === '1' ? 1 : undefined,
+    POWERCONTEXT_SERVER_RUNTIME_SQLITE_SYNCHRONOUS: synchronous ?? undefined,
   });
-  return { backend, families, workersPerFamily, fx, bindings, env, runs: [] };
+  return { backend, synchronous, durability: await ourDurability(fx, synchronous ?? 'NORMAL'), families, workersPerFamily, fx, bindings, env, runs: [] };
 }
 
 async function runOnce(shape: Shape, invocations: number, rep: number, repeat: number): Promise<DispatchRun> {
@@ -161,53 +174,67 @@ async function runOnce(shape: Shape, invocations: number, rep: number, repeat: n
   }
 }
 
-export async function runDispatchSuite(options: DispatchOptions): Promise<{ rows: DispatchRow[]; peer: PeerResult | null }> {
+export async function runDispatchSuite(options: DispatchOptions): Promise<{ rows: DispatchRow[]; peer: PeerResult | null; peers: DispatchPeerRow[]; skipped: SkippedPeer[] }> {
   const shapes: Shape[] = [];
-  let peer: PeerResult | null = null;
+  const peerRows: DispatchPeerRow[] = [];
+  let skipped: SkippedPeer[] = [];
   try {
     for (const backend of options.backends) {
-      for (const families of options.familyCounts) {
-        const perFamily = Math.max(1, Math.ceil(options.workers / families));
-        progress(`${label({ backend, families, workersPerFamily: perFamily })}: seeding ${options.invocations.toLocaleString('en-US')} dirty scopes`);
-        shapes.push(await prepare(backend, families, perFamily, options.invocations));
+      for (const synchronous of backend === 'sqlite' ? options.synchronous ?? ['NORMAL' as const] : [null]) {
+        for (const families of options.familyCounts) {
+          const perFamily = Math.max(1, Math.ceil(options.workers / families));
+          progress(`${label({ backend, synchronous, families, workersPerFamily: perFamily })}: seeding ${options.invocations.toLocaleString('en-US')} dirty scopes`);
+          shapes.push(await prepare(backend, synchronous, families, perFamily, options.invocations));
+        }
       }
     }
-    const gw = options.peer ? await openPeer(options.workers) : null;
-    if (gw && !gw.ok) peer = gw;
-    const peerRuns: PeerRun[] = [];
+    const opened = options.peer ? await openPeers(options.workers) : { peers: [], skipped: [] };
+    skipped = opened.skipped;
+    for (const s of skipped) progress(`peer ${s.name}: skipped: ${s.reason}`);
+    for (const p of opened.peers) peerRows.push({ system: p.name, backend: p.backend, durability: p.durability, notes: p.notes, perSecond: 0, steadyPerSecond: 0, runs: [] });
     try {
       for (let rep = 0; rep < options.repeat; rep += 1) {
         for (const shape of shapes) shape.runs.push(await runOnce(shape, options.invocations, rep, options.repeat));
-        if (gw?.ok) {
-          progress(`peer graphile-worker: repetition ${rep + 1}/${options.repeat}: ${options.invocations.toLocaleString('en-US')} no-op jobs, concurrency ${options.workers}`);
-          const r = await gw.session.run(options.invocations);
-          peerRuns.push(r);
-          progress(`peer graphile-worker: repetition ${rep + 1}/${options.repeat}: ${Math.round(r.perSecond).toLocaleString('en-US')} jobs/s (after the first 10 %: ${Math.round(r.steadyPerSecond)}/s)`);
+        for (const [i, p] of opened.peers.entries()) {
+          progress(`peer ${p.name}: repetition ${rep + 1}/${options.repeat}: ${options.invocations.toLocaleString('en-US')} no-op jobs, concurrency ${options.workers}`);
+          const r = await p.drain(options.invocations, options.workers);
+          peerRows[i].runs.push(r);
+          progress(`peer ${p.name}: repetition ${rep + 1}/${options.repeat}: ${Math.round(r.perSecond).toLocaleString('en-US')} jobs/s (after the first 10 %: ${Math.round(r.steadyPerSecond)}/s)`);
         }
       }
     } finally {
-      if (gw?.ok) await gw.session.close();
+      for (const p of opened.peers) await p.close().catch(() => undefined);
     }
-    if (gw?.ok) peer = peerResult(peerRuns);
   } finally {
     for (const s of shapes) await s.fx.close();
   }
+  for (const r of peerRows) {
+    r.perSecond = median(r.runs.map((x) => x.perSecond));
+    r.steadyPerSecond = median(r.runs.map((x) => x.steadyPerSecond));
+  }
+  const gwRow = peerRows.find((r) => r.system === 'graphile-worker');
+  const peer: PeerResult | null = gwRow
+    ? peerResult(gwRow.runs.map((r) => ({ jobs: r.jobs, concurrency: r.concurrency, seconds: r.seconds, perSecond: r.perSecond, steadyPerSecond: r.steadyPerSecond })))
+    : options.peer ? { ok: false, reason: skipped.find((s) => s.name === 'graphile-worker')?.reason ?? 'not run' } : null;
   const rows: DispatchRow[] = shapes.map((s) => ({
-    backend: s.backend, families: s.families, workersPerFamily: s.workersPerFamily, invocations: options.invocations,
+    backend: s.backend, synchronous: s.synchronous, durability: s.durability, families: s.families, workersPerFamily: s.workersPerFamily, invocations: options.invocations,
     perSecond: median(s.runs.map((r) => r.perSecond)), steadyPerSecond: median(s.runs.map((r) => r.steadyPerSecond)), runs: s.runs,
   }));
   const ratio = (v: number, p: number | undefined) => (p ? `${(v / p).toFixed(2)}x` : 'n/a');
+  const range = (xs: number[]) => (xs.length > 1 ? `${Math.round(Math.min(...xs))} to ${Math.round(Math.max(...xs))}` : '');
+  const gw = peer?.ok ? peer : undefined;
   printTable(
-    `dispatch: ${options.invocations.toLocaleString('en-US')} no-op invocations end to end, worker budget ${options.workers} (median of ${options.repeat}; graphile-worker interleaved)`,
-    ['system', 'backend', 'families x workers', 'invocations/s (from start)', 'after first 10 %', 'vs graphile-worker (from start)', 'vs graphile-worker (after 10 %)'],
+    `dispatch: ${options.invocations.toLocaleString('en-US')} no-op invocations end to end, worker budget ${options.workers} (median of ${options.repeat}; peers interleaved)`,
+    ['system', 'backend', 'durability', 'families x workers', 'invocations/s (from start)', 'range', 'after first 10 %', 'vs graphile-worker (from start)', 'vs graphile-worker (after 10 %)'],
     [
-      ...rows.map((r) => ['supervisor', r.backend, `${r.families} x ${r.workersPerFamily}`, r.perSecond, r.steadyPerSecond,
-        ratio(r.perSecond, peer?.ok ? peer.perSecond : undefined), ratio(r.steadyPerSecond, peer?.ok ? peer.steadyPerSecond : undefined)] as Array<string | number>),
-      ...(peer?.ok ? [['graphile-worker', 'postgresql', `concurrency ${options.workers}`, peer.perSecond, peer.steadyPerSecond, '1.00x', '1.00x'] as Array<string | number>] : []),
+      ...rows.map((r) => ['supervisor', r.backend, r.durability, `${r.families} x ${r.workersPerFamily}`, r.perSecond, range(r.runs.map((x) => x.perSecond)), r.steadyPerSecond,
+        ratio(r.perSecond, gw?.perSecond), ratio(r.steadyPerSecond, gw?.steadyPerSecond)] as Array<string | number>),
+      ...peerRows.map((r) => [r.system, r.backend, r.durability, `concurrency ${options.workers} (${r.notes})`, r.perSecond, range(r.runs.map((x) => x.perSecond)), r.steadyPerSecond,
+        ratio(r.perSecond, gw?.perSecond), ratio(r.steadyPerSecond, gw?.steadyPerSecond)] as Array<string | number>),
+      ...skipped.map((s) => [s.name, '-', '-', 'skipped', s.reason, '', '', '', ''] as Array<string | number>),
     ],
   );
   if (rows.some((r) => r.families * r.workersPerFamily > options.workers)) console.log(`note: ${options.workers} workers cannot be split over ${Math.max(...options.familyCounts)} families; each family got at least one`);
-  if (peer && !peer.ok) console.log(`peer graphile-worker: skipped: ${peer.reason}`);
-  console.log(`raw results: ${writeResult('dispatch', { invocations: options.invocations, workers: options.workers, rows, peer })}`);
-  return { rows, peer };
+  console.log(`raw results: ${writeResult('dispatch', { invocations: options.invocations, workers: options.workers, rows, peer, peers: peerRows, skipped })}`);
+  return { rows, peer, peers: peerRows, skipped };
 }

@@ -9,6 +9,7 @@ export { isValidTimezone, validateCron } from './cron.ts';
 export { BUILTIN_PREFIXES, ENV_PREFIX };
 import { ConfigError, DATABASE_URL_VARIABLE, parseDatabaseUrl, type DatabaseTarget } from './database-url.ts';
 import { unknownVariables, type UnknownVariable } from './known-variables.ts';
+import { parseSqliteSynchronous, SQLITE_SYNCHRONOUS_VARIABLE, type SqliteSynchronous } from '../store/sqlite/synchronous.ts';
 import { INTERVAL_MAX_SECONDS, LEASE_TTL_MAX_SECONDS, MAX_WORKERS_MAX, TIMER_MAX_SECONDS, decimal, type Bounds } from './numbers.ts';
 
 export const MODE_VARIABLE = `${ENV_PREFIX}ARTIFACT_PROCESSING_SUPERVISOR_MODE`;
@@ -66,6 +67,8 @@ export interface RuntimeConfig {
   mode: Mode;
   role: Role;
   database: DatabaseTarget;
+  /** SQLite PRAGMA synchronous (SQLITE_SYNCHRONOUS, NORMAL or FULL); every SQLite open reads the same variable. */
+  sqliteSynchronous: SqliteSynchronous;
   leaseTtlMs: number;
   renewEveryMs: number;
   pollEveryMs: number;
@@ -115,6 +118,7 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
   const mode = parseWith(z.enum(['global', 'dedicated'], { message: 'must be global or dedicated' }), read(env, 'ARTIFACT_PROCESSING_SUPERVISOR_MODE') ?? 'global', MODE_VARIABLE);
   const role = parseWith(z.enum(['all', 'api', 'background'], { message: 'must be all, api or background' }), read(env, 'ARTIFACT_PROCESSING_ROLE') ?? 'all', ROLE_VARIABLE);
   const database = parseDatabaseUrl(env[DATABASE_URL_VARIABLE]);
+  const sqliteSynchronous = parseSqliteSynchronous(env[SQLITE_SYNCHRONOUS_VARIABLE]);
   if (database.backend === 'sqlite' && role !== 'all') {
     throw new ConfigError(`${ROLE_VARIABLE}=${role} is not supported on SQLite: the embedded backend runs one host process with role all`);
   }
@@ -204,6 +208,7 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     mode,
     role,
     database,
+    sqliteSynchronous,
     leaseTtlMs: Math.round(tuning.LEASE_TTL_SECONDS * 1000),
     renewEveryMs: Math.round(tuning.RENEW_SECONDS * 1000),
     pollEveryMs: Math.round(tuning.POLL_SECONDS * 1000),
@@ -224,7 +229,7 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
 /** Variable names (without the prefix) this configuration reads. */
 function knownSettings(registrations: FamilyRegistration[]): string[] {
   return [
-    'ARTIFACT_PROCESSING_SUPERVISOR_MODE', 'ARTIFACT_PROCESSING_ROLE', 'DATABASE_URL', 'FAMILIES_MODULE',
+    'ARTIFACT_PROCESSING_SUPERVISOR_MODE', 'ARTIFACT_PROCESSING_ROLE', 'DATABASE_URL', 'FAMILIES_MODULE', 'SQLITE_SYNCHRONOUS',
     ...Object.keys(TUNING).map((k) => `ARTIFACT_PROCESSING_${k}`),
     ...ALIASES.map((a) => a.alias),
     ...registrations.flatMap((r) => FAMILY_FIELDS.map((f) => `${r.configPrefix}_${f}`)),
@@ -237,6 +242,7 @@ export function describeConfig(config: RuntimeConfig): Record<string, unknown> {
     mode: config.mode,
     role: config.role,
     backend: config.database.backend,
+    ...(config.database.backend === 'sqlite' ? { sqliteSynchronous: config.sqliteSynchronous } : {}),
     leaseTtlMs: config.leaseTtlMs,
     renewEveryMs: config.renewEveryMs,
     families: config.families.map((f) => ({

@@ -4,6 +4,10 @@
  * each of them. The supervisor's group commit of acknowledgements (ack-batcher.ts) and its
  * batched start-snapshot reads (intent-reader.ts) are built on it; one instance of each per
  * store (perStore).
+ *
+ * With `maxInFlight`, at most that many runs of one key are under way at once: requests arriving
+ * meanwhile wait for a run of their key to end and then go together (group commit: the longer a
+ * commit takes, the more the next one carries), instead of one call each.
  */
 export interface Pending<Req, Res> {
   request: Req;
@@ -11,19 +15,30 @@ export interface Pending<Req, Res> {
   reject: (error: unknown) => void;
 }
 
+export interface TurnBatchStats {
+  /** Runs started. */
+  runs: number;
+  /** Requests handed to runs. */
+  requests: number;
+}
+
 export class TurnBatch<Ctx, Req, Res> {
   private readonly groups = new Map<string, { context: Ctx; items: Pending<Req, Res>[] }>();
+  private readonly running = new Map<string, number>();
   private scheduled = false;
+  readonly stats: TurnBatchStats = { runs: 0, requests: 0 };
 
   /**
-   * @param defer   when the turn ends: setImmediate (requests arriving as separate I/O events,
-   *                e.g. worker results) or queueMicrotask (requests made by one synchronous loop)
-   * @param run     settles every item of one group (its context is the first request's)
+   * @param defer       when the turn ends: setImmediate (requests arriving as separate I/O events,
+   *                    e.g. worker results) or queueMicrotask (requests made by one synchronous loop)
+   * @param run         settles every item of one group (its context is the first request's)
+   * @param maxInFlight runs of one key at once (default: no limit)
    */
   constructor(
     private readonly defer: (flush: () => void) => void,
     private readonly maxBatch: number,
     private readonly run: (context: Ctx, items: Pending<Req, Res>[]) => Promise<void>,
+    private readonly maxInFlight = Infinity,
   ) {}
 
   add(key: string, context: Ctx, request: Req): Promise<Res> {
@@ -34,25 +49,43 @@ export class TurnBatch<Ctx, Req, Res> {
         this.groups.set(key, group);
       }
       group.items.push({ request, resolve, reject });
-      if (group.items.length >= this.maxBatch) {
-        this.groups.delete(key);
-        this.start(group.context, group.items);
-      } else if (!this.scheduled) {
-        this.scheduled = true;
-        this.defer(() => this.flush());
-      }
+      if (group.items.length >= this.maxBatch && this.mayStart(key)) this.startGroup(key);
+      else this.schedule();
     });
+  }
+
+  private mayStart(key: string): boolean {
+    return (this.running.get(key) ?? 0) < this.maxInFlight;
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.defer(() => this.flush());
   }
 
   private flush(): void {
     this.scheduled = false;
-    const groups = [...this.groups.values()];
-    this.groups.clear();
-    for (const group of groups) this.start(group.context, group.items);
+    // A key at its in-flight limit keeps its requests until one of its runs ends.
+    for (const key of [...this.groups.keys()]) if (this.mayStart(key)) this.startGroup(key);
   }
 
-  private start(context: Ctx, items: Pending<Req, Res>[]): void {
-    this.run(context, items).catch((error: unknown) => { for (const item of items) item.reject(error); });
+  /** Starts one run with at most maxBatch of the key's waiting requests. */
+  private startGroup(key: string): void {
+    const group = this.groups.get(key)!;
+    const items = group.items.length > this.maxBatch ? group.items.splice(0, this.maxBatch) : group.items;
+    if (items === group.items) this.groups.delete(key);
+    this.running.set(key, (this.running.get(key) ?? 0) + 1);
+    this.stats.runs += 1;
+    this.stats.requests += items.length;
+    this.run(group.context, items)
+      .catch((error: unknown) => { for (const item of items) item.reject(error); })
+      .finally(() => {
+        const left = (this.running.get(key) ?? 1) - 1;
+        if (left === 0) this.running.delete(key);
+        else this.running.set(key, left);
+        if (this.groups.has(key)) this.schedule();
+      });
   }
 }
 

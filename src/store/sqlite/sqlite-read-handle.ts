@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import type BetterSqlite3 from 'better-sqlite3';
 import { ReadOnlyError } from '../errors.ts';
 import { txQuery } from '../tx-query.ts';
+import { sqliteSynchronous } from './synchronous.ts';
 import { assertReadStatement, type ReadHandle, type ReadOptions, type ReadRow } from '../read-handle.ts';
 
 const OP = 'read handle';
@@ -28,6 +29,8 @@ export class SqliteReadHandle implements ReadHandle {
     const db = new Database(file, { readonly: true, fileMustExist: true });
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     db.pragma('query_only = ON');
+    // Reads sync nothing; set anyway so every runtime connection reports the one setting.
+    db.pragma(`synchronous = ${sqliteSynchronous()}`);
     return new SqliteReadHandle(db);
   }
 

@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { ReadOnlyError } from '../errors.ts';
 import { isSqliteReadOnly } from './sqlite-read-handle.ts';
+import { sqliteSynchronous } from './synchronous.ts';
 import { assertReadStatement, type ReadHandle, type ReadOptions, type ReadRow } from '../read-handle.ts';
 
 const OP = 'read handle';
@@ -21,6 +22,7 @@ const Database = require(process.env.APSUP_READER_DRIVER);
 const db = new Database(process.env.APSUP_READER_FILE, { readonly: true, fileMustExist: true });
 db.pragma('busy_timeout = ' + Number(process.env.APSUP_READER_BUSY_MS));
 db.pragma('query_only = ON');
+db.pragma('synchronous = ' + process.env.APSUP_READER_SYNCHRONOUS);
 process.on('disconnect', () => process.exit(0));
 process.on('message', ({ id, sql, params }) => {
   let reply;
@@ -59,7 +61,7 @@ export class SqliteProcessReadHandle implements ReadHandle {
     if (!this.reader || this.reader.exitCode !== null || this.reader.signalCode !== null) {
       const child = spawn(process.execPath, ['-e', READER_SOURCE], {
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-        env: { PATH: process.env.PATH ?? '', APSUP_READER_DRIVER: DRIVER, APSUP_READER_FILE: this.file, APSUP_READER_BUSY_MS: String(this.busyTimeoutMs) },
+        env: { PATH: process.env.PATH ?? '', APSUP_READER_DRIVER: DRIVER, APSUP_READER_FILE: this.file, APSUP_READER_BUSY_MS: String(this.busyTimeoutMs), APSUP_READER_SYNCHRONOUS: sqliteSynchronous() },
       });
       child.unref();
       child.channel?.unref();

@@ -19,20 +19,21 @@ import type { Term, TxHandle } from '../types.ts';
 import { DatabaseBusyError } from '../errors.ts';
 import { BUSY, HOST_LOCK_WAIT, LockGate, isSqliteBusy, retryWhileBusy, type LockWaitOptions } from './lock-wait.ts';
 import { loadSqliteScript, runSqliteScript } from './script.ts';
+import { sqliteSynchronous, type SqliteSynchronous } from './synchronous.ts';
 
 export interface SqliteOpenOptions {
   busyTimeoutMs?: number;
   readonly?: boolean;
+  /** Default: POWERCONTEXT_SERVER_RUNTIME_SQLITE_SYNCHRONOUS of this process (synchronous.ts). */
+  synchronous?: SqliteSynchronous;
 }
 
 export function openSqliteDatabase(file: string, options: SqliteOpenOptions = {}): BetterSqlite3.Database {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const db = new Database(file, { readonly: options.readonly ?? false });
   db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
-  if (!options.readonly) {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-  }
+  if (!options.readonly) db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${options.synchronous ?? sqliteSynchronous()}`);
   db.pragma('foreign_keys = ON');
   return db;
 }

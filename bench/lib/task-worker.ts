@@ -1,0 +1,114 @@
+/**
+ * Our side of the tasks suite: a benchmark database with the bench tasks module, submits from
+ * this process (TaskService, one call per task), and `apsup tasks worker` as a child process
+ * (whatever the runner does inside: a fresh process per attempt or a warm pool). Every figure is
+ * read from the database (started_at of the first claim, finished_at of the last completion) or
+ * from bench_task_starts (record tasks), so nothing depends on the runner's internals.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { BaseStore } from '../../src/store/base-store.ts';
+import { parseTaskConfig } from '../../src/tasks/config.ts';
+import { loadTaskRegistry } from '../../src/tasks/load.ts';
+import { TaskService } from '../../src/tasks/service.ts';
+import { TaskStore } from '../../src/tasks/task-store.ts';
+import type { SqliteSynchronous } from '../../src/store/sqlite/synchronous.ts';
+import type { BackendFixtureLike } from './fixture.ts';
+import { track, waitExit } from './children.ts';
+import { benchLogFile, CLI_MAIN, sleep } from './runtime-host.ts';
+
+export const BENCH_TASKS_MODULE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'tasks.ts');
+const TSX = import.meta.resolve('tsx');
+const now = () => performance.timeOrigin + performance.now();
+
+export interface OurTasks {
+  fx: BackendFixtureLike;
+  service: TaskService;
+  tasks: TaskStore;
+  env: NodeJS.ProcessEnv;
+}
+
+export async function prepareOurTasks(fx: BackendFixtureLike, capacity: number, synchronous: SqliteSynchronous): Promise<OurTasks> {
+  await fx.exec(fx.backend === 'sqlite'
+    ? 'CREATE TABLE bench_task_starts (task_id INTEGER PRIMARY KEY, started_ms REAL NOT NULL)'
+    : 'CREATE TABLE bench_task_starts (task_id BIGINT PRIMARY KEY, started_ms DOUBLE NOT NULL) ENGINE = InnoDB');
+  const tasks = new TaskStore(fx.store as BaseStore);
+  // The database's claim cap (default 4) must not be below the worker's capacity.
+  await tasks.setCapacity(Math.max(capacity, 4));
+  const registry = await loadTaskRegistry(BENCH_TASKS_MODULE);
+  const env: NodeJS.ProcessEnv = {
+    POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: fx.db.url,
+    POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE: BENCH_TASKS_MODULE,
+    POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_CAPACITY: String(capacity),
+    POWERCONTEXT_SERVER_RUNTIME_SQLITE_SYNCHRONOUS: synchronous,
+    APSUP_LOG_LEVEL: 'error',
+  };
+  const service = new TaskService(tasks, registry, parseTaskConfig(env));
+  return { fx, service, tasks, env };
+}
+
+/** Sequential single submits of bench-noop: the task ids and submits/s. */
+export async function submitNoops(ours: OurTasks, n: number): Promise<{ ids: number[]; perSecond: number }> {
+  const ids: number[] = [];
+  const t0 = now();
+  for (let i = 0; i < n; i += 1) ids.push((await ours.service.submit({ taskType: 'bench-noop', payload: {} })).taskId);
+  return { ids, perSecond: n / ((now() - t0) / 1000) };
+}
+
+export function startTaskWorker(ours: OurTasks, logName: string): ChildProcess {
+  const out = fs.openSync(benchLogFile(logName), 'a');
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('POWERCONTEXT_SERVER_RUNTIME_') && v !== undefined) env[k] = v;
+  const child = spawn(process.execPath, ['--import', TSX, CLI_MAIN, 'tasks', 'worker'], { env: { ...env, ...ours.env }, stdio: ['ignore', out, out] });
+  fs.closeSync(out);
+  return track(child);
+}
+
+export async function stopTaskWorker(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  await waitExit(child, 20_000);
+}
+
+/** Waits until none of ids [first, last] is pending or running; the states of the range. */
+export async function waitTasksDone(ours: OurTasks, first: number, last: number, timeoutMs: number, child?: ChildProcess): Promise<Record<string, number>> {
+  const deadline = now() + timeoutMs;
+  for (;;) {
+    const rows = await ours.fx.exec('SELECT state, COUNT(*) AS n FROM pc_durable_tasks WHERE task_id BETWEEN ? AND ? GROUP BY state', [first, last]);
+    const states = Object.fromEntries(rows.map((r) => [String(r.state), Number(r.n)]));
+    if (!states.pending && !states.running) return states;
+    if (child && (child.exitCode !== null || child.signalCode !== null)) throw new Error(`apsup tasks worker exited (${child.exitCode ?? child.signalCode}); see ${benchLogFile('tasks')}*`);
+    if (now() > deadline) throw new Error(`tasks ${first}..${last} not done after ${timeoutMs} ms: ${JSON.stringify(states)}`);
+    await sleep(50);
+  }
+}
+
+/** Seconds from the first claim (started_at) to the last completion (finished_at), database clock. */
+export async function claimToCompletionSeconds(ours: OurTasks, first: number, last: number): Promise<number> {
+  const sql = ours.fx.backend === 'sqlite'
+    ? 'SELECT (julianday(MAX(finished_at)) - julianday(MIN(started_at))) * 86400.0 AS s FROM pc_durable_tasks WHERE task_id BETWEEN ? AND ?'
+    : 'SELECT TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(finished_at)) / 1000000.0 AS s FROM pc_durable_tasks WHERE task_id BETWEEN ? AND ?';
+  const rows = await ours.fx.exec(sql, [first, last]);
+  return Number(rows[0]?.s);
+}
+
+/** Paced bench-record submits while the worker runs: submit to handler start (ms), sorted. */
+export async function ourLatency(ours: OurTasks, triggers: number, gapMs: number, child: ChildProcess): Promise<number[]> {
+  const submitted = new Map<number, number>();
+  const t0 = now();
+  for (let i = 0; i < triggers; i += 1) {
+    const wait = t0 + i * gapMs - now();
+    if (wait > 0) await sleep(wait);
+    const t = now();
+    const { taskId } = await ours.service.submit({ taskType: 'bench-record', payload: { i } });
+    submitted.set(taskId, t);
+  }
+  const ids = [...submitted.keys()];
+  await waitTasksDone(ours, Math.min(...ids), Math.max(...ids), 600_000, child);
+  const marks = ids.map(() => '?').join(', ');
+  const rows = await ours.fx.exec(`SELECT task_id, started_ms FROM bench_task_starts WHERE task_id IN (${marks})`, ids);
+  if (rows.length !== ids.length) throw new Error(`${ids.length - rows.length} of ${ids.length} record tasks left no start time`);
+  return rows.map((r) => Number(r.started_ms) - submitted.get(Number(r.task_id))!).sort((a, b) => a - b);
+}

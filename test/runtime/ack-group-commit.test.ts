@@ -1,0 +1,127 @@
+/**
+ * The supervisor's group commit while a commit is under way (src/runtime/ack-batcher.ts with
+ * TurnBatch maxInFlight 1), on both backends: acknowledgements that arrive while a commit of the
+ * same term and binding is in flight wait and share the next transaction, and waiting never lets
+ * a lost term through: a stale term's acknowledgement is refused, and a batch held while its term
+ * was taken over is refused as a whole when it commits, writing nothing.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { AckBatcher } from '../../src/runtime/ack-batcher.ts';
+import { TermLostError } from '../../src/store/errors.ts';
+import type { Store, Term } from '../../src/store/types.ts';
+import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
+
+/** A new term for holder (the previous holder's term is invalidated first: a take-over). */
+async function takeTerm(store: Store, holder: string): Promise<Term> {
+  await store.invalidateTerm('global');
+  const r = await store.acquireTerm('global', holder, 30_000);
+  assert.ok(r.outcome === 'acquired' || r.outcome === 'renewed', `term not obtained: ${r.outcome}`);
+  return { supervisorKey: 'global', holderId: holder, supervisorGeneration: r.supervisorGeneration };
+}
+
+/** The store with its acknowledgement calls held at a gate until release(); counts the calls. */
+function gated(store: Store) {
+  let open!: () => void;
+  let gate = new Promise<void>((r) => { open = r; });
+  const calls: Array<{ op: string; keys: number }> = [];
+  const proxy = new Proxy(store, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (prop !== 'acknowledge' && prop !== 'acknowledgeBatch') return typeof value === 'function' ? value.bind(target) : value;
+      return async (...args: unknown[]) => {
+        calls.push({ op: String(prop), keys: prop === 'acknowledge' ? 1 : (args[2] as unknown[]).length });
+        await gate;
+        return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+      };
+    },
+  });
+  return {
+    store: proxy as Store,
+    calls,
+    release() { open(); },
+    hold() { gate = new Promise<void>((r) => { open = r; }); },
+  };
+}
+
+const turn = () => new Promise<void>((r) => setImmediate(r));
+
+for (const backend of BACKENDS) {
+  describe(`[${backend}] group commit while a commit is under way`, () => {
+    let fx: BackendFixture;
+    let other: Store;
+    before(async () => {
+      fx = await createBackend(backend);
+      other = fx.openStore();
+    });
+    after(async () => { await fx.cleanup(); });
+
+    test('requests arriving in later turns during a commit share the next transaction; each caller gets its committed row', async () => {
+      const term = await takeTerm(fx.store, 'g1');
+      const b = 'inflight';
+      for (let i = 0; i < 4; i++) await fx.store.acceptRequest(b, `k${i}`);
+      const g = gated(fx.store);
+      const batcher = new AckBatcher(g.store);
+      const first = batcher.acknowledge(term, { bindingName: b, scopeId: 'k0', claimedRequestGeneration: 1 });
+      await waitFor(() => g.calls.length === 1);
+      const later: Array<Promise<unknown>> = [];
+      for (let i = 1; i < 4; i++) {
+        later.push(batcher.acknowledge(term, { bindingName: b, scopeId: `k${i}`, claimedRequestGeneration: 1 }));
+        await turn(); // separate event-loop turns: without the in-flight hold each would be its own call
+      }
+      assert.equal(g.calls.length, 1, 'nothing else started while the first commit is under way');
+      g.release();
+      const rows = await Promise.all([first, ...later]) as Array<{ scopeId: string; handledGeneration: number }>;
+      assert.deepEqual(rows.map((r) => [r.scopeId, r.handledGeneration]), [['k0', 1], ['k1', 1], ['k2', 1], ['k3', 1]]);
+      assert.deepEqual(g.calls, [{ op: 'acknowledge', keys: 1 }, { op: 'acknowledgeBatch', keys: 3 }]);
+      assert.equal(batcher.stats.transactions, 2);
+      for (let i = 0; i < 4; i++) assert.equal((await other.readIntent(b, `k${i}`))!.handledGeneration, 1);
+    });
+
+    test('attack: a batch held while its term is taken over is refused as a whole when it commits; the new term is not blocked by it', async () => {
+      const old = await takeTerm(fx.store, 'g2');
+      const b = 'inflight-takeover';
+      for (let i = 0; i < 4; i++) await fx.store.acceptRequest(b, `k${i}`);
+      const g = gated(fx.store);
+      const batcher = new AckBatcher(g.store);
+      const first = batcher.acknowledge(old, { bindingName: b, scopeId: 'k0', claimedRequestGeneration: 1 });
+      await waitFor(() => g.calls.length === 1);
+      const held = [1, 2].map((i) => batcher.acknowledge(old, { bindingName: b, scopeId: `k${i}`, claimedRequestGeneration: 1 }));
+      await turn();
+      // Take-over while the old term's acknowledgements are still waiting in the client.
+      const next = await takeTerm(fx.store, 'g3');
+      // The new term's acknowledgement is its own group: it does not wait for the old term's commit.
+      const fresh = batcher.acknowledge(next, { bindingName: b, scopeId: 'k3', claimedRequestGeneration: 1 });
+      await waitFor(() => g.calls.length === 2);
+      g.release();
+      const outcomes = await Promise.allSettled([first, ...held, fresh]);
+      for (const o of outcomes.slice(0, 3)) assert.ok(o.status === 'rejected' && o.reason instanceof TermLostError, `the old term is refused: ${JSON.stringify(o)}`);
+      assert.equal(outcomes[3].status, 'fulfilled', 'the live term commits');
+      assert.deepEqual(g.calls.map((c) => c.op), ['acknowledge', 'acknowledge', 'acknowledgeBatch'], 'the held pair still went to the database, as one batch');
+      for (let i = 0; i < 3; i++) assert.equal((await other.readIntent(b, `k${i}`))!.handledGeneration, 0, `k${i}: nothing written under the lost term`);
+      assert.equal((await other.readIntent(b, 'k3'))!.handledGeneration, 1);
+    });
+
+    test('attack: a stale term joining during a live commit is refused; the live term’s held requests commit', async () => {
+      const stale = await takeTerm(fx.store, 'g4');
+      const live = await takeTerm(fx.store, 'g5');
+      const b = 'inflight-stale';
+      for (let i = 0; i < 4; i++) await fx.store.acceptRequest(b, `k${i}`);
+      const g = gated(fx.store);
+      const batcher = new AckBatcher(g.store);
+      const first = batcher.acknowledge(live, { bindingName: b, scopeId: 'k0', claimedRequestGeneration: 1 });
+      await waitFor(() => g.calls.length === 1);
+      const liveHeld = batcher.acknowledge(live, { bindingName: b, scopeId: 'k1', claimedRequestGeneration: 1 });
+      const staleOnes = [2, 3].map((i) => batcher.acknowledge(stale, { bindingName: b, scopeId: `k${i}`, claimedRequestGeneration: 1 }));
+      await turn();
+      g.release();
+      const outcomes = await Promise.allSettled([first, liveHeld, ...staleOnes]);
+      assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'rejected', 'rejected']);
+      for (const o of outcomes.slice(2)) assert.ok(o.status === 'rejected' && o.reason instanceof TermLostError);
+      assert.equal((await other.readIntent(b, 'k0'))!.handledGeneration, 1);
+      assert.equal((await other.readIntent(b, 'k1'))!.handledGeneration, 1);
+      assert.equal((await other.readIntent(b, 'k2'))!.handledGeneration, 0);
+      assert.equal((await other.readIntent(b, 'k3'))!.handledGeneration, 0);
+    });
+  });
+}
