@@ -9,17 +9,14 @@
  * on the confirmed exit, as `timeout` when the timeout started the termination. The grace period
  * reaches the child (APSUP_WORKER_TERMINATE_GRACE_MS), which leaves once its invocation reported.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { SRC_DIR } from '../paths.ts';
+import type { ChildProcess } from 'node:child_process';
+import { forkManagedChild, terminateChild, type ManagedChild } from '../child/managed-child.ts';
+import { needsTsLoader, PRELOAD_TS_VARIABLE } from '../child/ts-loader.ts';
 import type { ExecutionContext } from '../sdk/processor.ts';
 import type { IntentSnapshot } from '../store/types.ts';
 import { WORKER_GRACE_VARIABLE, type ChildMessage, type ErrorInfo, type InvocationReport, type ResultMessage } from '../worker/protocol.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Logger } from '../logging.ts';
-
-const WORKER_MAIN = path.join(SRC_DIR, 'worker', 'worker-main.ts');
-const TSX_LOADER = import.meta.resolve('tsx');
 
 /** One invocation as the pool saw it: the worker's report, or its end by timeout or crash. */
 export type WorkerOutcome = { durationMs: number; pid: number } & (
@@ -48,6 +45,7 @@ export interface WorkerPoolOptions {
 }
 
 interface WorkerProcess {
+  handle: ManagedChild;
   child: ChildProcess;
   /** performance.now() when the process reported ready; null while it starts up. */
   readyAt: number | null;
@@ -75,19 +73,16 @@ export class WorkerPool {
   }
 
   private spawn(): WorkerProcess {
-    const child = fork(WORKER_MAIN, [], {
-      execArgv: ['--import', TSX_LOADER],
-      env: {
-        ...process.env,
-        ...this.options.env,
-        POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: this.options.databaseUrl,
-        [WORKER_GRACE_VARIABLE]: String(this.options.graceMs),
-      },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      serialization: 'json',
+    const handle = forkManagedChild('worker-main', {
+      ...process.env,
+      ...this.options.env,
+      POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: this.options.databaseUrl,
+      [WORKER_GRACE_VARIABLE]: String(this.options.graceMs),
+      [PRELOAD_TS_VARIABLE]: needsTsLoader(this.options.processorModule) ? '1' : '0',
     });
+    const { child } = handle;
     this.spawned += 1;
-    const worker: WorkerProcess = { child, alive: true, readyAt: null, ready: Promise.resolve(), exited: Promise.resolve(), terminating: null };
+    const worker: WorkerProcess = { handle, child, alive: true, readyAt: null, ready: Promise.resolve(), exited: Promise.resolve(), terminating: null };
     worker.exited = new Promise<void>((resolve) => {
       child.once('exit', () => {
         worker.alive = false;
@@ -210,16 +205,10 @@ export class WorkerPool {
     this.terminating += 1;
     worker.terminating = (async () => {
       try {
-        worker.child.kill('SIGTERM');
-        const graceful = await Promise.race([
-          worker.exited.then(() => true),
-          new Promise<boolean>((r) => setTimeout(() => r(false), this.options.graceMs).unref()),
-        ]);
-        if (!graceful && worker.alive) {
+        await terminateChild(worker.handle, this.options.graceMs, () => {
           this.options.logger.warn({ family: this.options.family, workerPid: worker.child.pid, graceMs: this.options.graceMs }, 'worker did not exit within the grace period; killing it');
-          worker.child.kill('SIGKILL');
-          await worker.exited;
-        }
+        });
+        await worker.exited;
       } finally {
         this.terminating -= 1;
       }

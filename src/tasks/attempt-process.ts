@@ -1,61 +1,80 @@
 /**
- * Supervision of one attempt's worker child process: fork, the claim's lease kept alive until the
- * child has the attempt (its start-up must not eat the lease), IPC, and termination (the reason
- * first over IPC, SIGTERM, bounded grace, SIGKILL). It decides nothing about the task's state.
+ * Supervision of one attempt in a task worker process from the pool (attempt-pool.ts): hand-over
+ * (a process still starting gets the attempt once ready, the claim's lease kept alive by the
+ * runner meanwhile, since its start-up must not eat the lease; a lost attempt is never handed
+ * over), the result over IPC, and termination (the reason first over IPC, then SIGTERM, bounded
+ * grace, SIGKILL). It decides nothing about the task's state.
+ *
+ * The attempt is over when the process reported a clean end and may be reused, or else when the
+ * process exited: a stopped or failed process holds its capacity slot until its exit is confirmed.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { terminateChild } from '../child/managed-child.ts';
 import type { Logger } from '../logging.ts';
-import { SRC_DIR } from '../paths.ts';
 import { AttemptLostError } from '../store/errors.ts';
+import type { TaskWorker } from './attempt-pool.ts';
 import type { TaskConfig } from './config.ts';
 import type { ClaimedTask, TaskStore } from './task-store.ts';
-import type { RunTaskMessage, TaskResultMessage, TerminateMessage } from './task-worker-main.ts';
 import type { StopReason } from './verdict.ts';
-
-const TASK_WORKER_MAIN = path.join(SRC_DIR, 'tasks', 'task-worker-main.ts');
-const TSX_LOADER = import.meta.resolve('tsx');
+import type { RunTaskMessage, TaskResultMessage, TaskWorkerMessage, TerminateMessage } from './worker-protocol.ts';
 
 export class AttemptProcess {
   readonly child: ChildProcess;
-  readonly exited: Promise<void>;
+  /** Resolves when the attempt is over (see the header). */
+  readonly ended: Promise<void>;
   reported: TaskResultMessage | null = null;
   /** The first reason the runner stopped it for. */
   stopReason: StopReason | null = null;
+  /** A clean end was reported before any stop: the process goes back to the pool. */
+  finishedClean = false;
   private handedOver = false;
-  private readonly keeper: NodeJS.Timeout;
+  private readonly keeper: NodeJS.Timeout | null = null;
 
-  constructor(readonly task: ClaimedTask, private readonly tasks: TaskStore, private readonly config: TaskConfig, databaseUrl: string, private readonly logger: Logger) {
-    this.child = fork(TASK_WORKER_MAIN, [], {
-      execArgv: ['--import', TSX_LOADER],
-      env: { ...process.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: databaseUrl },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      serialization: 'json',
+  constructor(readonly task: ClaimedTask, readonly worker: TaskWorker, private readonly tasks: TaskStore, private readonly config: TaskConfig, private readonly logger: Logger) {
+    this.child = worker.child;
+    let endNow: () => void = () => undefined;
+    this.ended = new Promise<void>((resolve) => {
+      endNow = resolve;
+      void worker.exited.then(() => resolve());
     });
-    this.exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    this.keeper = setInterval(() => { if (!this.handedOver) void this.keepLease(); }, Math.max(200, Math.floor(config.leaseMs / 3)));
-    void this.exited.then(() => clearInterval(this.keeper));
-    this.child.on('message', (m: TaskResultMessage | { type: 'ready' }) => {
-      if (m.type === 'ready') this.handOver();
-      else if (m.type === 'task-result') this.reported = m;
+    const onMessage = (m: TaskWorkerMessage) => {
+      if (m?.type !== 'task-result' || m.taskId !== task.taskId || this.reported) return;
+      this.reported = m;
+      if (m.reusable === true && this.stopReason === null && this.alive) {
+        this.finishedClean = true;
+        endNow();
+      }
+    };
+    this.child.on('message', onMessage);
+    void this.ended.then(() => {
+      this.child.off('message', onMessage);
+      if (this.keeper) clearInterval(this.keeper);
     });
+    if (worker.isReady) {
+      // Ready at claim time: the lease was just granted, the child renews it at once.
+      this.send();
+    } else {
+      this.keeper = setInterval(() => { if (!this.handedOver) void this.keepLease(); }, Math.max(200, Math.floor(config.leaseMs / 3)));
+      void worker.ready.then((ready) => {
+        if (!ready) return;
+        void this.keepLease().then((ok) => { if (ok) this.send(); });
+      });
+    }
   }
 
   get alive(): boolean {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  private handOver(): void {
+  private send(): void {
+    if (this.handedOver || !this.child.connected || this.stopReason) return;
+    this.handedOver = true;
+    if (this.keeper) clearInterval(this.keeper);
     const message: RunTaskMessage = {
       type: 'run-task', task: this.task, tasksModule: this.config.tasksModule, leaseMs: this.config.leaseMs,
       progressMinStep: this.config.progressMinStep, terminateGraceMs: this.config.terminateGraceMs,
     };
-    void this.keepLease().then((ok) => {
-      if (!ok || this.handedOver || !this.child.connected || this.stopReason) return;
-      this.handedOver = true;
-      clearInterval(this.keeper);
-      this.child.send(message); // from here on the child heartbeats (at once, then every lease / 3)
-    });
+    this.child.send(message); // from here on the child heartbeats (at once, then every lease / 3)
   }
 
   /** Until the child has the attempt, the runner renews the lease; a lost attempt is never handed over. */
@@ -79,23 +98,17 @@ export class AttemptProcess {
   /**
    * SIGTERM, bounded wait, SIGKILL; resolves once the process is gone. The reason goes first over
    * IPC: after a timeout or a lost lease a handler that returns in the grace period must not
-   * record a success; after a shutdown it may (it finished its work).
+   * record a success; after a shutdown it may (it finished its work). An attempt that already
+   * ended cleanly is not stopped: its process belongs to the pool again.
    */
   async terminate(reason: StopReason): Promise<void> {
+    if (this.finishedClean) return;
     this.stopReason ??= reason;
-    if (!this.alive) return this.exited;
+    if (!this.alive) return this.ended;
     if (this.child.connected) {
       const message: TerminateMessage = { type: 'terminate', reason };
       await new Promise<void>((resolve) => this.child.send(message, () => resolve()));
     }
-    this.child.kill('SIGTERM');
-    const graceful = await Promise.race([
-      this.exited.then(() => true),
-      new Promise<boolean>((r) => setTimeout(() => r(false), this.config.terminateGraceMs).unref()),
-    ]);
-    if (!graceful) {
-      this.child.kill('SIGKILL');
-      await this.exited;
-    }
+    await terminateChild(this.worker.handle, this.config.terminateGraceMs);
   }
 }

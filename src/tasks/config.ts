@@ -22,6 +22,8 @@ export interface TaskConfig {
   failureHookMaxAttempts: number;
   /** Time bound of one convergence transaction (the failure hook inside it); then rolled back. */
   failureHookTimeoutMs: number;
+  /** Attempts one warm task worker process runs before it is retired (1: a fresh process per attempt). */
+  workerMaxAttempts: number;
 }
 
 const P = 'POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_';
@@ -60,5 +62,6 @@ export function parseTaskConfig(env: Record<string, string | undefined>): TaskCo
     maxAttempts: num('MAX_ATTEMPTS', 3, { int: true, max: 1000 }),
     failureHookMaxAttempts: num('FAILURE_HOOK_MAX_ATTEMPTS', 5, { int: true, max: 1000 }),
     failureHookTimeoutMs: Math.round(num('FAILURE_HOOK_TIMEOUT_SECONDS', 10, { min: 0.1, max: 3600 }) * 1000),
+    workerMaxAttempts: num('WORKER_MAX_ATTEMPTS', 100, { int: true, min: 1, max: 1_000_000 }),
   };
 }

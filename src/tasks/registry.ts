@@ -5,8 +5,8 @@
  * to be accepted, and uses its documented failure hook. Any version not listed fails closed.
  */
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { z } from 'zod';
+import { importUserModule } from '../child/ts-loader.ts';
 import type { Store, TxHandle } from '../store/types.ts';
 import type { TaskHandlerModule } from './handler.ts';
 
@@ -56,7 +56,8 @@ export class TaskRegistry {
   private readonly loaded = new Map<string, Promise<TaskHandlerModule>>();
   private readonly failedImports = new Map<string, number>();
 
-  constructor(definitions: TaskTypeDefinition[], private readonly baseDir: string) {
+  /** options.importQuery: appended to every handler module URL (a fresh instance per registry). */
+  constructor(definitions: TaskTypeDefinition[], private readonly baseDir: string, private readonly options: { importQuery?: string } = {}) {
     for (const d of definitions) {
       if (this.types.has(d.taskType)) throw new Error(`duplicate task type ${d.taskType}`);
       if (!(d.currentVersion in d.versions)) throw new Error(`task type ${d.taskType}: current version ${d.currentVersion} has no handler module`);
@@ -94,8 +95,9 @@ export class TaskRegistry {
     let promise = this.loaded.get(file);
     if (!promise) {
       const failed = this.failedImports.get(file) ?? 0;
-      const url = pathToFileURL(file).href + (failed > 0 ? `?retry=${failed}` : '');
-      const p: Promise<TaskHandlerModule> = import(url).then((mod: Record<string, unknown>) => {
+      const base = this.options.importQuery ?? '';
+      const query = failed > 0 ? `${base}${base ? '&' : '?'}retry=${failed}` : base;
+      const p: Promise<TaskHandlerModule> = importUserModule(file, query).then((mod) => {
         const handler = (mod.default ?? mod) as TaskHandlerModule;
         if (typeof handler.run !== 'function') throw new Error(`handler module ${file} does not export run()`);
         return handler;

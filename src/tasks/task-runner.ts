@@ -1,7 +1,7 @@
 /**
  * Durable task runner (host side). Claims pending tasks up to the capacity cap (the database
- * enforces it across processes), runs each attempt in a managed child process
- * (attempt-process.ts), enforces the timeout (graceful termination, bounded wait, forced kill),
+ * enforces it across processes), runs each attempt in a warm task worker process from its pool
+ * (attempt-pool.ts, attempt-process.ts; reused only after a clean end), enforces the timeout (graceful termination, bounded wait, forced kill),
  * and ends attempts that stop without a terminal write with the verdict it reached (verdict.ts,
  * convergence.ts): a timeout or shutdown verdict is recorded in the database before the worker is
  * stopped, so it is the one recorded whatever the lease did meanwhile (ADR: timeout/cancel/
@@ -17,6 +17,7 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from '../logging.ts';
+import { AttemptPool } from './attempt-pool.ts';
 import { AttemptProcess } from './attempt-process.ts';
 import type { TaskConfig } from './config.ts';
 import { Converger, type AttemptRef, type Ending } from './convergence.ts';
@@ -49,6 +50,8 @@ export class TaskRunner {
   /** Database work in flight (sweeps, convergences, claims): stop() waits for it, bounded. */
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly converger: Converger;
+  /** Warm task worker processes (reused only after an attempt that ended cleanly). */
+  readonly pool: AttemptPool;
   /** Cumulative numbers for /metrics and the reconciler's health. */
   readonly stats = new RunnerStats();
   private readonly readiness: ReadinessPublisher;
@@ -76,6 +79,7 @@ export class TaskRunner {
   ) {
     this.workerId = options.workerId ?? newTaskWorkerId();
     this.converger = new Converger(tasks, registry, config, logger);
+    this.pool = new AttemptPool(config, databaseUrl, logger);
     // A full runner needs no probe: the relay claims when one of its attempts finishes.
     const wanted = () => !this.stopped && !this.filling && this.running.size < this.config.capacity;
     this.probes = new PendingProbe(tasks, logger, (p) => this.track(p), wanted, (source) => this.wake(source), () => this.registry.types_());
@@ -92,6 +96,7 @@ export class TaskRunner {
     this.sweepTimer = setInterval(() => { void this.sweep(); }, this.config.sweepMs);
     this.sweepTimer.unref?.();
     this.probes.start(this.config.wakeupPollMs);
+    this.pool.prewarm(); // processes start while the first sweep runs
     await this.sweep(); // start-up: reconcile lost attempts and pick up pending work
   }
 
@@ -207,14 +212,16 @@ export class TaskRunner {
         .finally(() => this.notify()));
       return;
     }
-    const attempt = new AttemptProcess(task, this.tasks, this.config, this.databaseUrl, this.logger);
+    const worker = this.pool.take();
+    const attempt = new AttemptProcess(task, worker, this.tasks, this.config, this.logger);
     this.running.set(task.taskId, attempt);
     this.launchedAt.set(task.taskId, Date.now());
     const timer = setLongTimeout(() => { void this.stopAttempt(attempt, 'timeout'); }, this.timeoutOf(task));
     this.logger.info({ taskId: task.taskId, taskType: task.taskType, attempt: task.attemptCount, workerId: this.workerId }, 'task attempt started');
-    void attempt.exited.then(() => this.track((async () => {
+    void attempt.ended.then(() => this.track((async () => {
       timer.clear();
-      await this.settle(attempt);
+      const written = await this.settle(attempt);
+      this.pool.release(worker, attempt.finishedClean && written);
       this.running.delete(task.taskId);
       this.launchedAt.delete(task.taskId);
       this.notify(); // relay: a finished task hands its capacity to the next pending one
@@ -233,6 +240,7 @@ export class TaskRunner {
    */
   private stopAttempt(attempt: AttemptProcess, reason: StopReason): Promise<void> {
     const { task } = attempt;
+    if (attempt.finishedClean) return Promise.resolve(); // ended before the stop: nothing to stop
     if (!attempt.stopReason && reason !== 'lost' && attempt.alive) {
       const verdict = reason === 'timeout' ? 'timeout' : 'interrupted_by_shutdown';
       this.verdicts.set(task.taskId, this.track(this.tasks.recordVerdict(task.taskId, task.attemptToken, verdict).catch((error: unknown) => {
@@ -243,7 +251,8 @@ export class TaskRunner {
     return attempt.terminate(reason);
   }
 
-  private async settle(attempt: AttemptProcess): Promise<void> {
+  /** Converges the attempt; true when the child wrote the terminal state itself. */
+  private async settle(attempt: AttemptProcess): Promise<boolean> {
     const { task } = attempt;
     await this.verdicts.get(task.taskId);
     this.verdicts.delete(task.taskId);
@@ -253,10 +262,11 @@ export class TaskRunner {
       const status = attempt.reported?.status;
       this.stats.endedAs(task.taskType, status === 'succeeded' || status === 'cancelled' ? status : 'failed', attempt.reported?.errorCode ?? null, this.duration(task.taskId));
       this.logger.info({ taskId: task.taskId, taskType: task.taskType, status: attempt.reported?.status, errorCode: attempt.reported?.errorCode }, 'task attempt ended');
-      return;
+      return true;
     }
     const ref = { taskId: task.taskId, taskType: task.taskType, handlerVersion: task.handlerVersion, attemptToken: task.attemptToken };
     await this.settleEnding(task.taskId, ref, { path: 'exited', code: v.code, message: v.message, requeue: v.requeue, payload: task.payload, attemptCount: task.attemptCount });
+    return false;
   }
 
   private async settleEnding(taskId: number, ref: AttemptRef, ending: Ending): Promise<void> {
@@ -295,6 +305,7 @@ export class TaskRunner {
     while ((this.running.size > 0 || this.inflight.size > 0) && Date.now() < deadline) {
       await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, 50))]);
     }
+    await this.pool.close();
     if (this.running.size > 0 || this.inflight.size > 0) {
       this.logger.warn({ running: this.running.size, inflight: this.inflight.size }, 'task runner stopped with database work still in flight');
     }

@@ -5,7 +5,7 @@
  * idempotent types), a shutdown or a loss lets idempotent types be requeued. The database applies
  * the same order (pc_task_end_attempt: recorded verdict, then cancel, then requeue).
  */
-import type { TaskResultMessage } from './task-worker-main.ts';
+import type { TaskResultMessage } from './worker-protocol.ts';
 
 /** Why the runner stopped an attempt (the first one recorded wins). */
 export type StopReason = 'timeout' | 'shutdown' | 'lost';

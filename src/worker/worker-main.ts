@@ -5,7 +5,7 @@
  * processor gets a read handle (its own read-only connection, opened on first use) and the
  * fenced commit; the store itself stays here (RFC 6).
  */
-import { pathToFileURL } from 'node:url';
+import { ensureTsLoader, importUserModule, isInstanceOf, PRELOAD_TS_VARIABLE } from '../child/ts-loader.ts';
 import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
 import { createLogger } from '../logging.ts';
 import { AuthorizationError, ConflictError, type Processor, type ProcessorContext } from '../sdk/processor.ts';
@@ -40,7 +40,7 @@ async function loadProcessor(modulePath: string, exportName?: string): Promise<P
   const key = `${modulePath}#${exportName ?? ''}`;
   let processor = processors.get(key);
   if (!processor) {
-    const mod = await import(pathToFileURL(modulePath).href) as Record<string, unknown>;
+    const mod = await importUserModule(modulePath);
     const candidate = (exportName ? mod[exportName] : mod.default ?? mod.processor) as Processor | undefined;
     if (!candidate || typeof candidate.processScope !== 'function') {
       throw new Error(`processor module does not export ${exportName ?? 'default'} with processScope()`);
@@ -128,9 +128,10 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
     if (deferred) return result({ status: 'ok', acknowledgement: { kind: 'deferred', confirmClean: (deferred as { confirmClean: boolean }).confirmClean } });
     return done('not_acknowledged');
   } catch (error) {
-    if (error instanceof TermLostError) return done('term_lost', error);
-    if (error instanceof ConflictError) return done('conflict', error);
-    if (error instanceof AuthorizationError) return done('failed', error);
+    // isInstanceOf: a processor's SDK classes may be another copy than this (precompiled) child's.
+    if (isInstanceOf(error, TermLostError)) return done('term_lost', error);
+    if (isInstanceOf(error, ConflictError)) return done('conflict', error);
+    if (isInstanceOf(error, AuthorizationError)) return done('failed', error);
     return done('failed', error);
   } finally {
     current = null;
@@ -140,6 +141,7 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
 async function main(): Promise<void> {
   const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
   store = await openStoreLazily(target);
+  if (process.env[PRELOAD_TS_VARIABLE] === '1') await ensureTsLoader();
   reader = lazyReadHandle(target.backend, () => openReadHandle(target));
   let queue = Promise.resolve();
   process.on('message', (message: ParentMessage) => {

@@ -100,8 +100,10 @@ for (const backend of BACKENDS) {
         const gaps = rows.filter((o) => o!.finishedAt && o!.finishedAt.getTime() <= t!.startedAt!.getTime()).map((o) => t!.startedAt!.getTime() - o!.finishedAt!.getTime());
         assert.ok(gaps.length > 0 && Math.min(...gaps) < 3000, `task ${t!.taskId} was claimed ${Math.min(...gaps)} ms after a task finished`);
       }
+      // Attempts run in warm worker children (reused after a clean end), never in the worker host.
       const owners = new Set((await fx.query('SELECT DISTINCT pid FROM fx_task_events')).map((r) => Number(r.pid)));
-      assert.equal(owners.size, 5, 'each attempt ran in its own worker child');
+      assert.ok(owners.size >= 2 && owners.size <= 5, `attempts ran in ${owners.size} worker children`);
+      for (const w of workers) assert.ok(!owners.has(w.child.pid!), 'not in the worker host process');
     });
 
     test('T8 a SIGKILLed worker process: its attempts expire and another runner fails them with the hook, or requeues an idempotent type', async () => {

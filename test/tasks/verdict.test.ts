@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { verdictOf, type ExitedAttempt } from '../../src/tasks/verdict.ts';
-import type { TaskResultMessage } from '../../src/tasks/task-worker-main.ts';
+import type { TaskResultMessage } from '../../src/tasks/worker-protocol.ts';
 
 const base: ExitedAttempt = { stopReason: null, reported: null, hostStopping: false, timeoutMs: 3000 };
 const reported = (status: TaskResultMessage['status'], errorCode?: string): TaskResultMessage => ({ type: 'task-result', taskId: 1, status, errorCode });

@@ -1,0 +1,117 @@
+/**
+ * How a child process entry is started. Under tsx every child would spend about a second of CPU
+ * in loader hooks and compilation before its first message, so the entries are compiled once per
+ * host process into plain JavaScript (esbuild, which tsx brings) in a gitignored, content-addressed
+ * cache (var/cache/child/<hash>/); dynamic imports stay separate chunks, so a backend's driver is
+ * loaded only on that backend. A child loads the TypeScript loader only when it imports a
+ * TypeScript user module (ts-loader.ts). If compiling is not possible (no esbuild, a read-only
+ * package directory) or APSUP_CHILD_PRECOMPILE=0, the child runs from source under tsx.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PACKAGE_ROOT, SRC_DIR } from '../paths.ts';
+
+export type ChildEntryName = 'task-worker-main' | 'worker-main';
+
+const SOURCES: Record<ChildEntryName, string> = {
+  'task-worker-main': path.join(SRC_DIR, 'tasks', 'task-worker-main.ts'),
+  'worker-main': path.join(SRC_DIR, 'worker', 'worker-main.ts'),
+};
+
+/** Set in a precompiled child's environment: user TypeScript modules need the loader registered. */
+export const PRECOMPILED_VARIABLE = 'APSUP_CHILD_PRECOMPILED';
+export const PRECOMPILE_VARIABLE = 'APSUP_CHILD_PRECOMPILE';
+export const CACHE_DIR = path.join(PACKAGE_ROOT, 'var', 'cache', 'child');
+
+export interface ChildEntry {
+  modulePath: string;
+  execArgv: string[];
+  env: Record<string, string>;
+  precompiled: boolean;
+}
+
+/** Bundled modules whose import.meta.url use works from any directory under src/. */
+const META_URL_USERS = new Set(['paths.ts', path.join('store', 'sqlite', 'sqlite-read-process.ts')]);
+
+let compiled: { dir: string } | { error: string } | null = null;
+
+/** The entry to fork for a child (compiles on first use in this process). */
+export function childEntry(name: ChildEntryName): ChildEntry {
+  if (process.env[PRECOMPILE_VARIABLE] !== '0') {
+    compiled ??= compile();
+    if ('dir' in compiled) {
+      return { modulePath: path.join(compiled.dir, `${name}.mjs`), execArgv: [], env: { [PRECOMPILED_VARIABLE]: '1' }, precompiled: true };
+    }
+  }
+  return { modulePath: SOURCES[name], execArgv: ['--import', import.meta.resolve('tsx')], env: { [PRECOMPILED_VARIABLE]: '0' }, precompiled: false };
+}
+
+/** Why the entries run under tsx, if they do (for a start-up log line). */
+export function precompileError(): string | null {
+  return compiled && 'error' in compiled ? compiled.error : null;
+}
+
+function compile(): { dir: string } | { error: string } {
+  try {
+    const esbuild = loadEsbuild();
+    const result = esbuild.buildSync({
+      entryPoints: Object.entries(SOURCES).map(([out, src]) => ({ in: src, out })),
+      bundle: true,
+      splitting: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      packages: 'external',
+      outExtension: { '.js': '.mjs' },
+      outdir: CACHE_DIR, // only for the relative chunk names; nothing is written by esbuild
+      write: false,
+      logLevel: 'silent',
+      keepNames: true, // isInstanceOf (ts-loader.ts) compares class names
+      metafile: true,
+      // One import.meta.url for every bundled module: that of src/paths.ts (which finds the SQL
+      // from it); a module whose use depends on its own directory would break, hence the check.
+      define: { 'import.meta.url': JSON.stringify(pathToFileURL(path.join(SRC_DIR, 'paths.ts')).href) },
+    });
+    for (const input of Object.keys(result.metafile.inputs)) {
+      const file = path.resolve(input);
+      if (!file.startsWith(SRC_DIR) || META_URL_USERS.has(path.relative(SRC_DIR, file))) continue;
+      if (fs.readFileSync(file, 'utf8').includes('import.meta')) throw new Error(`${path.relative(PACKAGE_ROOT, file)} uses import.meta; list it in entry.ts once its use is independent of its directory`);
+    }
+    const hash = crypto.createHash('sha256');
+    for (const f of result.outputFiles) hash.update(path.relative(CACHE_DIR, f.path)).update('\0').update(f.contents).update('\0');
+    const dir = path.join(CACHE_DIR, hash.digest('hex').slice(0, 16));
+    if (!fs.existsSync(path.join(dir, 'complete'))) {
+      // Written to a private directory and renamed: a concurrent host never sees half a build.
+      const tmp = `${dir}.${process.pid}.${crypto.randomBytes(4).toString('hex')}`;
+      for (const f of result.outputFiles) {
+        const target = path.join(tmp, path.relative(CACHE_DIR, f.path));
+        fs.mkdirSync(path.dirname(target), { recursive: true });
+        fs.writeFileSync(target, f.contents);
+      }
+      fs.writeFileSync(path.join(tmp, 'complete'), '');
+      try {
+        fs.renameSync(tmp, dir);
+      } catch (error) {
+        fs.rmSync(tmp, { recursive: true, force: true });
+        if (!fs.existsSync(path.join(dir, 'complete'))) throw error;
+      }
+    }
+    return { dir };
+  } catch (error) {
+    const errors = (error as { errors?: { text: string }[] }).errors;
+    return { error: errors?.[0]?.text ?? ((error as Error).message.split('\n')[0] || 'unknown error') };
+  }
+}
+
+/** esbuild as a dependency of tsx (hoisted or not). */
+function loadEsbuild(): typeof import('esbuild') {
+  const require = createRequire(import.meta.url);
+  try {
+    return require('esbuild') as typeof import('esbuild');
+  } catch {
+    return createRequire(require.resolve('tsx/package.json'))('esbuild') as typeof import('esbuild');
+  }
+}

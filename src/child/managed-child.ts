@@ -1,0 +1,61 @@
+/**
+ * One way to start and stop a managed child process (the task runner's attempt workers and the
+ * supervisor's worker pool): fork the entry (precompiled JavaScript when available, see entry.ts)
+ * and terminate it gracefully: SIGTERM, a bounded grace period, then SIGKILL, resolving only once
+ * the exit is confirmed (a slot is released on a confirmed exit, never on a signal sent).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { childEntry, type ChildEntryName } from './entry.ts';
+
+export interface ManagedChild {
+  child: ChildProcess;
+  /** Resolves on the child's 'exit' (code, signal). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export function isAlive(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+/** Forks a child entry with an IPC channel (JSON), stdout/stderr inherited. */
+export function forkManagedChild(name: ChildEntryName, env: NodeJS.ProcessEnv): ManagedChild {
+  const entry = childEntry(name);
+  const child = fork(entry.modulePath, [], {
+    execArgv: entry.execArgv,
+    env: { ...env, ...entry.env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    serialization: 'json',
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  return { child, exited };
+}
+
+/**
+ * SIGTERM, wait up to graceMs for the exit, then SIGKILL and wait for the exit. Returns true when
+ * the child left within the grace period (or was already gone), false when it had to be killed.
+ * `beforeKill` runs right before the SIGKILL (a log line).
+ */
+export async function terminateChild(handle: ManagedChild, graceMs: number, beforeKill?: () => void): Promise<boolean> {
+  const { child } = handle;
+  if (!isAlive(child)) {
+    await handle.exited;
+    return true;
+  }
+  child.kill('SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const graceful = await Promise.race([
+    handle.exited.then(() => true),
+    new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), graceMs); }),
+  ]);
+  clearTimeout(timer);
+  if (graceful || !isAlive(child)) {
+    await handle.exited;
+    return true;
+  }
+  beforeKill?.();
+  child.kill('SIGKILL');
+  await handle.exited;
+  return false;
+}
