@@ -10,6 +10,9 @@
  *     `-- @drop-procedure <name>`           drops one (down files).
  *     `-- @require database_charset=<cs>`   refuses the migration (before any pending one runs)
  *        unless the database default character set is <cs>.
+ *   Both backends:
+ *     `-- @drop-table-if-empty <table>`     drops the table only when it exists and holds no rows
+ *        (checked right before the DROP): a table holding data is kept, never dropped silently.
  *   Any other `-- @...` line is an error, never ignored.
  *   migrations/<backend>/CHECKSUMS locks every migration file (scripts/lock-migrations.mjs).
  * The plan below is both what `apsup migrate up` executes and what `apsup migrate sql` prints.
@@ -35,6 +38,8 @@ export interface PlannedStatement {
   procedure?: string;
   /** A read whose first value must equal `expect`; otherwise the plan stops with `message`. */
   check?: { expect: string; message: string };
+  /** Run only when this table exists and holds no rows (`-- @drop-table-if-empty`). */
+  onlyIfEmpty?: string;
 }
 
 /** A migration the database or the files refuse (drift, a stale pin, a failed requirement). */
@@ -46,7 +51,7 @@ export class MigrationDriftError extends Error {
 }
 
 export interface Directive {
-  kind: 'procedure' | 'drop-procedure' | 'require';
+  kind: 'procedure' | 'drop-procedure' | 'require' | 'drop-table-if-empty';
   /** Procedure name, or the requirement name (database_charset). */
   name: string;
   /** procedure: the sha256 pin (null for the unpinned legacy form); require: the required value. */
@@ -100,6 +105,7 @@ const DIRECTIVE_FORMS: Array<[Directive['kind'], RegExp]> = [
   ['procedure', /^--\s*@procedure\s+(pc_[a-z0-9_]+)(?:\s+sha256=([0-9a-f]{64}))?\s*$/],
   ['drop-procedure', /^--\s*@drop-procedure\s+(pc_[a-z0-9_]+)\s*$/],
   ['require', /^--\s*@require\s+(database_charset)=([a-z0-9_]+)\s*$/],
+  ['drop-table-if-empty', /^--\s*@drop-table-if-empty\s+([a-z][a-z0-9_]*)\s*$/],
 ];
 
 /**
@@ -121,7 +127,7 @@ export function parseDirectives(text: string, file = 'migration'): Directive[] {
     }
     throw new MigrationDriftError(
       `${file}:${index + 1}: malformed directive ${JSON.stringify(line)}; expected "-- @procedure <name> sha256=<64 hex>", `
-      + '"-- @drop-procedure <name>" or "-- @require database_charset=<charset>"',
+      + '"-- @drop-procedure <name>", "-- @require database_charset=<charset>" or "-- @drop-table-if-empty <table>"',
     );
   });
   return out;
@@ -219,10 +225,17 @@ export function requirementChecks(migration: MigrationFile): PlannedStatement[] 
   }));
 }
 
+/** The guarded DROPs of a migration's `-- @drop-table-if-empty` lines, in line order. */
+export function conditionalDrops(migration: MigrationFile): PlannedStatement[] {
+  return parseDirectives(migration.up, `${migration.name}.up.sql`).filter((d) => d.kind === 'drop-table-if-empty')
+    .map((d) => ({ sql: `DROP TABLE ${d.name}`, onlyIfEmpty: d.name }));
+}
+
 export function planUp(backend: MigrationBackend, migration: MigrationFile, context: PlanContext = {}): PlannedStatement[] {
   if (backend === 'sqlite') {
     return [
       { sql: migration.up.trim() },
+      ...conditionalDrops(migration),
       { sql: `INSERT INTO ${LEDGER_TABLE} (name, checksum, applied_at) VALUES (${quote(migration.name)}, ${quote(migration.checksum)}, strftime('%Y-%m-%d %H:%M:%f', 'now'))` },
     ];
   }
@@ -230,6 +243,7 @@ export function planUp(backend: MigrationBackend, migration: MigrationFile, cont
   // Requirements first, then tables, then the procedures that use them.
   const plan: PlannedStatement[] = [...requirementChecks(migration)];
   for (const sql of splitSqlStatements(migration.up)) plan.push({ sql });
+  plan.push(...conditionalDrops(migration));
   for (const name of directives(migration.up, 'procedure')) plan.push(...procedureInstall(name, migration.name, context.proceduresRoot));
   plan.push({ sql: `INSERT INTO ${LEDGER_TABLE} (name, checksum, applied_at) VALUES (${quote(migration.name)}, ${quote(migration.checksum)}, UTC_TIMESTAMP(3))` });
   return plan;
@@ -259,6 +273,8 @@ export function renderPlan(backend: MigrationBackend, title: string, plan: Plann
   for (const statement of plan) {
     if (statement.procedure) {
       lines.push('DELIMITER //', statement.sql, '//', 'DELIMITER ;');
+    } else if (statement.onlyIfEmpty) {
+      lines.push(`-- only when ${statement.onlyIfEmpty} exists and SELECT 1 FROM ${statement.onlyIfEmpty} LIMIT 1 returns no row (a table holding rows is kept):`, `${statement.sql};`);
     } else if (statement.check) {
       lines.push(`-- stop unless this returns ${statement.check.expect}:`, `${statement.sql};`);
     } else if (backend === 'sqlite' && /;\s*$/.test(statement.sql)) {
@@ -268,4 +284,21 @@ export function renderPlan(backend: MigrationBackend, title: string, plan: Plann
     }
   }
   return lines.join('\n');
+}
+
+/** The demo schema of a backend (migrations/<backend>/demo/reference_tables.sql): not a migration. */
+export function demoSchemaText(backend: MigrationBackend, root: string = MIGRATIONS_DIR): string {
+  return fs.readFileSync(path.join(root, backend, 'demo', 'reference_tables.sql'), 'utf8');
+}
+
+/** The tables the demo schema creates, in file order. */
+export function demoTables(backend: MigrationBackend, root: string = MIGRATIONS_DIR): string[] {
+  if (!fs.existsSync(path.join(root, backend, 'demo', 'reference_tables.sql'))) return [];
+  return [...demoSchemaText(backend, root).matchAll(/^CREATE TABLE IF NOT EXISTS ([a-z][a-z0-9_]*)/gm)].map((m) => m[1]);
+}
+
+/** `apsup start` / `migrate up --with-demo`: creates the missing demo tables (idempotent). */
+export function demoSchemaPlan(backend: MigrationBackend, root: string = MIGRATIONS_DIR): PlannedStatement[] {
+  const text = demoSchemaText(backend, root);
+  return backend === 'sqlite' ? [{ sql: text.trim() }] : splitSqlStatements(text).map((sql) => ({ sql }));
 }
