@@ -13,7 +13,7 @@ import { Migrator } from '../src/migrations/migrator.ts';
 import { MIGRATIONS_DIR, PACKAGE_ROOT } from '../src/paths.ts';
 import { BACKENDS, createBackend, type BackendFixture } from './helpers/backends.ts';
 
-const MINE = { sqlite: '0015_demo_tables_opt_in', mysql: '0022_demo_tables_opt_in' } as const;
+const MINE = { sqlite: '0015_demo_tables_opt_in', mysql: '0022_production_schema' } as const;
 
 async function withMigrator<T>(fx: BackendFixture, fn: (m: Migrator) => Promise<T>): Promise<T> {
   const driver = await openMigrationDriver(fx.target);

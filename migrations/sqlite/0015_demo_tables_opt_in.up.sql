@@ -5,7 +5,7 @@
 -- (CREATE TABLE IF NOT EXISTS). Each table is dropped only when it holds no rows, checked in this
 -- migration's transaction: a table a demo or an application filled is kept as it is, and
 -- `apsup migrate status` lists it under "demo tables" so a DBA decides.
--- Same as migrations/oceanbase/0022_demo_tables_opt_in.
+-- Same as migrations/oceanbase/0022_production_schema.
 -- @drop-table-if-empty ref_topic_sources
 -- @drop-table-if-empty ref_topic_cursors
 -- @drop-table-if-empty ref_topic_digests

@@ -10,6 +10,8 @@
  *     `-- @drop-procedure <name>`           drops one (down files).
  *     `-- @require database_charset=<cs>`   refuses the migration (before any pending one runs)
  *        unless the database default character set is <cs>.
+ *     `-- @procedure-characteristics all-installed`  applies the COMMENT and SQL SECURITY
+ *        (procedure-characteristics.ts) to every procedure the earlier migrations installed.
  *   Both backends:
  *     `-- @drop-table-if-empty <table>`     drops the table only when it exists and holds no rows
  *        (checked right before the DROP): a table holding data is kept, never dropped silently.
@@ -22,6 +24,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { MIGRATIONS_DIR, PROCEDURES_DIR } from '../paths.ts';
 import { splitSqlStatements } from '../sql-split.ts';
+import { characteristicsStatement } from './procedure-characteristics.ts';
 
 export type MigrationBackend = 'sqlite' | 'oceanbase';
 
@@ -51,7 +54,7 @@ export class MigrationDriftError extends Error {
 }
 
 export interface Directive {
-  kind: 'procedure' | 'drop-procedure' | 'require' | 'drop-table-if-empty';
+  kind: 'procedure' | 'drop-procedure' | 'require' | 'drop-table-if-empty' | 'procedure-characteristics';
   /** Procedure name, or the requirement name (database_charset). */
   name: string;
   /** procedure: the sha256 pin (null for the unpinned legacy form); require: the required value. */
@@ -106,6 +109,7 @@ const DIRECTIVE_FORMS: Array<[Directive['kind'], RegExp]> = [
   ['drop-procedure', /^--\s*@drop-procedure\s+(pc_[a-z0-9_]+)\s*$/],
   ['require', /^--\s*@require\s+(database_charset)=([a-z0-9_]+)\s*$/],
   ['drop-table-if-empty', /^--\s*@drop-table-if-empty\s+([a-z][a-z0-9_]*)\s*$/],
+  ['procedure-characteristics', /^--\s*@procedure-characteristics\s+(all-installed)\s*$/],
 ];
 
 /**
@@ -127,7 +131,8 @@ export function parseDirectives(text: string, file = 'migration'): Directive[] {
     }
     throw new MigrationDriftError(
       `${file}:${index + 1}: malformed directive ${JSON.stringify(line)}; expected "-- @procedure <name> sha256=<64 hex>", `
-      + '"-- @drop-procedure <name>", "-- @require database_charset=<charset>" or "-- @drop-table-if-empty <table>"',
+      + '"-- @drop-procedure <name>", "-- @require database_charset=<charset>", "-- @drop-table-if-empty <table>" '
+      + 'or "-- @procedure-characteristics all-installed"',
     );
   });
   return out;
@@ -196,6 +201,7 @@ export function procedureInstall(name: string, installedBy: string, proceduresRo
   return [
     { sql: `DROP PROCEDURE IF EXISTS ${name}` },
     { sql: text, procedure: name },
+    characteristicsStatement(name, text),
     { sql: `DELETE FROM ${PROCEDURE_LEDGER_TABLE} WHERE procedure_name = ${quote(name)}` },
     {
       sql: `INSERT INTO ${PROCEDURE_LEDGER_TABLE} (procedure_name, file_checksum, definition_checksum, migration_name, installed_at)\n`
@@ -225,6 +231,12 @@ export function requirementChecks(migration: MigrationFile): PlannedStatement[] 
   }));
 }
 
+/** The procedures the migrations before `migration` install (adoption's on-demand ones are not). */
+function installedBefore(migration: MigrationFile, context: PlanContext): string[] {
+  const earlier = (context.files ?? []).filter((f) => f.name < migration.name);
+  return [...latestInstallers(earlier).keys()].sort();
+}
+
 /** The guarded DROPs of a migration's `-- @drop-table-if-empty` lines, in line order. */
 export function conditionalDrops(migration: MigrationFile): PlannedStatement[] {
   return parseDirectives(migration.up, `${migration.name}.up.sql`).filter((d) => d.kind === 'drop-table-if-empty')
@@ -244,6 +256,9 @@ export function planUp(backend: MigrationBackend, migration: MigrationFile, cont
   const plan: PlannedStatement[] = [...requirementChecks(migration)];
   for (const sql of splitSqlStatements(migration.up)) plan.push({ sql });
   plan.push(...conditionalDrops(migration));
+  if (parseDirectives(migration.up).some((d) => d.kind === 'procedure-characteristics')) {
+    for (const name of installedBefore(migration, context)) plan.push(characteristicsStatement(name, procedureText(name, context.proceduresRoot)));
+  }
   for (const name of directives(migration.up, 'procedure')) plan.push(...procedureInstall(name, migration.name, context.proceduresRoot));
   plan.push({ sql: `INSERT INTO ${LEDGER_TABLE} (name, checksum, applied_at) VALUES (${quote(migration.name)}, ${quote(migration.checksum)}, UTC_TIMESTAMP(3))` });
   return plan;

@@ -7,8 +7,11 @@
 -- demo or an application filled is kept as it is, and `apsup migrate status` lists it under
 -- "demo tables" so a DBA decides. Same as migrations/sqlite/0015_demo_tables_opt_in.
 -- Run with the runtime stopped (an insert between the check and the DROP would be lost).
--- The procedures' COMMENT and SQL SECURITY are applied to every installed procedure by the
--- migration runner (src/migrations/procedure-characteristics.ts); this file needs no line for it.
+-- Then every procedure installed so far gets a one-line COMMENT (the first sentence of its
+-- file's "Purpose:" header) and an explicit SQL SECURITY DEFINER, through ALTER PROCEDURE (the
+-- body is unchanged, so no procedure is reinstalled or re-pinned): SHOW PROCEDURE STATUS tells a
+-- DBA what each one does. Later installs get both from the runner (procedure-characteristics.ts).
+-- @procedure-characteristics all-installed
 -- @drop-table-if-empty ref_topic_sources
 -- @drop-table-if-empty ref_topic_cursors
 -- @drop-table-if-empty ref_topic_digests

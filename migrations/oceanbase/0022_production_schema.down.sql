@@ -1,5 +1,6 @@
 -- Down of 0022: re-creates the demo tables it dropped (those it kept are left as they are), as
--- they were before it: the content of migrations/oceanbase/demo/reference_tables.sql.
+-- they were before it (the procedures keep their COMMENT and SQL SECURITY, which change nothing):
+-- the content of migrations/oceanbase/demo/reference_tables.sql.
 CREATE TABLE IF NOT EXISTS ref_topic_sources (
   scope_id   VARCHAR(191) NOT NULL,
   seq        BIGINT       NOT NULL,
