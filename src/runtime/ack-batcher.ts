@@ -17,6 +17,8 @@
 import { DatabaseBusyError, TermLostError } from '../store/errors.ts';
 import type { AckRequest, AckResult, Store, Term } from '../store/types.ts';
 import { TurnBatch, perStore, type Pending } from './turn-batch.ts';
+import { ATTR, SPANS, activeLink, traced } from '../observability/tracing.ts';
+import type { Link } from '@opentelemetry/api';
 
 export interface AckBatcherStats {
   /** Acknowledgements committed through the batcher. */
@@ -28,14 +30,18 @@ export interface AckBatcherStats {
 export class AckBatcher {
   readonly stats: AckBatcherStats = { acknowledgements: 0, transactions: 0 };
   private readonly batch: TurnBatch<Term, AckRequest, AckResult>;
+  private readonly links = new WeakMap<AckRequest, Link>();
 
   constructor(private readonly store: Store, maxBatch = 500) {
-    this.batch = new TurnBatch(setImmediate, maxBatch, (term, items) => this.commit(term, items));
+    this.batch = new TurnBatch(setImmediate, maxBatch, (term, items) => traced(SPANS.ackCommit, { [ATTR.binding]: items[0].request.bindingName, [ATTR.count]: items.length },
+      () => this.commit(term, items), { root: true, links: items.map((i) => this.links.get(i.request)).filter((l): l is Link => !!l) }));
   }
 
   /** Resolves with the row the committed acknowledgement left; rejects with TermLostError when the term is gone. */
   acknowledge(term: Term, request: AckRequest): Promise<AckResult> {
     const key = `${term.supervisorKey}\u0000${term.holderId}\u0000${term.supervisorGeneration}\u0000${request.bindingName}`;
+    const link = activeLink(); // the dispatch this acknowledgement belongs to
+    if (link) this.links.set(request, link);
     return this.batch.add(key, term, request);
   }
 

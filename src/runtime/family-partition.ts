@@ -18,6 +18,7 @@ import { SCAN_PAGES_PER_EXAMINATION, admissionExclusions } from './admission-pag
 import type { WorkerOutcome, WorkerPool } from './worker-pool.ts';
 import type { FamilyStats, PartitionHooks, PartitionSettings } from './partition-types.ts';
 import { faultPoint } from '../devtools/fault.ts';
+import { SPANS, familyAttributes, traced } from '../observability/tracing.ts';
 
 export type { FamilyStats, PartitionHooks, PartitionSettings };
 
@@ -247,7 +248,7 @@ export class FamilyPartition {
   }
 
   private async maybeAdvanceScan(term: Term, now: number): Promise<void> {
-    if (this.scheduleDue(now) && this.admissionRoom() && this.hasBudget()) await this.advanceScan(term);
+    if (this.scheduleDue(now) && this.admissionRoom() && this.hasBudget()) await traced(SPANS.scan, familyAttributes(this.family, this.bindingName), () => this.advanceScan(term));
   }
 
   private pushReady(scopeId: string, source: ReadySource): boolean {
@@ -411,7 +412,7 @@ export class FamilyPartition {
       const exclude = admissionExclusions(this.readySources.keys(), this.running.keys());
       let page;
       try {
-        page = await this.store.admitScanPage(term, this.bindingName, this.scan.generation, this.scan.cursor, limit, exclude);
+        page = await traced(SPANS.admissionPage, familyAttributes(this.family, this.bindingName), () => this.store.admitScanPage(term, this.bindingName, this.scan!.generation, this.scan!.cursor, limit, exclude));
       } catch (error) {
         if (!(error instanceof ScanStaleError)) throw error;
         // The binding's scan is not ours any more: forget it and check again from the database.
@@ -465,7 +466,7 @@ export class FamilyPartition {
       }
       const workerId = `${this.family}-${++this.workerSeq}`;
       this.running.set(scopeId, { generation: 0, term, workerId, startedAt: Date.now() });
-      void this.invoke(scopeId, term, workerId, source);
+      void traced(SPANS.dispatch, familyAttributes(this.family, this.bindingName), () => this.invoke(scopeId, term, workerId, source));
     }
   }
 

@@ -16,6 +16,7 @@ import type { ExecutionContext } from '../sdk/processor.ts';
 import type { IntentSnapshot } from '../store/types.ts';
 import { WORKER_GRACE_VARIABLE, type ChildMessage, type InvocationStatus, type ResultMessage } from '../worker/protocol.ts';
 import type { Logger } from '../logging.ts';
+import { traceCarrier } from '../observability/tracing.ts';
 
 const WORKER_MAIN = path.join(SRC_DIR, 'worker', 'worker-main.ts');
 const TSX_LOADER = import.meta.resolve('tsx');
@@ -156,6 +157,7 @@ export class WorkerPool {
         onExit(worker.child.exitCode, worker.child.signalCode);
         return;
       }
+      const carrier = traceCarrier();
       worker.ready.then(() => {
         if (settled || !worker.alive) return;
         worker.child.send({
@@ -166,6 +168,7 @@ export class WorkerPool {
           processorExport: this.options.processorExport,
           context,
           ...(snapshot ? { snapshot } : {}),
+          ...carrier, // the dispatch span: the worker's invocation span is its child
         });
       }, () => undefined);
     });

@@ -18,6 +18,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from '../logging.ts';
 import { AttemptProcess } from './attempt-process.ts';
+import { ATTR, SPANS, startSpan } from '../observability/tracing.ts';
 import type { TaskConfig } from './config.ts';
 import { Converger, type AttemptRef, type Ending } from './convergence.ts';
 import { PendingProbe, type WakeupSource } from './pending-probe.ts';
@@ -200,6 +201,7 @@ export class TaskRunner {
         .finally(() => this.notify()));
       return;
     }
+    const span = startSpan(SPANS.taskAttempt, { [ATTR.taskType]: task.taskType });
     const attempt = new AttemptProcess(task, this.tasks, this.config, this.databaseUrl, this.logger);
     this.running.set(task.taskId, attempt);
     this.launchedAt.set(task.taskId, Date.now());
@@ -207,7 +209,7 @@ export class TaskRunner {
     this.logger.info({ taskId: task.taskId, taskType: task.taskType, attempt: task.attemptCount, workerId: this.workerId }, 'task attempt started');
     void attempt.exited.then(() => this.track((async () => {
       timer.clear();
-      await this.settle(attempt);
+      await this.settle(attempt).finally(() => span.end(attempt.reported?.status ?? attempt.stopReason));
       this.running.delete(task.taskId);
       this.launchedAt.delete(task.taskId);
       this.notify(); // relay: a finished task hands its capacity to the next pending one
