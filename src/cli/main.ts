@@ -24,7 +24,9 @@ import { AdoptionRequiredError } from '../migrations/adoption-detect.ts';
 import { RegistrationError } from '../registry/registration.ts';
 
 const USAGE = `usage:
-  apsup migrate up       apply pending migrations (and install stored procedures on MySQL/OceanBase)
+  apsup migrate up [--with-demo]
+                         apply pending migrations (and install stored procedures on MySQL/OceanBase);
+                         --with-demo also creates the reference families' demo tables (ref_*)
   apsup migrate down     revert the last applied migration
   apsup migrate status   list migrations and procedure checksums [--json]; exit 3 on drift
   apsup migrate sql      print exactly what 'migrate up' would run, for review (on a Topic
@@ -69,6 +71,7 @@ interface MigrateOptions {
   dryRun?: boolean;
   keepLegacy?: boolean;
   jobId?: string;
+  withDemo?: boolean;
 }
 
 /** `apsup migrate ...`: a refusal for drift (MigrationDriftError) exits 3 from either entry point. */
@@ -87,8 +90,9 @@ async function migrateAction(action: string | undefined, options: MigrateOptions
   switch (action) {
     case 'up':
       return withMigrator(async (m) => {
-        const applied = await m.up();
+        const applied = await m.up({ demo: options.withDemo });
         console.log(applied.length === 0 ? 'nothing to apply' : `applied: ${applied.join(', ')}`);
+        if (options.withDemo) console.log('demo tables: installed');
         return 0;
       });
     case 'down':
@@ -132,7 +136,7 @@ async function start(): Promise<number> {
   const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
   console.log(`database: ${redactDatabaseUrl(target)}`);
   await withMigrator(async (m) => {
-    const applied = await m.up();
+    const applied = await m.up({ demo: true }); // the reference families need their demo tables
     if (applied.length > 0) console.log(`applied: ${applied.join(', ')}`);
     console.log(formatStatus(await m.status()));
   });
@@ -201,6 +205,7 @@ export async function main(argv: string[]): Promise<number> {
       'dry-run': { type: 'boolean', default: false },
       'keep-legacy': { type: 'boolean', default: false },
       'job-id': { type: 'string' },
+      'with-demo': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -243,6 +248,7 @@ export async function main(argv: string[]): Promise<number> {
         dryRun: values['dry-run'],
         keepLegacy: values['keep-legacy'],
         jobId: values['job-id'],
+        withDemo: values['with-demo'],
       });
     case 'start':
       return start();

@@ -23,10 +23,14 @@ export interface EphemeralDatabase {
   drop(): Promise<void>;
 }
 
-export async function migrateTarget(target: DatabaseTarget, migrationsRoot?: string): Promise<string[]> {
+/**
+ * Migrates, then (unless `demo: false`) creates the demo tables the reference families, the
+ * reference task handlers and their tests use (they are not part of `migrate up`).
+ */
+export async function migrateTarget(target: DatabaseTarget, migrationsRoot?: string, options: { demo?: boolean } = {}): Promise<string[]> {
   const driver = await openMigrationDriver(target);
   try {
-    return await new Migrator(driver, migrationsRoot).up();
+    return await new Migrator(driver, migrationsRoot).up({ demo: options.demo ?? true });
   } finally {
     await driver.close();
   }
@@ -34,15 +38,16 @@ export async function migrateTarget(target: DatabaseTarget, migrationsRoot?: str
 
 export async function createEphemeralDatabase(
   backend: Backend,
-  options: { migrate?: boolean; mysqlAdminUrl?: string; prefix?: string } = {},
+  options: { migrate?: boolean; demo?: boolean; mysqlAdminUrl?: string; prefix?: string } = {},
 ): Promise<EphemeralDatabase> {
   const migrate = options.migrate ?? true;
+  const demo = { demo: options.demo ?? true };
   const prefix = options.prefix ?? 'apsup';
   if (backend === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
     const file = path.join(dir, 'db.sqlite');
     const target: DatabaseTarget = { backend: 'sqlite', file };
-    if (migrate) await migrateTarget(target);
+    if (migrate) await migrateTarget(target, undefined, demo);
     return {
       backend,
       target,
@@ -68,7 +73,7 @@ export async function createEphemeralDatabase(
   const target: DatabaseTarget = { ...base, database };
   if (migrate) {
     try {
-      await migrateTarget(target);
+      await migrateTarget(target, undefined, demo);
     } catch (error) {
       await admin.query(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);
       await admin.end().catch(() => undefined);

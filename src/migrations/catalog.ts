@@ -10,6 +10,11 @@
  *     `-- @drop-procedure <name>`           drops one (down files).
  *     `-- @require database_charset=<cs>`   refuses the migration (before any pending one runs)
  *        unless the database default character set is <cs>.
+ *     `-- @procedure-characteristics all-installed`  applies the COMMENT and SQL SECURITY
+ *        (procedure-characteristics.ts) to every procedure the earlier migrations installed.
+ *   Both backends:
+ *     `-- @drop-table-if-empty <table>`     drops the table only when it exists and holds no rows
+ *        (checked right before the DROP): a table holding data is kept, never dropped silently.
  *   Any other `-- @...` line is an error, never ignored.
  *   migrations/<backend>/CHECKSUMS locks every migration file (scripts/lock-migrations.mjs).
  * The plan below is both what `apsup migrate up` executes and what `apsup migrate sql` prints.
@@ -19,6 +24,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { MIGRATIONS_DIR, PROCEDURES_DIR } from '../paths.ts';
 import { splitSqlStatements } from '../sql-split.ts';
+import { characteristicsStatement } from './procedure-characteristics.ts';
 
 export type MigrationBackend = 'sqlite' | 'oceanbase';
 
@@ -35,6 +41,8 @@ export interface PlannedStatement {
   procedure?: string;
   /** A read whose first value must equal `expect`; otherwise the plan stops with `message`. */
   check?: { expect: string; message: string };
+  /** Run only when this table exists and holds no rows (`-- @drop-table-if-empty`). */
+  onlyIfEmpty?: string;
 }
 
 /** A migration the database or the files refuse (drift, a stale pin, a failed requirement). */
@@ -46,7 +54,7 @@ export class MigrationDriftError extends Error {
 }
 
 export interface Directive {
-  kind: 'procedure' | 'drop-procedure' | 'require';
+  kind: 'procedure' | 'drop-procedure' | 'require' | 'drop-table-if-empty' | 'procedure-characteristics';
   /** Procedure name, or the requirement name (database_charset). */
   name: string;
   /** procedure: the sha256 pin (null for the unpinned legacy form); require: the required value. */
@@ -100,6 +108,8 @@ const DIRECTIVE_FORMS: Array<[Directive['kind'], RegExp]> = [
   ['procedure', /^--\s*@procedure\s+(pc_[a-z0-9_]+)(?:\s+sha256=([0-9a-f]{64}))?\s*$/],
   ['drop-procedure', /^--\s*@drop-procedure\s+(pc_[a-z0-9_]+)\s*$/],
   ['require', /^--\s*@require\s+(database_charset)=([a-z0-9_]+)\s*$/],
+  ['drop-table-if-empty', /^--\s*@drop-table-if-empty\s+([a-z][a-z0-9_]*)\s*$/],
+  ['procedure-characteristics', /^--\s*@procedure-characteristics\s+(all-installed)\s*$/],
 ];
 
 /**
@@ -121,7 +131,8 @@ export function parseDirectives(text: string, file = 'migration'): Directive[] {
     }
     throw new MigrationDriftError(
       `${file}:${index + 1}: malformed directive ${JSON.stringify(line)}; expected "-- @procedure <name> sha256=<64 hex>", `
-      + '"-- @drop-procedure <name>" or "-- @require database_charset=<charset>"',
+      + '"-- @drop-procedure <name>", "-- @require database_charset=<charset>", "-- @drop-table-if-empty <table>" '
+      + 'or "-- @procedure-characteristics all-installed"',
     );
   });
   return out;
@@ -190,6 +201,7 @@ export function procedureInstall(name: string, installedBy: string, proceduresRo
   return [
     { sql: `DROP PROCEDURE IF EXISTS ${name}` },
     { sql: text, procedure: name },
+    characteristicsStatement(name, text),
     { sql: `DELETE FROM ${PROCEDURE_LEDGER_TABLE} WHERE procedure_name = ${quote(name)}` },
     {
       sql: `INSERT INTO ${PROCEDURE_LEDGER_TABLE} (procedure_name, file_checksum, definition_checksum, migration_name, installed_at)\n`
@@ -219,10 +231,23 @@ export function requirementChecks(migration: MigrationFile): PlannedStatement[] 
   }));
 }
 
+/** The procedures the migrations before `migration` install (adoption's on-demand ones are not). */
+function installedBefore(migration: MigrationFile, context: PlanContext): string[] {
+  const earlier = (context.files ?? []).filter((f) => f.name < migration.name);
+  return [...latestInstallers(earlier).keys()].sort();
+}
+
+/** The guarded DROPs of a migration's `-- @drop-table-if-empty` lines, in line order. */
+export function conditionalDrops(migration: MigrationFile): PlannedStatement[] {
+  return parseDirectives(migration.up, `${migration.name}.up.sql`).filter((d) => d.kind === 'drop-table-if-empty')
+    .map((d) => ({ sql: `DROP TABLE ${d.name}`, onlyIfEmpty: d.name }));
+}
+
 export function planUp(backend: MigrationBackend, migration: MigrationFile, context: PlanContext = {}): PlannedStatement[] {
   if (backend === 'sqlite') {
     return [
       { sql: migration.up.trim() },
+      ...conditionalDrops(migration),
       { sql: `INSERT INTO ${LEDGER_TABLE} (name, checksum, applied_at) VALUES (${quote(migration.name)}, ${quote(migration.checksum)}, strftime('%Y-%m-%d %H:%M:%f', 'now'))` },
     ];
   }
@@ -230,6 +255,10 @@ export function planUp(backend: MigrationBackend, migration: MigrationFile, cont
   // Requirements first, then tables, then the procedures that use them.
   const plan: PlannedStatement[] = [...requirementChecks(migration)];
   for (const sql of splitSqlStatements(migration.up)) plan.push({ sql });
+  plan.push(...conditionalDrops(migration));
+  if (parseDirectives(migration.up).some((d) => d.kind === 'procedure-characteristics')) {
+    for (const name of installedBefore(migration, context)) plan.push(characteristicsStatement(name, procedureText(name, context.proceduresRoot)));
+  }
   for (const name of directives(migration.up, 'procedure')) plan.push(...procedureInstall(name, migration.name, context.proceduresRoot));
   plan.push({ sql: `INSERT INTO ${LEDGER_TABLE} (name, checksum, applied_at) VALUES (${quote(migration.name)}, ${quote(migration.checksum)}, UTC_TIMESTAMP(3))` });
   return plan;
@@ -259,6 +288,8 @@ export function renderPlan(backend: MigrationBackend, title: string, plan: Plann
   for (const statement of plan) {
     if (statement.procedure) {
       lines.push('DELIMITER //', statement.sql, '//', 'DELIMITER ;');
+    } else if (statement.onlyIfEmpty) {
+      lines.push(`-- only when ${statement.onlyIfEmpty} exists and SELECT 1 FROM ${statement.onlyIfEmpty} LIMIT 1 returns no row (a table holding rows is kept):`, `${statement.sql};`);
     } else if (statement.check) {
       lines.push(`-- stop unless this returns ${statement.check.expect}:`, `${statement.sql};`);
     } else if (backend === 'sqlite' && /;\s*$/.test(statement.sql)) {
@@ -268,4 +299,21 @@ export function renderPlan(backend: MigrationBackend, title: string, plan: Plann
     }
   }
   return lines.join('\n');
+}
+
+/** The demo schema of a backend (migrations/<backend>/demo/reference_tables.sql): not a migration. */
+export function demoSchemaText(backend: MigrationBackend, root: string = MIGRATIONS_DIR): string {
+  return fs.readFileSync(path.join(root, backend, 'demo', 'reference_tables.sql'), 'utf8');
+}
+
+/** The tables the demo schema creates, in file order. */
+export function demoTables(backend: MigrationBackend, root: string = MIGRATIONS_DIR): string[] {
+  if (!fs.existsSync(path.join(root, backend, 'demo', 'reference_tables.sql'))) return [];
+  return [...demoSchemaText(backend, root).matchAll(/^CREATE TABLE IF NOT EXISTS ([a-z][a-z0-9_]*)/gm)].map((m) => m[1]);
+}
+
+/** `apsup start` / `migrate up --with-demo`: creates the missing demo tables (idempotent). */
+export function demoSchemaPlan(backend: MigrationBackend, root: string = MIGRATIONS_DIR): PlannedStatement[] {
+  const text = demoSchemaText(backend, root);
+  return backend === 'sqlite' ? [{ sql: text.trim() }] : splitSqlStatements(text).map((sql) => ({ sql }));
 }

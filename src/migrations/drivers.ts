@@ -51,12 +51,21 @@ export class SqliteMigrationDriver implements MigrationDriver {
     // DDL is transactional on SQLite: the migration and its ledger row commit together.
     this.db.exec('BEGIN IMMEDIATE');
     try {
-      for (const statement of plan) this.db.exec(statement.sql);
+      for (const statement of plan) {
+        if (statement.onlyIfEmpty && !this.isEmptyTable(statement.onlyIfEmpty)) continue;
+        this.db.exec(statement.sql);
+      }
       this.db.exec('COMMIT');
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       throw error;
     }
+  }
+
+  /** Exists and holds no rows (inside the migration's transaction, so nothing can slip in). */
+  private isEmptyTable(name: string): boolean {
+    if (this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) === undefined) return false;
+    return this.db.prepare(`SELECT 1 FROM "${name.replace(/"/g, '""')}" LIMIT 1`).get() === undefined;
   }
 
   async applied(): Promise<AppliedMigration[]> {
@@ -126,6 +135,7 @@ export class MysqlMigrationDriver implements MigrationDriver {
     // interrupted migration stays pending and its statements are written to be re-runnable
     // by hand after inspection (see README, "Migrations").
     for (const statement of plan) {
+      if (statement.onlyIfEmpty && !(await this.isEmptyTable(statement.onlyIfEmpty))) continue;
       const [result] = await this.conn.query(statement.sql);
       if (statement.check) {
         const row = Array.isArray(result) ? (result[0] as Record<string, unknown> | undefined) : undefined;
@@ -135,6 +145,12 @@ export class MysqlMigrationDriver implements MigrationDriver {
         }
       }
     }
+  }
+
+  private async isEmptyTable(name: string): Promise<boolean> {
+    if (!(await this.tableExists(name))) return false;
+    const [rows] = await this.conn.query(`SELECT 1 FROM \`${name.replace(/`/g, '``')}\` LIMIT 1`);
+    return (rows as unknown[]).length === 0;
   }
 
   async applied(): Promise<AppliedMigration[]> {

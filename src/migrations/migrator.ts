@@ -7,7 +7,7 @@
  */
 import { Umzug, type UmzugStorage } from 'umzug';
 import {
-  MigrationDriftError, ledgerBootstrap as ledgerStatements, directives, listMigrations, listProcedureFiles, planDown, planUp, procedureText,
+  MigrationDriftError, demoSchemaPlan, demoTables, ledgerBootstrap as ledgerStatements, directives, listMigrations, listProcedureFiles, planDown, planUp, procedureText,
   PROCEDURE_LEDGER_TABLE, renderPlan, requirementChecks, sha256, verifyPins,
   type MigrationBackend, type MigrationFile, type PlanContext,
 } from './catalog.ts';
@@ -49,6 +49,12 @@ export interface MigrationStatus {
   procedures: ProcedureStatusEntry[];
   drift: boolean;
   pending: number;
+  /**
+   * Demo tables (ref_*) present in the database: installed by `apsup start` / `migrate up
+   * --with-demo`, or kept by migration 0020 (SQLite 0013) because they held rows. A production
+   * database has none.
+   */
+  demoTables: string[];
 }
 
 export { MigrationDriftError };
@@ -62,7 +68,7 @@ export class Migrator {
    * @param migrationsRoot folder holding sqlite/ and oceanbase/ (default: the package's migrations/)
    * @param proceduresRoot folder of the procedure files (default: the package's procedures/oceanbase/)
    */
-  constructor(private readonly driver: MigrationDriver, migrationsRoot?: string, private readonly proceduresRoot?: string) {
+  constructor(private readonly driver: MigrationDriver, private readonly migrationsRoot?: string, private readonly proceduresRoot?: string) {
     this.backend = driver.backend;
     this.files = listMigrations(this.backend, migrationsRoot);
     this.context = { files: this.files, proceduresRoot };
@@ -135,8 +141,22 @@ export class Migrator {
     }
   }
 
-  /** Applies the pending migrations, or those up to and including `to`. */
-  async up(options: { to?: string; adopting?: boolean } = {}): Promise<string[]> {
+  /**
+   * Applies the pending migrations, or those up to and including `to`; with `demo`, then creates
+   * the missing demo tables (`apsup start`, `migrate up --with-demo`, test fixtures).
+   */
+  async up(options: { to?: string; adopting?: boolean; demo?: boolean } = {}): Promise<string[]> {
+    const applied = await this.upMigrations(options);
+    if (options.demo) await this.installDemo();
+    return applied;
+  }
+
+  /** The demo schema (migrations/<backend>/demo/reference_tables.sql): CREATE TABLE IF NOT EXISTS. */
+  async installDemo(): Promise<void> {
+    await this.driver.execute(demoSchemaPlan(this.backend, this.migrationsRoot));
+  }
+
+  private async upMigrations(options: { to?: string; adopting?: boolean }): Promise<string[]> {
     if (!options.adopting) await this.refuseUnadoptedBaseline();
     await this.checkAppliedUnchanged();
     if (options.to !== undefined && !this.files.some((f) => f.name === options.to)) {
@@ -204,7 +224,9 @@ export class Migrator {
         retiredAt: r.retired_at === null || r.retired_at === undefined ? null : String(r.retired_at),
       }))
       : [];
-    return { backend: this.backend, adoptions, migrations, procedures, drift, pending: migrations.filter((m) => m.state === 'pending').length };
+    const demo: string[] = [];
+    for (const table of demoTables(this.backend, this.migrationsRoot)) if (await this.driver.tableExists(table)) demo.push(table);
+    return { backend: this.backend, adoptions, migrations, procedures, drift, pending: migrations.filter((m) => m.state === 'pending').length, demoTables: demo };
   }
 
   private async procedureStatus(appliedNames: Set<string>): Promise<ProcedureStatusEntry[]> {
@@ -271,6 +293,9 @@ export function formatStatus(status: MigrationStatus): string {
   if (status.procedures.length > 0) {
     lines.push('procedures:');
     for (const p of status.procedures) lines.push(`  ${p.state.padEnd(18)} ${p.name}  ${p.detail}`);
+  }
+  if (status.demoTables.length > 0) {
+    lines.push(`demo tables (apsup start / migrate up --with-demo; not part of a production schema): ${status.demoTables.join(', ')}`);
   }
   lines.push(status.drift ? 'DRIFT: the database does not match the migration files (see above)' : `schema: ${status.pending === 0 ? 'up to date' : `${status.pending} pending migration(s)`}`);
   return lines.join('\n');

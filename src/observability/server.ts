@@ -19,8 +19,8 @@ export interface ObservabilityOptions extends FactOptions {
   address: ObservabilityAddress;
   logger?: Logger;
   /**
-   * Include prom-client's default process metrics (default false: their event-loop-delay monitor
-   * keeps a 10 ms timer running, and an idle SQLite host is meant to have no timers at all).
+   * Include prom-client's default process and Node.js metrics (default true; their event-loop
+   * delay monitor samples every 100 ms in native code and holds the process open for nothing).
    */
   defaultMetrics?: boolean;
   /** The durable task runner embedded in this host (apsup run): its metrics and reconciler health. */
@@ -36,7 +36,7 @@ export class ObservabilityServer {
 
   private constructor(readonly runtime: Runtime, private readonly options: ObservabilityOptions) {
     this.facts = new PersistedFacts(runtime, options);
-    this.metrics = createRuntimeMetrics(runtime, this.facts, { defaultMetrics: options.defaultMetrics ?? false });
+    this.metrics = createRuntimeMetrics(runtime, this.facts, { defaultMetrics: options.defaultMetrics ?? true });
     this.taskMetrics = registerTaskMetrics(this.metrics.registry, this.facts, options.taskRunner ?? null);
     this.server = http.createServer((req, res) => { void this.handle(req, res); });
   }

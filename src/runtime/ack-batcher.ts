@@ -19,6 +19,8 @@
 import { DatabaseBusyError, TermLostError } from '../store/errors.ts';
 import type { AckRequest, AckResult, Store, Term } from '../store/types.ts';
 import { TurnBatch, perStore, type Pending } from './turn-batch.ts';
+import { ATTR, SPANS, activeLink, traced } from '../observability/tracing.ts';
+import type { Link } from '@opentelemetry/api';
 
 export interface AckBatcherStats {
   /** Acknowledgements committed through the batcher. */
@@ -30,6 +32,7 @@ export interface AckBatcherStats {
 export class AckBatcher {
   readonly stats: AckBatcherStats = { acknowledgements: 0, transactions: 0 };
   private readonly batch: TurnBatch<Term, AckRequest, AckResult>;
+  private readonly links = new WeakMap<AckRequest, Link>();
 
   /**
    * @param maxInFlight commits of one (term, binding) under way at once (default 1): requests that
@@ -37,12 +40,15 @@ export class AckBatcher {
    *   one turn only, 0.43 single calls per invocation were left on MariaDB with 4 workers)
    */
   constructor(private readonly store: Store, maxBatch = 500, maxInFlight = 1) {
-    this.batch = new TurnBatch(setImmediate, maxBatch, (term, items) => this.commit(term, items), maxInFlight);
+    this.batch = new TurnBatch(setImmediate, maxBatch, (term, items) => traced(SPANS.ackCommit, { [ATTR.binding]: items[0].request.bindingName, [ATTR.count]: items.length },
+      () => this.commit(term, items), { root: true, links: items.map((i) => this.links.get(i.request)).filter((l): l is Link => !!l) }), maxInFlight);
   }
 
   /** Resolves with the row the committed acknowledgement left; rejects with TermLostError when the term is gone. */
   acknowledge(term: Term, request: AckRequest): Promise<AckResult> {
     const key = `${term.supervisorKey}\u0000${term.holderId}\u0000${term.supervisorGeneration}\u0000${request.bindingName}`;
+    const link = activeLink(); // the dispatch this acknowledgement belongs to
+    if (link) this.links.set(request, link);
     return this.batch.add(key, term, request);
   }
 

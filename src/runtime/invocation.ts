@@ -4,6 +4,7 @@
  * acknowledgement (never done without it, never failed when it did commit); a failure or a
  * conflict puts the key into retry-wait with its backoff; at most one successor follows.
  */
+import { SPANS, familyAttributes, traced } from '../observability/tracing.ts';
 import type { Logger } from '../logging.ts';
 import { TermLostError } from '../store/errors.ts';
 import type { Store, Term } from '../store/types.ts';
@@ -56,7 +57,7 @@ export class Invoker {
       const term = this.c.hooks.currentTerm();
       if (!term) return;
       const started = this.c.table.startNext(() => ({ workerId: `${this.c.family}-${++this.workerSeq}`, term, generation: 0 }))!;
-      void this.invoke(started.key, started.invocation);
+      void traced(SPANS.dispatch, familyAttributes(this.c.family, this.c.bindingName), () => this.invoke(started.key, started.invocation));
     }
   }
 

@@ -10,6 +10,7 @@ import type { Logger } from '../logging.ts';
 import { ScanStaleError } from '../store/errors.ts';
 import type { SchedulePolicy, Store, Term } from '../store/types.ts';
 import { faultPoint } from '../devtools/fault.ts';
+import { SPANS, familyAttributes, traced } from '../observability/tracing.ts';
 import { SCAN_PAGES_PER_EXAMINATION, admissionExclusions } from './admission-page.ts';
 import type { Clock } from './clock.ts';
 import type { KeyStateTable } from './key-states.ts';
@@ -108,7 +109,7 @@ export class ScheduleScan {
 
   /** One turn of the schedule: check when due, then admit pages while there is room. */
   async maybeAdvance(term: Term, now: number): Promise<void> {
-    if (this.due(now) && this.admissionRoom() && this.target.hasBudget()) await this.advance(term);
+    if (this.due(now) && this.admissionRoom() && this.target.hasBudget()) await traced(SPANS.scan, familyAttributes(this.family, this.bindingName), () => this.advance(term));
   }
 
   private async policyNow(): Promise<SchedulePolicy> {
@@ -163,7 +164,8 @@ export class ScheduleScan {
       const exclude = admissionExclusions(table.keys('ready'), table.keys('running'));
       let page;
       try {
-        page = await store.admitScanPage(term, this.bindingName, this.scan.generation, this.scan.cursor, limit, exclude);
+        const scan = this.scan;
+        page = await traced(SPANS.admissionPage, familyAttributes(this.family, this.bindingName), () => store.admitScanPage(term, this.bindingName, scan.generation, scan.cursor, limit, exclude));
       } catch (error) {
         if (!(error instanceof ScanStaleError)) throw error;
         // The binding's scan is not ours any more: forget it and check again from the database.

@@ -17,6 +17,7 @@ import type { IntentSnapshot } from '../store/types.ts';
 import { WORKER_GRACE_VARIABLE, type ChildMessage, type ErrorInfo, type InvocationReport, type ResultMessage } from '../worker/protocol.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Logger } from '../logging.ts';
+import { traceCarrier } from '../observability/tracing.ts';
 
 /** One invocation as the pool saw it: the worker's report, or its end by timeout or crash. */
 export type WorkerOutcome = { durationMs: number; pid: number } & (
@@ -170,6 +171,7 @@ export class WorkerPool {
         onExit(worker.child.exitCode, worker.child.signalCode);
         return;
       }
+      const carrier = traceCarrier();
       worker.ready.then(() => {
         if (settled || !worker.alive) return;
         worker.child.send({
@@ -180,6 +182,7 @@ export class WorkerPool {
           processorExport: this.options.processorExport,
           context,
           ...(snapshot ? { snapshot } : {}),
+          ...carrier, // the dispatch span: the worker's invocation span is its child
         });
       }, () => undefined);
     });

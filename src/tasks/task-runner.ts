@@ -19,6 +19,7 @@ import os from 'node:os';
 import type { Logger } from '../logging.ts';
 import { AttemptPool } from './attempt-pool.ts';
 import { AttemptProcess } from './attempt-process.ts';
+import { ATTR, SPANS, startSpan } from '../observability/tracing.ts';
 import type { TaskConfig } from './config.ts';
 import { Converger, type AttemptRef, type Ending } from './convergence.ts';
 import { PendingProbe, type WakeupSource } from './pending-probe.ts';
@@ -212,6 +213,7 @@ export class TaskRunner {
         .finally(() => this.notify()));
       return;
     }
+    const span = startSpan(SPANS.taskAttempt, { [ATTR.taskType]: task.taskType });
     const worker = this.pool.take();
     const attempt = new AttemptProcess(task, worker, this.tasks, this.config, this.logger);
     this.running.set(task.taskId, attempt);
@@ -220,7 +222,7 @@ export class TaskRunner {
     this.logger.info({ taskId: task.taskId, taskType: task.taskType, attempt: task.attemptCount, workerId: this.workerId }, 'task attempt started');
     void attempt.ended.then(() => this.track((async () => {
       timer.clear();
-      const written = await this.settle(attempt);
+      const written = await this.settle(attempt).finally(() => span.end(attempt.reported?.status ?? attempt.stopReason));
       this.pool.release(worker, attempt.finishedClean && written);
       this.running.delete(task.taskId);
       this.launchedAt.delete(task.taskId);

@@ -1,6 +1,7 @@
 /** Messages between the supervisor (parent) and a worker child process over the IPC channel. */
 import type { ExecutionContext } from '../sdk/processor.ts';
 import type { IntentSnapshot } from '../store/types.ts';
+import type { TraceCarrier } from '../observability/tracing.ts';
 
 /** The generations a committed acknowledgement left on the intent row (the ack's own result). */
 export interface AcknowledgedGenerations {
@@ -23,6 +24,8 @@ export interface InvokeMessage {
    * it itself when absent.
    */
   snapshot?: IntentSnapshot;
+  /** The supervisor's dispatch span (src/observability/tracing.ts); absent while nothing is traced. */
+  trace?: TraceCarrier;
 }
 
 export type InvocationStatus =

@@ -16,6 +16,7 @@ import { withScopedTx, type Tx } from '../store/scoped-tx.ts';
 import type { AckResult, Store } from '../store/types.ts';
 import { WORKER_GRACE_VARIABLE, type AcknowledgedGenerations, type ChildMessage, type InvocationReport, type InvocationStatus, type InvokeMessage, type ParentMessage, type ResultMessage } from './protocol.ts';
 import { faultPoint } from '../devtools/fault.ts';
+import { tracedInvocation } from '../observability/tracing.ts';
 
 const logger = createLogger({ name: 'apsup-worker' });
 let store: Store | null = null;
@@ -155,7 +156,7 @@ async function main(): Promise<void> {
     }
     if (message.type === 'invoke') {
       queue = queue.then(async () => {
-        const result = await invoke(message);
+        const result = await tracedInvocation(message, () => invoke(message));
         // Once terminating, leave right after the reply (the supervisor settles on the exit).
         await new Promise<void>((resolve) => send(result, resolve));
         if (terminating) leave();

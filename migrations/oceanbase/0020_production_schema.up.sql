@@ -1,0 +1,24 @@
+-- Migration 0020 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): the reference families' and
+-- reference task handlers' demo tables (ref_*, created by 0003 and 0006) leave the production
+-- schema. `migrate up` installs only the supervisor's and the task system's tables; the demo
+-- tables belong to `apsup start` and `apsup migrate up --with-demo`, which create them from
+-- migrations/oceanbase/demo/reference_tables.sql (CREATE TABLE IF NOT EXISTS).
+-- Each table is dropped only when it holds no rows (checked right before its DROP): a table a
+-- demo or an application filled is kept as it is, and `apsup migrate status` lists it under
+-- "demo tables" so a DBA decides. Same as migrations/sqlite/0013_demo_tables_opt_in.
+-- Run with the runtime stopped (an insert between the check and the DROP would be lost).
+-- Then every procedure installed so far gets a one-line COMMENT (the first sentence of its
+-- file's "Purpose:" header) and an explicit SQL SECURITY DEFINER, through ALTER PROCEDURE (the
+-- body is unchanged, so no procedure is reinstalled or re-pinned): SHOW PROCEDURE STATUS tells a
+-- DBA what each one does. Later installs get both from the runner (procedure-characteristics.ts).
+-- @procedure-characteristics all-installed
+-- @drop-table-if-empty ref_topic_sources
+-- @drop-table-if-empty ref_topic_cursors
+-- @drop-table-if-empty ref_topic_digests
+-- @drop-table-if-empty ref_experience_items
+-- @drop-table-if-empty ref_experience_state
+-- @drop-table-if-empty ref_profile_signals
+-- @drop-table-if-empty ref_profile_cursors
+-- @drop-table-if-empty ref_profile_candidates
+-- @drop-table-if-empty ref_files
+-- @drop-table-if-empty ref_datasets

@@ -1,0 +1,18 @@
+-- Migration 0013 (SQLite): the reference families' and reference task handlers' demo tables
+-- (ref_*, created by 0002 and 0004) leave the production schema. `migrate up` installs only the
+-- supervisor's and the task system's tables; the demo tables belong to `apsup start` and
+-- `apsup migrate up --with-demo`, which create them from migrations/sqlite/demo/reference_tables.sql
+-- (CREATE TABLE IF NOT EXISTS). Each table is dropped only when it holds no rows, checked in this
+-- migration's transaction: a table a demo or an application filled is kept as it is, and
+-- `apsup migrate status` lists it under "demo tables" so a DBA decides.
+-- Same as migrations/oceanbase/0020_production_schema.
+-- @drop-table-if-empty ref_topic_sources
+-- @drop-table-if-empty ref_topic_cursors
+-- @drop-table-if-empty ref_topic_digests
+-- @drop-table-if-empty ref_experience_items
+-- @drop-table-if-empty ref_experience_state
+-- @drop-table-if-empty ref_profile_signals
+-- @drop-table-if-empty ref_profile_cursors
+-- @drop-table-if-empty ref_profile_candidates
+-- @drop-table-if-empty ref_files
+-- @drop-table-if-empty ref_datasets

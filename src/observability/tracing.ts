@@ -1,0 +1,123 @@
+/**
+ * OpenTelemetry spans (RFC 12 names traces beside logs and metrics), through @opentelemetry/api
+ * only: a no-op until the host application registers an SDK (a TracerProvider and, for nesting
+ * across awaits, a context manager). Spans: a scan step, an admission page, a dispatch, the
+ * worker's invocation (in the worker process, child of the dispatch: its context travels in the
+ * invoke message, so a processor's own spans nest under it), the acknowledgement commit (linked
+ * to the dispatches it commits for) and a durable task attempt.
+ *
+ * Names are fixed; attributes follow the rule of metric labels (RFC 12): family, binding, task
+ * type, bounded outcomes and counts. Never a scope id, worker id, holder id, task id or payload.
+ * A worker process records spans only if an SDK is registered there too (e.g. NODE_OPTIONS
+ * `--import ./otel.mjs`, which worker processes inherit).
+ */
+import {
+  context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags,
+  type Attributes, type Context, type Link, type Span, type SpanContext,
+} from '@opentelemetry/api';
+
+export const TRACER_NAME = 'artifact-processing-supervisor';
+
+export const SPANS = {
+  scan: 'apsup.scan',
+  admissionPage: 'apsup.admission_page',
+  dispatch: 'apsup.dispatch',
+  invocation: 'apsup.invocation',
+  ackCommit: 'apsup.ack_commit',
+  taskAttempt: 'apsup.task_attempt',
+} as const;
+
+export const ATTR = {
+  family: 'apsup.family',
+  binding: 'apsup.binding',
+  taskType: 'apsup.task_type',
+  outcome: 'apsup.outcome',
+  count: 'apsup.count',
+} as const;
+
+/** The span context of a dispatch, carried to the worker in the invoke message. */
+export interface TraceCarrier {
+  traceId: string;
+  spanId: string;
+  traceFlags: number;
+}
+
+const tracer = () => trace.getTracer(TRACER_NAME);
+
+export function familyAttributes(family: string, binding: string): Attributes {
+  return { [ATTR.family]: family, [ATTR.binding]: binding };
+}
+
+function fail(span: Span, error: unknown): void {
+  span.recordException(error instanceof Error ? error : String(error));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.name ?? 'Error' });
+}
+
+/** Runs fn inside a span (active for everything fn awaits); an exception marks it failed. */
+export function traced<T>(name: string, attributes: Attributes, fn: () => Promise<T>, options: { parent?: Context; links?: Link[]; root?: boolean } = {}): Promise<T> {
+  return tracer().startActiveSpan(name, { attributes, links: options.links, root: options.root }, options.parent ?? context.active(), async (span) => {
+    try {
+      return await fn();
+    } catch (error) {
+      fail(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** The active span's context for the invoke message (undefined while nothing is traced). */
+export function traceCarrier(): { trace?: TraceCarrier } {
+  const sc = trace.getSpanContext(context.active());
+  if (!sc || !trace.isSpanContextValid(sc)) return {};
+  return { trace: { traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags } };
+}
+
+function parentOf(carrier: TraceCarrier | undefined): Context {
+  if (!carrier) return ROOT_CONTEXT;
+  const sc: SpanContext = { traceId: carrier.traceId, spanId: carrier.spanId, traceFlags: carrier.traceFlags & TraceFlags.SAMPLED, isRemote: true };
+  return trace.isSpanContextValid(sc) ? trace.setSpanContext(ROOT_CONTEXT, sc) : ROOT_CONTEXT;
+}
+
+/**
+ * The worker's invocation span, child of the supervisor's dispatch span; the result's status
+ * becomes the outcome attribute ('failed', 'term_lost', 'not_acknowledged' mark the span failed).
+ */
+export function tracedInvocation<T extends { status: string }>(
+  message: { trace?: TraceCarrier; context: { artifactFamily: string; bindingName: string } },
+  fn: () => Promise<T>,
+): Promise<T> {
+  const attributes = familyAttributes(message.context.artifactFamily, message.context.bindingName);
+  return tracer().startActiveSpan(SPANS.invocation, { kind: SpanKind.CONSUMER, attributes }, parentOf(message.trace), async (span) => {
+    try {
+      const result = await fn();
+      span.setAttribute(ATTR.outcome, result.status);
+      if (['failed', 'term_lost', 'not_acknowledged'].includes(result.status)) span.setStatus({ code: SpanStatusCode.ERROR, message: result.status });
+      return result;
+    } catch (error) {
+      fail(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** A link to the active span (for a batch committed later on behalf of several dispatches). */
+export function activeLink(): Link | null {
+  const sc = trace.getSpanContext(context.active());
+  return sc && trace.isSpanContextValid(sc) ? { context: sc } : null;
+}
+
+/** A span the caller ends (a task attempt: from its launch to its settlement). */
+export function startSpan(name: string, attributes: Attributes): { end(outcome?: string | null): void } {
+  const span = tracer().startSpan(name, { attributes });
+  return {
+    end(outcome) {
+      if (outcome) span.setAttribute(ATTR.outcome, outcome);
+      if (outcome && outcome !== 'succeeded' && outcome !== 'cancelled') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
+      span.end();
+    },
+  };
+}
