@@ -12,8 +12,8 @@ import { TOPIC_MEMORY_PR1490 } from '../migrations/adoption-detect.ts';
 import { openMigrationDriver, type MigrationDriver } from '../migrations/drivers.ts';
 import { Migrator } from '../migrations/migrator.ts';
 import { HostLockError, acquireSqliteHostLock } from '../runtime/sqlite-host-lock.ts';
-import { openStore } from '../store/open.ts';
-import { buildRuntimeConfig } from './run.ts';
+import { openStore, requireExistingDatabase } from '../store/open.ts';
+import { buildRuntimeConfig } from '../config/load.ts';
 
 export interface AdoptOptions {
   source: string | undefined;
@@ -55,6 +55,8 @@ export async function adoptCommand(options: AdoptOptions): Promise<number> {
     return 2;
   }
   const target = parseDatabaseUrl((options.env ?? process.env)[DATABASE_URL_VARIABLE]);
+  // A plan reads only: it never creates the database a mistyped path names.
+  if (options.dryRun) requireExistingDatabase(target);
   let release: () => void = () => undefined;
   if (target.backend === 'sqlite' && !options.dryRun) {
     try {
