@@ -41,14 +41,15 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     const { config, module, settings, env } = await buildRuntimeConfig(options);
     taskConfig = parseTaskConfig(env, settings);
     observabilityAddress = parseObservabilityAddress(env, settings);
+    // A15: a variable nothing reads is most likely a typo of the closest known one (a warning: a
+    // rolling upgrade may set a variable only the newer version reads).
+    for (const u of config.unknownVariables) logger.warn({ variable: u.variable, closest: u.closest }, `unknown setting ${u.variable} is ignored (did you mean ${u.closest}?)`);
     // Nothing starts on a schema the code was not written for (pending migration, drifted procedure).
     if (!options.schemaChecked) await requireMigratedSchema(config.database, { command: options.command ?? 'run', allMigrations: true, drift: true });
     if (config.database.backend === 'sqlite' && config.role !== 'api') releaseLock = acquireSqliteHostLock(config.database.file);
     mode = config.mode;
     runtime = new Runtime(config, logger);
     logger.info({ familiesModule: module }, 'families module loaded');
-    // A15: a variable nothing reads is most likely a typo of the closest known one.
-    for (const u of config.unknownVariables) logger.warn({ variable: u.variable, closest: u.closest }, `unknown setting ${u.variable} is ignored (did you mean ${u.closest}?)`);
     // The database records one mode (RFC 9): a start in the other mode is refused (every role);
     // only `apsup mode-switch` changes it.
     try {
