@@ -1,9 +1,13 @@
 /**
- * pino JSON logs. Never logged: source text, prompts, model output, credentials, full connection
+ * pino logs: JSON lines by default (for machines); human-readable through pino-pretty (levels as
+ * words, ISO times) on a terminal or with APSUP_LOG_FORMAT=pretty. APSUP_LOG_LEVEL and
+ * APSUP_LOG_FORMAT are validated (a wrong value is a configuration error). Never logged: source text, prompts, model output, credentials, full connection
  * strings. Redaction below is a second line of defence for fields that might carry them.
  */
 import fs from 'node:fs';
 import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
+import { ConfigError } from './config/database-url.ts';
 
 /** Field names whose values are never logged, at the top level and up to two levels deep. */
 export const REDACTED_FIELDS = [
@@ -104,18 +108,61 @@ class GroupedStdout {
   }
 }
 
-let stdoutDestination: GroupedStdout | null = null;
+let stdoutDestination: pino.DestinationStream | null = null;
+
+export const LOG_LEVEL_VARIABLE = 'APSUP_LOG_LEVEL';
+export const LOG_FORMAT_VARIABLE = 'APSUP_LOG_FORMAT';
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogFormat = 'json' | 'pretty';
+
+/** APSUP_LOG_LEVEL (default info), one of LOG_LEVELS. */
+export function logLevelOf(env: NodeJS.ProcessEnv = process.env): string {
+  const raw = env[LOG_LEVEL_VARIABLE]?.trim().toLowerCase();
+  if (!raw) return 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new ConfigError(`${LOG_LEVEL_VARIABLE} must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(env[LOG_LEVEL_VARIABLE])})`);
+  return raw;
+}
+
+/** APSUP_LOG_FORMAT json | pretty; unset: pretty when standard output is a terminal. */
+export function logFormatOf(env: NodeJS.ProcessEnv = process.env, isTty = process.stdout.isTTY === true): LogFormat {
+  const raw = env[LOG_FORMAT_VARIABLE]?.trim().toLowerCase();
+  if (!raw) return isTty ? 'pretty' : 'json';
+  if (raw !== 'json' && raw !== 'pretty') throw new ConfigError(`${LOG_FORMAT_VARIABLE} must be json or pretty (got ${JSON.stringify(env[LOG_FORMAT_VARIABLE])})`);
+  return raw;
+}
+
+function defaultDestination(): pino.DestinationStream {
+  if (logFormatOf() === 'json') return new GroupedStdout(1);
+  // Synchronous on fd 1: a line is out before the process exits (no worker thread).
+  return pretty({
+    destination: 1,
+    sync: true,
+    colorize: process.stdout.isTTY === true,
+    translateTime: "UTC:yyyy-mm-dd'T'HH:MM:ss.l'Z'",
+    ignore: 'pid,hostname',
+    singleLine: true,
+  });
+}
 
 export function createLogger(options: { level?: string; name?: string; destination?: pino.DestinationStream } = {}): Logger {
   return guardChildren(pino(
     {
       name: options.name ?? 'apsup',
-      level: options.level ?? process.env.APSUP_LOG_LEVEL ?? 'info',
+      level: options.level ?? logLevelOf(),
       formatters: { log: (object) => scrub(object, 2) as Record<string, unknown> },
       base: { pid: process.pid },
     },
-    options.destination ?? (stdoutDestination ??= new GroupedStdout(1)),
+    options.destination ?? (stdoutDestination ??= defaultDestination()),
   ));
+}
+
+/** Whether this process's logs are human-readable (then a refusal is printed once, not also logged). */
+export function prettyLogs(): boolean {
+  try {
+    return logFormatOf() === 'pretty';
+  } catch {
+    return false;
+  }
 }
 
 /** pino does not pass child bindings through the log formatter: scrub them when a child is made. */

@@ -12,8 +12,8 @@ import { TOPIC_MEMORY_PR1490 } from '../migrations/adoption-detect.ts';
 import { openMigrationDriver, type MigrationDriver } from '../migrations/drivers.ts';
 import { Migrator } from '../migrations/migrator.ts';
 import { HostLockError, acquireSqliteHostLock } from '../runtime/sqlite-host-lock.ts';
-import { openStore } from '../store/open.ts';
-import { buildRuntimeConfig } from './run.ts';
+import { openStore, requireExistingDatabase } from '../store/open.ts';
+import { buildRuntimeConfig } from '../config/load.ts';
 
 export interface AdoptOptions {
   source: string | undefined;
@@ -27,7 +27,8 @@ export interface AdoptOptions {
 
 const FAMILY_OF: Record<AdoptionSource, string> = { [TOPIC_MEMORY_PR1490]: 'topic-memory', [PROFILE_APSCHEDULER]: 'profile' };
 
-async function adoptionContext(source: AdoptionSource, options: AdoptOptions, driver: MigrationDriver): Promise<AdoptionContext> {
+/** The families module and options an adoption needs, checked before the database is opened. */
+async function adoptionConfig(source: AdoptionSource, options: AdoptOptions) {
   const { config } = await buildRuntimeConfig({ familiesModule: options.familiesModule, env: options.env, command: 'migrate adopt' });
   const family = config.families.find((f) => f.registration.family === FAMILY_OF[source]);
   if (!family) {
@@ -36,6 +37,11 @@ async function adoptionContext(source: AdoptionSource, options: AdoptOptions, dr
   if (options.jobId !== undefined && !/^[A-Za-z0-9_.:-]{1,191}$/.test(options.jobId)) {
     throw new ConfigError(`--job-id must be 1-191 characters of letters, digits, '_', '.', ':' or '-', got ${JSON.stringify(options.jobId)}`);
   }
+  return { config, family };
+}
+
+async function adoptionContext(source: AdoptionSource, options: AdoptOptions, driver: MigrationDriver, checked?: Awaited<ReturnType<typeof adoptionConfig>>): Promise<AdoptionContext> {
+  const { config, family } = checked ?? await adoptionConfig(source, options);
   return {
     driver,
     migrator: new Migrator(driver),
@@ -55,6 +61,9 @@ export async function adoptCommand(options: AdoptOptions): Promise<number> {
     return 2;
   }
   const target = parseDatabaseUrl((options.env ?? process.env)[DATABASE_URL_VARIABLE]);
+  const checked = await adoptionConfig(source, options);
+  // A plan reads only: it never creates the database a mistyped path names.
+  if (options.dryRun) requireExistingDatabase(target);
   let release: () => void = () => undefined;
   if (target.backend === 'sqlite' && !options.dryRun) {
     try {
@@ -69,7 +78,7 @@ export async function adoptCommand(options: AdoptOptions): Promise<number> {
   }
   const driver = await openMigrationDriver(target);
   try {
-    const ctx = await adoptionContext(source, options, driver);
+    const ctx = await adoptionContext(source, options, driver, checked);
     const result = source === TOPIC_MEMORY_PR1490 ? await adoptTopicMemoryPr1490(ctx) : await adoptProfileApscheduler(ctx);
     if (options.json) console.log(JSON.stringify(result, null, 2));
     else {

@@ -8,13 +8,17 @@
  */
 import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
 import { openStore } from '../store/open.ts';
+import { requireMigratedSchema } from './schema-check.ts';
 
 export async function maintenanceCommand(action: string | undefined, options: { json?: boolean; env?: NodeJS.ProcessEnv } = {}): Promise<number> {
   if (action !== 'on' && action !== 'off' && action !== 'status') {
     console.error(`apsup: maintenance needs on, off or status, got ${JSON.stringify(action ?? null)}`);
     return 2;
   }
-  const store = openStore(parseDatabaseUrl((options.env ?? process.env)[DATABASE_URL_VARIABLE]));
+  const target = parseDatabaseUrl((options.env ?? process.env)[DATABASE_URL_VARIABLE]);
+  // Every action needs the schema; status reads only and must not create the database.
+  await requireMigratedSchema(target, { command: `maintenance ${action}`, allMigrations: false, drift: false });
+  const store = openStore(target);
   try {
     const state = action === 'status' ? { ...(await store.readRuntimeMode()), changed: false } : await store.setMaintenance(action === 'on');
     const report = { maintenance: state.maintenance, changed: state.changed, mode: state.mode, dbNow: state.dbNow.toISOString() };

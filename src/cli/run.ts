@@ -3,18 +3,16 @@
  * the supervisors until SIGINT/SIGTERM, then shuts down cleanly (discovery and dispatch stop,
  * workers are terminated within the grace period, the term is invalidated).
  */
-import { ConfigError } from '../config/database-url.ts';
-import { FAMILIES_MODULE_VARIABLE, ROLE_VARIABLE, parseRuntimeConfig, type RuntimeConfig } from '../config/runtime-config.ts';
+import { buildRuntimeConfig, type ConfigOptions } from '../config/load.ts';
 import { CandidateRegistration } from '../registry/candidates.ts';
 import { checkProfileSidecar } from './profile-sidecar-guard.ts';
-import { createLogger, type Logger } from '../logging.ts';
-import { REFERENCE_FAMILIES_MODULE, loadFamilies } from '../registry/load.ts';
-import { RegistrationError } from '../registry/registration.ts';
+import { createLogger, prettyLogs, type Logger } from '../logging.ts';
 import { Runtime } from '../runtime/runtime.ts';
-import { HostLockError, acquireSqliteHostLock } from '../runtime/sqlite-host-lock.ts';
+import { acquireSqliteHostLock } from '../runtime/sqlite-host-lock.ts';
 import { databaseUrlOf } from '../runtime/runtime.ts';
 import type { BaseStore } from '../store/base-store.ts';
 import { StoreError } from '../store/errors.ts';
+import { openStore } from '../store/open.ts';
 import { parseTaskConfig, type TaskConfig } from '../tasks/config.ts';
 import { loadTaskRegistry } from '../tasks/load.ts';
 import { TaskRunner } from '../tasks/task-runner.ts';
@@ -24,29 +22,14 @@ import { ObservabilityServer } from '../observability/server.ts';
 import { parseNotifyConfig, type NotifyConfig } from '../notify/config.ts';
 import { startNotify } from '../notify/start.ts';
 import type { NotifyChannel } from '../notify/channel.ts';
+import { CliRefusal, EXIT, describeFailure } from './errors.ts';
+import { requireMigratedSchema } from './schema-check.ts';
+import { ShutdownSignals } from './shutdown.ts';
 
-export interface RunOptions {
-  familiesModule?: string;
-  role?: string;
-  env?: NodeJS.ProcessEnv;
+export interface RunOptions extends ConfigOptions {
   logger?: Logger;
-  /** `apsup start`: the demo, the only run of the reference families. */
-  demo?: boolean;
-  /** The command, for messages (run, status, trigger, ...). */
-  command?: string;
-}
-
-export async function buildRuntimeConfig(options: RunOptions): Promise<{ config: RuntimeConfig; module: string }> {
-  const env = { ...(options.env ?? process.env) };
-  if (options.role !== undefined) {
-    if (!['all', 'api', 'background'].includes(options.role)) throw new ConfigError(`--role must be all, api or background, got ${JSON.stringify(options.role)}`);
-    env[ROLE_VARIABLE] = options.role;
-  }
-  const modulePath = options.demo ? REFERENCE_FAMILIES_MODULE : options.familiesModule ?? env[FAMILIES_MODULE_VARIABLE];
-  // RFC 8: the api role runs no processor, so it needs none of their files.
-  const requireProcessors = (env[ROLE_VARIABLE]?.trim() || 'all') !== 'api';
-  const { module, registrations } = await loadFamilies(modulePath, { allowReference: options.demo, command: options.command ?? 'run', requireProcessors });
-  return { config: parseRuntimeConfig(env, registrations), module };
+  /** Skip the schema check (the caller migrated the database just before: apsup start). */
+  schemaChecked?: boolean;
 }
 
 export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: Runtime) => Promise<void> | void): Promise<number> {
@@ -59,16 +42,19 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
   let mode = 'global';
   let candidate: CandidateRegistration | null = null;
   try {
-    const { config, module } = await buildRuntimeConfig(options);
-    taskConfig = parseTaskConfig(options.env ?? process.env);
-    observabilityAddress = parseObservabilityAddress(options.env ?? process.env);
-    notifyConfig = parseNotifyConfig(options.env ?? process.env);
+    const { config, module, settings, env } = await buildRuntimeConfig(options);
+    taskConfig = parseTaskConfig(env, settings);
+    observabilityAddress = parseObservabilityAddress(env, settings);
+    notifyConfig = settings.NOTIFY_REDIS_URL;
+    // A15: a variable nothing reads is most likely a typo of the closest known one (a warning: a
+    // rolling upgrade may set a variable only the newer version reads).
+    for (const u of config.unknownVariables) logger.warn({ variable: u.variable, closest: u.closest }, `unknown setting ${u.variable} is ignored (did you mean ${u.closest}?)`);
+    // Nothing starts on a schema the code was not written for (pending migration, drifted procedure).
+    if (!options.schemaChecked) await requireMigratedSchema(config.database, { command: options.command ?? 'run', allMigrations: true, drift: true });
     if (config.database.backend === 'sqlite' && config.role !== 'api') releaseLock = acquireSqliteHostLock(config.database.file);
     mode = config.mode;
     runtime = new Runtime(config, logger);
     logger.info({ familiesModule: module }, 'families module loaded');
-    // A15: a variable nothing reads is most likely a typo of the closest known one.
-    for (const u of config.unknownVariables) logger.warn({ variable: u.variable, closest: u.closest }, `unknown setting ${u.variable} is ignored (did you mean ${u.closest}?)`);
     // The database records one mode (RFC 9): a start in the other mode is refused (every role);
     // only `apsup mode-switch` changes it.
     try {
@@ -86,35 +72,42 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     }
   } catch (error) {
     releaseLock();
+    let failure = error;
     if (error instanceof StoreError && (error.code === 'mode_mismatch' || error.code === 'maintenance')) {
-      const message = error.code === 'mode_mismatch'
+      failure = new CliRefusal(error.code === 'mode_mismatch'
         ? `this database records supervisor mode ${mode === 'global' ? 'dedicated' : 'global'}; refusing to start in ${mode} mode (switch first: apsup mode-switch --to ${mode})`
-        : 'the deployment is in maintenance (a mode switch or `apsup maintenance on`); not starting until it ends';
-      logger.fatal({ err: message, code: error.code }, 'runtime mode refused; not starting');
-      console.error(`apsup: ${message}`);
-      return 2;
+        : 'the deployment is in maintenance (a mode switch or `apsup maintenance on`); not starting until it ends', EXIT.usage);
     }
-    if (error instanceof ConfigError || error instanceof RegistrationError || error instanceof HostLockError) {
-      logger.fatal({ err: error.message }, 'invalid configuration; not starting');
-      console.error(`apsup: ${error.message}`);
-      return 2;
-    }
-    throw error;
+    // A refusal is logged for machines (JSON) and printed once as `apsup: ...` by the caller; in
+    // human-readable logs the printed line alone says it.
+    const { code, message } = describeFailure(failure);
+    if (code !== EXIT.unexpected && !prettyLogs()) logger.fatal({ err: message, exitCode: code }, code === EXIT.usage ? 'invalid configuration; not starting' : 'refused; not starting');
+    throw failure;
   }
   // Signals are handled from before the term is taken: a SIGTERM at any point after start-up
-  // begins leads to the clean shutdown (term invalidated, host lock released), never a bare kill.
-  let stopRequested!: (signal: string) => void;
-  const stopped = new Promise<string>((resolve) => { stopRequested = resolve; });
-  const onInt = () => stopRequested('SIGINT');
-  const onTerm = () => stopRequested('SIGTERM');
-  process.on('SIGINT', onInt);
-  process.on('SIGTERM', onTerm);
+  // begins leads to the clean shutdown (term invalidated, host lock released), never a bare kill;
+  // a second signal during it forces the exit after the same two steps (shutdown.ts).
+  const signals = new ShutdownSignals(logger);
+  let terms: Array<{ supervisorKey: string; supervisorGeneration: number }> = [];
+  void signals.requested.then(() => { terms = liveTerms(runtime); });
+  signals.onForce(async () => {
+    const store = openStore(runtime.config.database);
+    try {
+      for (const t of terms.length > 0 ? terms : liveTerms(runtime)) {
+        await store.invalidateTerm(t.supervisorKey, { holderId: runtime.holderId, supervisorGeneration: t.supervisorGeneration }).catch(() => undefined);
+      }
+    } finally {
+      releaseLock();
+      await store.close().catch(() => undefined);
+    }
+    logger.warn({ invalidated: terms.map((t) => t.supervisorKey) }, 'forced shutdown: term invalidated, host lock released');
+  });
   // Every runtime timer is unref'd (an idle SQLite runtime has none at all): this keeps the host
   // process alive until a signal asks it to stop.
   const keepAlive = setInterval(() => undefined, 1 << 30);
   runtime.onFatal = (reason) => {
     logger.fatal({ reason }, 'runtime cannot continue; shutting down');
-    stopRequested('fatal');
+    signals.request('fatal');
   };
   let runner: TaskRunner | null = null;
   let observability: ObservabilityServer | null = null;
@@ -139,12 +132,10 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
       });
     }
     await onStarted?.(runtime);
-    const signal = await stopped;
+    const signal = await signals.requested;
     if (signal === 'fatal') exitCode = 1;
     else logger.info({ signal }, 'signal received');
   } finally {
-    process.off('SIGINT', onInt);
-    process.off('SIGTERM', onTerm);
     clearInterval(keepAlive);
     await observability?.stop();
     await notify?.close();
@@ -152,6 +143,14 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     await candidate?.withdraw();
     await runtime.stop();
     releaseLock();
+    signals.dispose();
   }
   return exitCode;
+}
+
+/** The terms this host holds now (invalidated by a forced shutdown). */
+function liveTerms(runtime: Runtime): Array<{ supervisorKey: string; supervisorGeneration: number }> {
+  return runtime.status().supervisors
+    .filter((s) => s.supervisorGeneration !== null)
+    .map((s) => ({ supervisorKey: s.supervisorKey, supervisorGeneration: s.supervisorGeneration! }));
 }

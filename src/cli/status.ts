@@ -18,7 +18,8 @@ import type { SchedulePolicyDecl } from '../registry/registration.ts';
 import { BACKLOG_COUNT_CAP } from '../store/base-store.ts';
 import { openStore } from '../store/open.ts';
 import type { BindingState } from '../store/types.ts';
-import { buildRuntimeConfig } from './run.ts';
+import { buildRuntimeConfig } from '../config/load.ts';
+import { requireMigratedSchema } from './schema-check.ts';
 
 export interface StatusOptions {
   familiesModule?: string;
@@ -91,6 +92,8 @@ export function nextDueOf(policy: SchedulePolicyDecl, state: BindingState): Date
 
 export async function collectStatus(options: StatusOptions): Promise<StatusReport> {
   const { config } = await buildRuntimeConfig({ familiesModule: options.familiesModule, env: options.env, command: 'status' });
+  // Reads only: never creates the database, and says what to run on an unmigrated one.
+  await requireMigratedSchema(config.database, { command: 'status', allMigrations: false, drift: false });
   const store = openStore(config.database);
   try {
     const mode = await store.readRuntimeMode();

@@ -17,6 +17,8 @@ import { TaskRunner } from '../tasks/task-runner.ts';
 import { publishOnce } from '../notify/start.ts';
 import { TaskService } from '../tasks/service.ts';
 import { TERMINAL_STATES, TaskStore, type TaskState } from '../tasks/task-store.ts';
+import { CliRefusal } from './errors.ts';
+import { requireMigratedSchema } from './schema-check.ts';
 import { TasksUsageError, daysOption, intOption, readPayload, timeoutOption } from './tasks-input.ts';
 
 export const TASKS_USAGE = `usage:
@@ -52,8 +54,9 @@ export interface TasksArgs {
 const id = (value: string | undefined) => intOption('a task id', value, 1, Number.MAX_SAFE_INTEGER);
 
 /** One line and an exit code for any failure of `apsup tasks` (never a stack trace). */
-export function tasksFailure(error: unknown): { code: 1 | 2; message: string } {
+export function tasksFailure(error: unknown): { code: number; message: string } {
   const message = (error as Error)?.message ?? String(error);
+  if (error instanceof CliRefusal) return { code: error.exitCode, message };
   const usage = error instanceof TasksUsageError || error instanceof InvalidArgumentError || error instanceof UnknownHandlerError || error instanceof ConfigError;
   if (usage) return { code: 2, message };
   if (error instanceof StoreError) return { code: 1, message };
@@ -81,6 +84,8 @@ async function run(args: TasksArgs): Promise<number> {
   const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
   // Input is validated before the database is opened (nothing is written on a usage error).
   const input = validateInput(action, arg, args);
+  // Reads only (list, show): never creates the database; an unmigrated one names the command to run.
+  if (action === 'list' || action === 'show') await requireMigratedSchema(target, { command: `tasks ${action}`, allMigrations: false, drift: false });
   const store = openStore(target) as BaseStore;
   const tasks = new TaskStore(store);
   const out = (value: unknown) => console.log(JSON.stringify(value, null, 2));

@@ -37,7 +37,14 @@ export function parseDatabaseUrl(raw: string | undefined, variable = DATABASE_UR
   if (url.protocol !== 'mysql:' && url.protocol !== 'oceanbase:') {
     throw new ConfigError(`${variable} has unsupported scheme ${JSON.stringify(url.protocol.replace(/:$/, ''))} (expected sqlite, mysql or oceanbase)`);
   }
-  const database = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  const decode = (text: string, part: string): string => {
+    try {
+      return decodeURIComponent(text);
+    } catch {
+      throw new ConfigError(`${variable} has an invalid percent-encoding in the ${part} (write a literal % as %25)`);
+    }
+  };
+  const database = decode(url.pathname.replace(/^\//, ''), 'database name');
   if (!/^[A-Za-z0-9_$]{1,64}$/.test(database)) {
     throw new ConfigError(`${variable} must name a database (mysql://user:pass@host:port/<database>, letters, digits, _ or $)`);
   }
@@ -47,8 +54,8 @@ export function parseDatabaseUrl(raw: string | undefined, variable = DATABASE_UR
     backend: 'mysql',
     host: url.hostname || '127.0.0.1',
     port,
-    user: decodeURIComponent(url.username || 'root'),
-    password: decodeURIComponent(url.password || ''),
+    user: decode(url.username || 'root', 'user name'),
+    password: decode(url.password || '', 'password'),
     database,
   };
 }

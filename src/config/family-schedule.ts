@@ -8,10 +8,12 @@
  * turns any schedule off. A prefix of its own keeps the registered schedule when unset.
  */
 import { ConfigError } from './database-url.ts';
-import { isValidTimezone, validateCron } from './cron.ts';
+import { cronProblem, isValidTimezone } from '../schedule/cron.ts';
 import type { FamilyRegistration, SchedulePolicyDecl } from '../registry/registration.ts';
 
-export const ENV_PREFIX = 'POWERCONTEXT_SERVER_RUNTIME_';
+import { ENV_PREFIX } from './settings.ts';
+
+export { ENV_PREFIX };
 
 /** Built-in family prefixes of the RFC (section 10); settings for them need a registered processor. */
 export const BUILTIN_PREFIXES = ['MEMORY', 'TOPIC_MEMORY', 'EXPERIENCE', 'PROFILE', 'SKILL', 'HANDOFF'];
@@ -52,7 +54,8 @@ export function resolveSchedule(registration: FamilyRegistration, s: ScheduleInp
     // Name the variable that supplied the value, or the registration default it overrides.
     const tzVar = tz?.source ?? `the registered time zone of family ${registration.family} (${ENV_PREFIX}${p}_TIMEZONE)`;
     if (!isValidTimezone(schedule.timezone)) throw new ConfigError(`${tzVar} must be a valid IANA time zone, got ${JSON.stringify(schedule.timezone)}`);
-    validateCron(schedule.expression, schedule.timezone, cron?.source ?? `the registered cron of family ${registration.family} (${ENV_PREFIX}${p}_CRON)`);
+    const problem = cronProblem(schedule.expression, schedule.timezone, cron?.source ?? `the registered cron of family ${registration.family} (${ENV_PREFIX}${p}_CRON)`);
+    if (problem) throw new ConfigError(problem);
   }
   if (on === false || secondsOff) return { kind: 'off' };
   if (on === true) {

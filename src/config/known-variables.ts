@@ -5,13 +5,6 @@
  */
 import type { FamilyRegistration } from '../registry/registration.ts';
 
-/** Variables read outside src/config/runtime-config.ts (observability, durable tasks: src/tasks/config.ts). */
-const OTHER_SETTINGS = [
-  'OBSERVABILITY_ADDRESS', 'TASKS_MODULE', 'NOTIFY_REDIS_URL',
-  ...['MAX_TIMEOUT_SECONDS', 'DEFAULT_TIMEOUT_SECONDS', 'LEASE_SECONDS', 'CAPACITY', 'SWEEP_SECONDS', 'READINESS_TTL_SECONDS',
-    'TERMINATE_GRACE_SECONDS', 'PROGRESS_MIN_STEP', 'WAKEUP_POLL_MS', 'MAX_ATTEMPTS', 'FAILURE_HOOK_MAX_ATTEMPTS'].map((n) => `DURABLE_TASK_${n}`),
-];
-
 export interface UnknownVariable { variable: string; closest: string }
 
 function distance(a: string, b: string): number {
@@ -30,7 +23,7 @@ function distance(a: string, b: string): number {
 
 /** `known` are names without the prefix (runtime settings, aliases, the families' fields). */
 export function unknownVariables(env: Record<string, string | undefined>, prefix: string, known: Iterable<string>, registrations: FamilyRegistration[]): UnknownVariable[] {
-  const names = new Set<string>([...known, ...OTHER_SETTINGS, ...registrations.flatMap((r) => r.settings ?? [])]);
+  const names = new Set<string>([...known, ...registrations.flatMap((r) => r.settings ?? [])]);
   const out: UnknownVariable[] = [];
   for (const variable of Object.keys(env).sort()) {
     if (!variable.startsWith(prefix) || env[variable] === undefined || env[variable]!.trim() === '') continue;

@@ -4,14 +4,11 @@
  */
 import { z } from 'zod';
 
-/** Node timers hold at most 2^31-1 ms; a longer delay fires after 1 ms (TimeoutOverflowWarning). */
-export const TIMER_MAX_SECONDS = 2_147_483;
+import { INTERVAL_MAX_SECONDS, MAX_WORKERS_MAX, TIMER_MAX_SECONDS } from '../schedule/limits.ts';
+
+export { INTERVAL_MAX_SECONDS, MAX_WORKERS_MAX, TIMER_MAX_SECONDS };
 /** pc_aps_acquire_term / pc_aps_renew_term accept a TTL of 1000 .. 3,600,000 ms. */
 export const LEASE_TTL_MAX_SECONDS = 3600;
-/** pc_aps_acknowledge_batch and pc_aps_read_intents take at most 1000 keys: one turn of a family's budget. */
-export const MAX_WORKERS_MAX = 1000;
-/** The interval reaches pc_aps_begin_scan as an INT of seconds. */
-export const INTERVAL_MAX_SECONDS = 2_147_483_647;
 
 const INTEGER = /^\d+$/;
 const DECIMAL = /^\d+(?:\.\d+)?$/;

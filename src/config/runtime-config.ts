@@ -4,13 +4,13 @@
  */
 import { z } from 'zod';
 import type { FamilyRegistration, SchedulePolicyDecl } from '../registry/registration.ts';
-import { BUILTIN_PREFIXES, ENV_PREFIX, resolveSchedule } from './family-schedule.ts';
-export { isValidTimezone, validateCron } from './cron.ts';
+import { BUILTIN_PREFIXES, resolveSchedule } from './family-schedule.ts';
 export { BUILTIN_PREFIXES, ENV_PREFIX };
-import { ConfigError, DATABASE_URL_VARIABLE, parseDatabaseUrl, type DatabaseTarget } from './database-url.ts';
+import { ConfigError, type DatabaseTarget } from './database-url.ts';
 import { unknownVariables, type UnknownVariable } from './known-variables.ts';
-import { parseSqliteSynchronous, SQLITE_SYNCHRONOUS_VARIABLE, type SqliteSynchronous } from '../store/sqlite/synchronous.ts';
-import { INTERVAL_MAX_SECONDS, LEASE_TTL_MAX_SECONDS, MAX_WORKERS_MAX, TIMER_MAX_SECONDS, decimal, type Bounds } from './numbers.ts';
+import { INTERVAL_MAX_SECONDS, MAX_WORKERS_MAX, TIMER_MAX_SECONDS, decimal } from './numbers.ts';
+import { ENV_PREFIX, SETTINGS, readSettings, type Settings } from './settings.ts';
+import type { SqliteSynchronous } from '../store/sqlite/synchronous.ts';
 
 export const MODE_VARIABLE = `${ENV_PREFIX}ARTIFACT_PROCESSING_SUPERVISOR_MODE`;
 export const ROLE_VARIABLE = `${ENV_PREFIX}ARTIFACT_PROCESSING_ROLE`;
@@ -29,30 +29,6 @@ export const ALIASES: Array<{ alias: string; prefix: string; field: FamilyField 
   { alias: 'ARTIFACT_PROCESSING_MAX_WORKERS', prefix: 'TOPIC_MEMORY', field: 'MAX_WORKERS' },
   { alias: 'ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS', prefix: 'TOPIC_MEMORY', field: 'WORKER_TIMEOUT_SECONDS' },
 ];
-
-/** Runtime tuning; the retry settings exist so tests can shorten the backoff (RFC 7 keeps ~30 s .. ~30 min). */
-const TUNING: Record<TuningKey, { default: number } & Bounds> = {
-  LEASE_TTL_SECONDS: { default: 15, min: 1, max: LEASE_TTL_MAX_SECONDS },
-  RENEW_SECONDS: { default: 5, min: 0.05, max: LEASE_TTL_MAX_SECONDS },
-  POLL_SECONDS: { default: 5, min: 0.05, max: TIMER_MAX_SECONDS },
-  RETRY_BASE_SECONDS: { default: 30, min: 0.01, max: TIMER_MAX_SECONDS },
-  RETRY_MAX_SECONDS: { default: 1800, min: 0.01, max: TIMER_MAX_SECONDS },
-  CONFLICT_RETRY_SECONDS: { default: 2, min: 0.01, max: TIMER_MAX_SECONDS },
-  // In-memory queue per family, filled from pages of at most SCAN_PAGE_SIZE keys.
-  READY_QUEUE_SIZE: { default: 64, min: 1, max: 100_000, integer: true },
-  // The admission/discovery page operations accept 1..5000 keys per page.
-  SCAN_PAGE_SIZE: { default: 500, min: 1, max: 5000, integer: true },
-  TERMINATE_GRACE_SECONDS: { default: 5, min: 0.05, max: TIMER_MAX_SECONDS },
-  DISCOVERY_TIMEOUT_SECONDS: { default: 10, min: 0.05, max: TIMER_MAX_SECONDS },
-  // Worker processes per family started ahead of need by every background host (leader and
-  // standby), so the first invocation after a start or a takeover does not wait for a cold
-  // worker; never more than the family's budget; 0 starts workers only on demand.
-  WARM_WORKERS: { default: 1, min: 0, max: MAX_WORKERS_MAX, integer: true },
-};
-type TuningKey =
-  | 'LEASE_TTL_SECONDS' | 'RENEW_SECONDS' | 'POLL_SECONDS' | 'RETRY_BASE_SECONDS' | 'RETRY_MAX_SECONDS'
-  | 'CONFLICT_RETRY_SECONDS' | 'READY_QUEUE_SIZE' | 'SCAN_PAGE_SIZE' | 'TERMINATE_GRACE_SECONDS' | 'DISCOVERY_TIMEOUT_SECONDS'
-  | 'WARM_WORKERS';
 
 export interface FamilyConfig {
   registration: FamilyRegistration;
@@ -114,28 +90,23 @@ function sameSetting(a: string, b: string): boolean {
   return a !== '' && b !== '' && Number.isFinite(x) && Number.isFinite(y) && x === y;
 }
 
-export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]): RuntimeConfig {
-  const mode = parseWith(z.enum(['global', 'dedicated'], { message: 'must be global or dedicated' }), read(env, 'ARTIFACT_PROCESSING_SUPERVISOR_MODE') ?? 'global', MODE_VARIABLE);
-  const role = parseWith(z.enum(['all', 'api', 'background'], { message: 'must be all, api or background' }), read(env, 'ARTIFACT_PROCESSING_ROLE') ?? 'all', ROLE_VARIABLE);
-  const database = parseDatabaseUrl(env[DATABASE_URL_VARIABLE]);
-  const sqliteSynchronous = parseSqliteSynchronous(env[SQLITE_SYNCHRONOUS_VARIABLE]);
+/** The runtime part of the one configuration: deployment settings (settings.ts) and the families'. */
+export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[], settings: Settings = readSettings(env)): RuntimeConfig {
+  const mode = settings.ARTIFACT_PROCESSING_SUPERVISOR_MODE;
+  const role = settings.ARTIFACT_PROCESSING_ROLE;
+  const database = settings.DATABASE_URL;
+  const sqliteSynchronous = settings.SQLITE_SYNCHRONOUS;
   if (database.backend === 'sqlite' && role !== 'all') {
     throw new ConfigError(`${ROLE_VARIABLE}=${role} is not supported on SQLite: the embedded backend runs one host process with role all`);
   }
-
-  const tuning = {} as Record<TuningKey, number>;
-  for (const key of Object.keys(TUNING) as TuningKey[]) {
-    const spec = TUNING[key];
-    const variable = `${ENV_PREFIX}ARTIFACT_PROCESSING_${key}`;
-    const raw = read(env, `ARTIFACT_PROCESSING_${key}`);
-    tuning[key] = raw === undefined ? spec.default : parseWith(decimal(spec), raw, variable);
-  }
-  if (tuning.RENEW_SECONDS >= tuning.LEASE_TTL_SECONDS) {
+  const t = (key: string) => settings[`ARTIFACT_PROCESSING_${key}` as keyof Settings] as number;
+  if (t('RENEW_SECONDS') >= t('LEASE_TTL_SECONDS')) {
     throw new ConfigError(`${ENV_PREFIX}ARTIFACT_PROCESSING_RENEW_SECONDS must be shorter than ${ENV_PREFIX}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS`);
   }
-  if (tuning.RETRY_MAX_SECONDS < tuning.RETRY_BASE_SECONDS) {
+  if (t('RETRY_MAX_SECONDS') < t('RETRY_BASE_SECONDS')) {
     throw new ConfigError(`${ENV_PREFIX}ARTIFACT_PROCESSING_RETRY_MAX_SECONDS must not be below ${ENV_PREFIX}ARTIFACT_PROCESSING_RETRY_BASE_SECONDS`);
   }
+  const ms = (key: string) => Math.round(t(key) * 1000);
 
   // Resolve aliases: alias -> one new field; both set with different values fails.
   const values = new Map<string, { value: string; source: string }>();
@@ -209,17 +180,17 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     role,
     database,
     sqliteSynchronous,
-    leaseTtlMs: Math.round(tuning.LEASE_TTL_SECONDS * 1000),
-    renewEveryMs: Math.round(tuning.RENEW_SECONDS * 1000),
-    pollEveryMs: Math.round(tuning.POLL_SECONDS * 1000),
-    retryBaseMs: Math.round(tuning.RETRY_BASE_SECONDS * 1000),
-    retryMaxMs: Math.round(tuning.RETRY_MAX_SECONDS * 1000),
-    conflictRetryMs: Math.round(tuning.CONFLICT_RETRY_SECONDS * 1000),
-    readyQueueSize: tuning.READY_QUEUE_SIZE,
-    scanPageSize: tuning.SCAN_PAGE_SIZE,
-    terminateGraceMs: Math.round(tuning.TERMINATE_GRACE_SECONDS * 1000),
-    discoveryTimeoutMs: Math.round(tuning.DISCOVERY_TIMEOUT_SECONDS * 1000),
-    warmWorkers: tuning.WARM_WORKERS,
+    leaseTtlMs: ms('LEASE_TTL_SECONDS'),
+    renewEveryMs: ms('RENEW_SECONDS'),
+    pollEveryMs: ms('POLL_SECONDS'),
+    retryBaseMs: ms('RETRY_BASE_SECONDS'),
+    retryMaxMs: ms('RETRY_MAX_SECONDS'),
+    conflictRetryMs: ms('CONFLICT_RETRY_SECONDS'),
+    readyQueueSize: t('READY_QUEUE_SIZE'),
+    scanPageSize: t('SCAN_PAGE_SIZE'),
+    terminateGraceMs: ms('TERMINATE_GRACE_SECONDS'),
+    discoveryTimeoutMs: ms('DISCOVERY_TIMEOUT_SECONDS'),
+    warmWorkers: t('WARM_WORKERS'),
     families,
     aliasesUsed,
     unknownVariables: unknownVariables(env, ENV_PREFIX, knownSettings(registrations), registrations),
@@ -229,8 +200,7 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
 /** Variable names (without the prefix) this configuration reads. */
 function knownSettings(registrations: FamilyRegistration[]): string[] {
   return [
-    'ARTIFACT_PROCESSING_SUPERVISOR_MODE', 'ARTIFACT_PROCESSING_ROLE', 'DATABASE_URL', 'FAMILIES_MODULE', 'SQLITE_SYNCHRONOUS',
-    ...Object.keys(TUNING).map((k) => `ARTIFACT_PROCESSING_${k}`),
+    ...Object.keys(SETTINGS),
     ...ALIASES.map((a) => a.alias),
     ...registrations.flatMap((r) => FAMILY_FIELDS.map((f) => `${r.configPrefix}_${f}`)),
   ];

@@ -190,6 +190,8 @@ export class Migrator {
     await this.refuseUnadoptedBaseline();
     // Read-only: the ledger is not created here (the script creates it).
     await this.checkAppliedUnchanged();
+    // The same pins and requirements (character set) `up` checks first: read-only statements.
+    await this.checkPending();
     const applied = new Set((await this.appliedRows()).map((m) => m.name));
     const parts = [renderPlan(this.backend, 'ledger (created if missing)', ledgerBootstrap(this.backend))];
     for (const file of this.files) {

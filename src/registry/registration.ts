@@ -4,8 +4,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { isValidTimezone, validateCron } from '../config/cron.ts';
-import { INTERVAL_MAX_SECONDS, MAX_WORKERS_MAX, TIMER_MAX_SECONDS } from '../config/numbers.ts';
+import { cronProblem, isValidTimezone } from '../schedule/cron.ts';
+import { INTERVAL_MAX_SECONDS, MAX_WORKERS_MAX, TIMER_MAX_SECONDS } from '../schedule/limits.ts';
 import { isFamilyName } from '../store/identifiers.ts';
 
 export type SchedulePolicyDecl =
@@ -134,11 +134,8 @@ export function validateRegistrations(list: unknown, baseDir: string, options: {
     }
     if (schedule.kind === 'cron') {
       if (!isValidTimezone(schedule.timezone)) throw new RegistrationError(`${where}: cron schedule timezone ${JSON.stringify(schedule.timezone)} is not a valid IANA time zone`);
-      try {
-        validateCron(schedule.expression, schedule.timezone, `${where}: cron schedule expression`);
-      } catch (error) {
-        throw new RegistrationError((error as Error).message);
-      }
+      const problem = cronProblem(schedule.expression, schedule.timezone, `${where}: cron schedule expression`);
+      if (problem) throw new RegistrationError(problem);
     }
     const module = path.isAbsolute(r.processor.module) ? r.processor.module : path.resolve(baseDir, r.processor.module);
     // A registration without its processor is a missing capability: refuse it at start-up (RFC 1, 10).

@@ -1,5 +1,6 @@
 /** Opens the store selected by a database target. */
-import type { DatabaseTarget } from '../config/database-url.ts';
+import fs from 'node:fs';
+import { ConfigError, DATABASE_URL_VARIABLE, redactDatabaseUrl, type DatabaseTarget } from '../config/database-url.ts';
 import { MysqlStore } from './mysql/mysql-store.ts';
 import { SqliteStore } from './sqlite/sqlite-store.ts';
 import type { Store } from './types.ts';
@@ -8,4 +9,21 @@ export function openStore(target: DatabaseTarget): Store {
   if (target.backend === 'sqlite') return SqliteStore.open(target.file);
   const { host, port, user, password, database } = target;
   return MysqlStore.open({ host, port, user, password, database });
+}
+
+/** A SQLite database file that does not exist (a read-only command never creates one). */
+export class DatabaseMissingError extends ConfigError {
+  constructor(target: DatabaseTarget) {
+    super(`the database ${redactDatabaseUrl(target)} does not exist (${DATABASE_URL_VARIABLE}); check the path, or create it with apsup migrate up`);
+    this.name = 'DatabaseMissingError';
+  }
+}
+
+/**
+ * Read-only commands call this before opening: opening a SQLite file creates it (and its
+ * directory), so a mistyped path would leave an empty database behind. MySQL reports an unknown
+ * database itself.
+ */
+export function requireExistingDatabase(target: DatabaseTarget): void {
+  if (target.backend === 'sqlite' && target.file !== ':memory:' && !fs.existsSync(target.file)) throw new DatabaseMissingError(target);
 }

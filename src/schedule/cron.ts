@@ -1,0 +1,27 @@
+/**
+ * Cron expression and IANA time zone checks (A15), shared by the configuration (src/config) and
+ * the registry (src/registry). A module of its own, importing neither: the registry validates
+ * registrations without loading the configuration, and the configuration reads registrations.
+ */
+import { CronExpressionParser } from 'cron-parser';
+
+export function isValidTimezone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** What is wrong with a cron expression in a time zone (`what` names its source), or null. */
+export function cronProblem(expression: string, timezone: string, what: string): string | null {
+  const fields = expression.trim().split(/\s+/);
+  if (fields.length !== 5 && fields.length !== 6) return `${what} must have 5 (or 6, with seconds) fields, got ${JSON.stringify(expression)}`;
+  try {
+    CronExpressionParser.parse(expression, { tz: timezone, currentDate: new Date() }).next();
+    return null;
+  } catch (error) {
+    return `${what} is not a valid cron expression (${(error as Error).message})`;
+  }
+}
