@@ -17,11 +17,14 @@ export const TASK_FAULTS: readonly string[] = ['task-worker-kill', 'task-worker-
 
 export interface FaultRecord { at: number; t: number; kind: FaultKind; pid?: number; detail?: string }
 
-export function kindsFor(backend: 'sqlite' | 'mysql', crashPoints: boolean): Record<string, number> {
+export function kindsFor(backend: 'sqlite' | 'mysql', crashPoints: boolean, only?: string[]): Record<string, number> {
   const w: Record<string, number> = { 'leader-kill': 3, 'leader-stop': 2, 'worker-kill': 3, 'worker-stop': 2, 'task-worker-kill': 2, 'task-worker-stop': 2, 'runner-kill': 1, 'runner-stop': 1 };
   if (backend === 'mysql') w['db-conn-kill'] = 2;
   if (crashPoints) for (const p of CRASH_POINTS) w[`crash:${p}`] = 1;
-  return w;
+  if (!only) return w;
+  const unknown = only.filter((k) => !(k in w));
+  if (unknown.length > 0) throw new Error(`--kinds: ${unknown.join(', ')} not a fault of ${backend}; allowed: ${Object.keys(w).join(', ')}`);
+  return Object.fromEntries(only.map((k) => [k, w[k]]));
 }
 
 export class FaultInjector {
@@ -59,15 +62,18 @@ export class FaultInjector {
    * it started), where a leader's crash point is never reached (run 1: mid_scan 0 passes). Once
    * it is up, the leader is killed too (restarted 1 s later), so the armed one takes the term.
    */
-  private async handOver(armed: Candidate): Promise<void> {
+  private async handOver(armed: Candidate, rec: FaultRecord): Promise<void> {
     this.handovers += 1;
     try {
       const deadline = Date.now() + 30_000;
       while (!armed.holderId && !armed.exited && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       const leader = await this.cluster.leader();
-      if (armed.exited || !armed.holderId || !leader || leader === armed) return;
+      const last = rec;
+      if (armed.exited || !armed.holderId || !leader || leader === armed) {
+        if (last) last.detail = `${last.detail}; no hand-over (${armed.exited ? 'armed one exited' : !armed.holderId ? 'armed one not up' : !leader ? 'no leader' : 'armed one leads'})`;
+        return;
+      }
       leader.signal('SIGKILL');
-      const last = this.schedule[this.schedule.length - 1];
       if (last) last.detail = `${last.detail}; leader ${leader.pid} killed to hand it the term`;
       await leader.exit;
       this.later(1000, () => { this.cluster.fill(); });
@@ -88,7 +94,7 @@ export class FaultInjector {
         // The replacement starts at once with the crash point armed: it exits there (RFC 12 item 6, 9, 10).
         await leader.exit;
         const [armed] = this.cluster.fill({ [`APSUP_FAULT_${point.toUpperCase()}`]: `exit@1` });
-        if (mysql && armed && point !== 'task_claimed') void this.handOver(armed);
+        if (mysql && armed && point !== 'task_claimed') void this.handOver(armed, this.schedule[this.schedule.length - 1]);
       } else {
         this.later(this.rng.int(200, 1200), () => { this.cluster.fill(); });
       }

@@ -1,6 +1,6 @@
 /**
  * `npm run chaos -- [--backend sqlite|mysql|both] [--trials N] [--seconds S] [--seed X]
- *  [--drain S] [--misbehave P] [--scopes N] [--task-rate P] [--no-faults] [--no-crash-points] [--out FILE]`
+ *  [--drain S] [--misbehave P] [--scopes N] [--task-rate P] [--kinds k1,k2] [--no-faults] [--no-crash-points] [--out FILE]`
  * The fault-injection suite of issue #10: trials of real processes under random faults, each
  * checked against the invariants (chaos/checker.ts). Each trial prints its seed; --seed replays
  * it. Exit 1 when a safety violation was found, 2 when only drains timed out (liveness).
@@ -23,7 +23,8 @@ const { values } = parseArgs({
     drain: { type: 'string', default: '30' },
     misbehave: { type: 'string', default: '0.3' },
     scopes: { type: 'string', default: '4' },
-    'task-rate': { type: 'string', default: '0.08' },
+    'task-rate': { type: 'string', default: '0.06' },
+    kinds: { type: 'string' },
     'no-faults': { type: 'boolean', default: false },
     'no-crash-points': { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -53,6 +54,7 @@ for (const backend of backends as Array<'sqlite' | 'mysql'>) {
       drainSeconds: positive('drain', values.drain!, false),
       misbehave: positive('misbehave', values.misbehave!, false),
       scopes: Math.max(1, positive('scopes', values.scopes!)),
+      kinds: values.kinds ? values.kinds.split(',').map((k) => k.trim()).filter(Boolean) : undefined,
       taskRate: Math.min(1, positive('task-rate', values['task-rate']!, false)),
       faults: !values['no-faults'],
       crashPoints: !values['no-crash-points'],

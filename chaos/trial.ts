@@ -31,6 +31,8 @@ export interface TrialOptions {
   scopes: number;
   /** Durable tasks submitted per driver step (probability); 0: none. */
   taskRate?: number;
+  /** Only these fault kinds (a targeted run, e.g. crash:mid_scan); default: every kind of the backend. */
+  kinds?: string[];
 }
 
 export interface TrialResult {
@@ -76,7 +78,7 @@ export async function runTrial(options: TrialOptions, log: (line: string) => voi
   const cluster = new Cluster(db, { [DIR_VARIABLE]: dir, [SEED_VARIABLE]: options.seed, [MISBEHAVE_VARIABLE]: String(options.misbehave) });
   const driver: DriverStats = { appends: 0, inputs: 0, requests: 0, errors: 0 };
   const submitted = { tasks: 0, errors: 0 };
-  const taskRate = options.taskRate ?? 0.08;
+  const taskRate = options.taskRate ?? 0.06;
   try {
     const service = await taskService(db);
     cluster.fill();
@@ -86,7 +88,7 @@ export async function runTrial(options: TrialOptions, log: (line: string) => voi
       await sleep(100);
     }
     const t0 = Date.now();
-    const injector = new FaultInjector(cluster, faultRng, t0, kindsFor(options.backend, options.crashPoints));
+    const injector = new FaultInjector(cluster, faultRng, t0, kindsFor(options.backend, options.crashPoints, options.kinds));
     let nextFault = t0 + faultRng.int(800, 2000);
     while (Date.now() - t0 < options.seconds * 1000) {
       await driveOnce(db, driveRng, FAMILIES, options.scopes, driver);
