@@ -134,7 +134,11 @@ export async function runTrial(options: TrialOptions, log: (line: string) => voi
     };
   } finally {
     killAll();
-    await db.cleanup().catch(() => undefined);
-    fs.rmSync(dir, { recursive: true, force: true });
+    // APSUP_CHAOS_KEEP=1: keep the trial's database and journal for a post-mortem (printed).
+    if (process.env.APSUP_CHAOS_KEEP === '1') log(`  kept: database ${db.name}, journal ${dir}`);
+    else {
+      await db.cleanup().catch(() => undefined);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }
 }
