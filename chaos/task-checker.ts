@@ -8,6 +8,7 @@
  */
 import type { TrialDb } from './db.ts';
 import type { Violation } from './checker.ts';
+import type { Exec } from './schema.ts';
 
 export interface TaskLogRow { id: number; task_id: number; kind: string; attempt_token: string | null; state: string | null; lease_expires_at: string | null; at: string }
 
@@ -21,14 +22,20 @@ export async function unsettledTasks(db: TrialDb): Promise<number[]> {
   return (await db.exec("SELECT task_id FROM pc_durable_tasks WHERE state IN ('pending', 'running') ORDER BY task_id")).map((r) => num(r.task_id));
 }
 
-export async function readTaskLog(db: TrialDb): Promise<TaskLogRow[]> {
+export async function readTaskLog(db: TrialDb | { exec: Exec }): Promise<TaskLogRow[]> {
   return (await db.exec(`SELECT id, task_id, kind, attempt_token, state, lease_expires_at, at FROM ch_task_log ORDER BY id`)).map((r) => ({
     ...r, id: num(r.id), task_id: num(r.task_id),
   })) as unknown as TaskLogRow[];
 }
 
 export async function checkTasks(db: TrialDb, drained: boolean, stats: TaskStats = emptyTaskStats()): Promise<Violation[]> {
+  // One snapshot for every read (see checkInvariants): tasks may still run when a drain timed out.
+  return db.snapshot((exec) => checkTaskRows(exec, drained, stats));
+}
+
+async function checkTaskRows(exec: Exec, drained: boolean, stats: TaskStats): Promise<Violation[]> {
   const v: Violation[] = [];
+  const db = { exec };
   const tasks = await db.exec('SELECT task_id, state, payload, attempt_count, error_code FROM pc_durable_tasks ORDER BY task_id');
   const log = await readTaskLog(db);
   const items = await db.exec('SELECT id, task_id, item, attempt_token FROM ch_task_items ORDER BY id');
