@@ -5,6 +5,7 @@
  */
 import { bindingOf } from './families.ts';
 import type { TrialDb } from './db.ts';
+import type { Exec } from './schema.ts';
 import type { JournalEvent } from './journal.ts';
 
 export interface Violation { invariant: string; key?: string; detail: string; rows?: unknown[] }
@@ -30,14 +31,35 @@ export async function unsettledKeys(db: TrialDb): Promise<string[]> {
 
 export interface CheckStats { outputs: number; historyRows: number; writesPastExpiry: number }
 
-export async function checkInvariants(db: TrialDb, journal: JournalEvent[], drained: boolean, stats: CheckStats = { outputs: 0, historyRows: 0, writesPastExpiry: 0 }): Promise<Violation[]> {
+/** Test hook: runs after each of the checker's reads (a regression test commits there). */
+export type AfterRead = (sql: string) => Promise<void>;
+
+export async function checkInvariants(db: TrialDb, journal: JournalEvent[], drained: boolean, stats: CheckStats = { outputs: 0, historyRows: 0, writesPastExpiry: 0 }, afterRead?: AfterRead): Promise<Violation[]> {
+  // Every read in one snapshot: a commit between two reads made a false 'lost' (run 2, fae82c0d-11).
+  return db.snapshot(async (raw) => {
+    const exec = async (sql: string, params?: unknown[]) => {
+      const rows = await raw(sql, params);
+      await afterRead?.(sql);
+      return rows;
+    };
+    return checkRows(exec, journal, drained, stats);
+  });
+}
+
+interface IntentRow { dirtyGeneration: number; cleanGeneration: number; requestedGeneration: number; handledGeneration: number }
+
+async function checkRows(exec: Exec, journal: JournalEvent[], drained: boolean, stats: CheckStats): Promise<Violation[]> {
   const v: Violation[] = [];
   // (1) Nothing lost: a key the supervisor calls settled must have consumed every input.
-  const inputs = await db.exec('SELECT family, scope_id, MAX(seq) AS last, COUNT(*) AS n FROM ch_inputs GROUP BY family, scope_id');
-  const cursors = new Map((await db.exec('SELECT family, scope_id, through_seq FROM ch_cursors')).map((r) => [`${r.family}/${r.scope_id}`, num(r.through_seq)]));
+  const inputs = await exec('SELECT family, scope_id, MAX(seq) AS last, COUNT(*) AS n FROM ch_inputs GROUP BY family, scope_id');
+  const cursors = new Map((await exec('SELECT family, scope_id, through_seq FROM ch_cursors')).map((r) => [`${r.family}/${r.scope_id}`, num(r.through_seq)]));
+  const intents = new Map<string, IntentRow>((await exec('SELECT binding_name, scope_id, dirty_generation, clean_generation, requested_generation, handled_generation FROM pc_artifact_processing_intents')).map((r) => [
+    `${r.binding_name}/${r.scope_id}`,
+    { dirtyGeneration: num(r.dirty_generation), cleanGeneration: num(r.clean_generation), requestedGeneration: num(r.requested_generation), handledGeneration: num(r.handled_generation) },
+  ]));
   for (const r of inputs) {
     const key = `${r.family}/${r.scope_id}`;
-    const intent = await db.store.readIntent(bindingOf(String(r.family)), String(r.scope_id));
+    const intent = intents.get(`${bindingOf(String(r.family))}/${r.scope_id}`);
     const through = cursors.get(key) ?? 0;
     const settled = intent && intent.requestedGeneration === intent.handledGeneration && intent.dirtyGeneration === intent.cleanGeneration;
     if (!intent) v.push({ invariant: 'lost', key, detail: 'inputs without an intent row', rows: [r] });
@@ -45,7 +67,7 @@ export async function checkInvariants(db: TrialDb, journal: JournalEvent[], drai
     else if (!settled && drained) v.push({ invariant: 'lost', key, detail: 'drained but unsettled', rows: [intent] });
   }
   // (2) Exactly once: per scope, outputs in insertion order are 1..n, no gap, no duplicate.
-  const outputs = (await db.exec('SELECT id, family, scope_id, seq, supervisor_generation, seen_generation, holder_id, written_at FROM ch_outputs ORDER BY id')).map((r) => ({
+  const outputs = (await exec('SELECT id, family, scope_id, seq, supervisor_generation, seen_generation, holder_id, written_at FROM ch_outputs ORDER BY id')).map((r) => ({
     ...r, id: num(r.id), seq: num(r.seq), supervisor_generation: num(r.supervisor_generation), seen_generation: num(r.seen_generation),
   })) as unknown as Output[];
   const byKey = new Map<string, Output[]>();
@@ -61,7 +83,7 @@ export async function checkInvariants(db: TrialDb, journal: JournalEvent[], drai
     if (rows.length !== through) v.push({ invariant: 'exactly-once', key, detail: `${rows.length} outputs but cursor at ${through}` });
   }
   // (3) No stale-term write: at its write, the row's term was the newest and unexpired.
-  const history = (await db.exec('SELECT id, supervisor_key, holder_id, supervisor_generation, expires_at, at FROM ch_lease_history ORDER BY id')).map((r) => ({
+  const history = (await exec('SELECT id, supervisor_key, holder_id, supervisor_generation, expires_at, at FROM ch_lease_history ORDER BY id')).map((r) => ({
     ...r, id: num(r.id), supervisor_generation: num(r.supervisor_generation),
   })) as unknown as History[];
   stats.outputs = outputs.length;
@@ -81,10 +103,10 @@ export async function checkInvariants(db: TrialDb, journal: JournalEvent[], drai
   // (4) Single flight: the processor's probe saw a live invocation of the same key and term.
   for (const e of journal.filter((x) => x.ev === 'overlap')) v.push({ invariant: 'single-flight', key: `${e.family}/${e.scope}`, detail: `pid ${e.pid} started while pid ${String(e.otherPid)} of term ${e.sgen} was alive`, rows: [e] });
   // (6) Schema invariants.
-  const intents = await db.exec(`SELECT binding_name, scope_id, dirty_generation, clean_generation, requested_generation, handled_generation FROM pc_artifact_processing_intents
+  const broken = await exec(`SELECT binding_name, scope_id, dirty_generation, clean_generation, requested_generation, handled_generation FROM pc_artifact_processing_intents
     WHERE clean_generation > dirty_generation OR handled_generation > requested_generation OR clean_generation < 0 OR handled_generation < 0`);
-  for (const r of intents) v.push({ invariant: 'schema', key: `${r.binding_name}/${r.scope_id}`, detail: 'clean > dirty or handled > requested', rows: [r] });
-  const leases = await db.exec('SELECT supervisor_key, holder_id, supervisor_generation FROM pc_artifact_processing_leases');
+  for (const r of broken) v.push({ invariant: 'schema', key: `${r.binding_name}/${r.scope_id}`, detail: 'clean > dirty or handled > requested', rows: [r] });
+  const leases = await exec('SELECT supervisor_key, holder_id, supervisor_generation FROM pc_artifact_processing_leases');
   if (leases.some((l) => l.supervisor_key !== 'global')) v.push({ invariant: 'schema', detail: 'a lease row other than global in global mode', rows: leases });
   const gens = history.map((h) => h.supervisor_generation);
   const down = gens.findIndex((g, i) => i > 0 && g < gens[i - 1]);

@@ -43,7 +43,7 @@ export class Cluster {
 
   resumeAll(): void {
     for (const c of this.live()) {
-      if (c.stopped) c.signal('SIGCONT');
+      if (c.stopped) { try { process.kill(-c.pid, 'SIGCONT'); } catch { /* gone */ } c.signal('SIGCONT'); }
       for (const w of c.workers()) { try { process.kill(w, 'SIGCONT'); } catch { /* gone */ } }
     }
   }

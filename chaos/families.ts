@@ -1,8 +1,8 @@
 /**
  * Families module of the chaos suite (`apsup run --families chaos/families.ts`): two families
- * served by the workload processor, checked every second, three workers each and a 15 s worker
- * timeout (the processor's 'timeout' behaviour overruns it; a cold worker start on a loaded
- * machine takes seconds, and the timeout counts from the start).
+ * served by the workload processor, checked every second, two workers each and a 20 s worker
+ * timeout (the processor's 'timeout' behaviour overruns it; a cold worker start on a machine at
+ * load 40 took over 15 s, and the timeout counts from the start).
  */
 import { fileURLToPath } from 'node:url';
 import type { FamilyRegistration } from '../src/registry/registration.ts';
@@ -19,7 +19,7 @@ const families: FamilyRegistration[] = FAMILIES.map((family) => ({
   configPrefix: family.toUpperCase().replace(/-/g, '_'),
   schedule: { kind: 'interval', seconds: 1 },
   processor: { module: PROCESSOR },
-  defaults: { maxWorkers: 3, workerTimeoutSeconds: 15 },
+  defaults: { maxWorkers: 2, workerTimeoutSeconds: 20 },
 }));
 
 export default families;

@@ -1,6 +1,6 @@
 /**
  * `npm run chaos -- [--backend sqlite|mysql|both] [--trials N] [--seconds S] [--seed X]
- *  [--drain S] [--misbehave P] [--scopes N] [--no-faults] [--no-crash-points] [--out FILE]`
+ *  [--drain S] [--misbehave P] [--scopes N] [--task-rate P] [--kinds k1,k2] [--no-faults] [--no-crash-points] [--out FILE]`
  * The fault-injection suite of issue #10: trials of real processes under random faults, each
  * checked against the invariants (chaos/checker.ts). Each trial prints its seed; --seed replays
  * it. Exit 1 when a safety violation was found, 2 when only drains timed out (liveness).
@@ -23,6 +23,8 @@ const { values } = parseArgs({
     drain: { type: 'string', default: '30' },
     misbehave: { type: 'string', default: '0.3' },
     scopes: { type: 'string', default: '4' },
+    'task-rate': { type: 'string', default: '0.06' },
+    kinds: { type: 'string' },
     'no-faults': { type: 'boolean', default: false },
     'no-crash-points': { type: 'boolean', default: false },
     out: { type: 'string' },
@@ -52,12 +54,14 @@ for (const backend of backends as Array<'sqlite' | 'mysql'>) {
       drainSeconds: positive('drain', values.drain!, false),
       misbehave: positive('misbehave', values.misbehave!, false),
       scopes: Math.max(1, positive('scopes', values.scopes!)),
+      kinds: values.kinds ? values.kinds.split(',').map((k) => k.trim()).filter(Boolean) : undefined,
+      taskRate: Math.min(1, positive('task-rate', values['task-rate']!, false)),
       faults: !values['no-faults'],
       crashPoints: !values['no-crash-points'],
     }, say);
     results.push(r);
     const kinds = r.faults.reduce<Record<string, number>>((m, f) => ({ ...m, [f.kind]: (m[f.kind] ?? 0) + 1 }), {});
-    say(`trial ${backend} seed=${seed} ${((Date.now() - started) / 1000).toFixed(1)}s inputs=${r.driver.inputs} requests=${r.driver.requests} invocations=${r.invocations} outputs=${r.check.outputs} lease-history=${r.check.historyRows} past-expiry=${r.check.writesPastExpiry} faults=${JSON.stringify(kinds)} crash-points-hit=${JSON.stringify(r.crashHits)} drained=${r.drained} (${r.drainMs} ms) violations=${r.violations.length}`);
+    say(`trial ${backend} seed=${seed} ${((Date.now() - started) / 1000).toFixed(1)}s inputs=${r.driver.inputs} requests=${r.driver.requests} invocations=${r.invocations} outputs=${r.check.outputs} lease-history=${r.check.historyRows} past-expiry=${r.check.writesPastExpiry} faults=${JSON.stringify(kinds)} tasks=${r.tasks.submitted}/${r.tasks.succeeded}ok/${r.tasks.failed}failed attempts=${r.tasks.attempts} requeued=${r.tasks.requeued} task-writes=${r.tasks.writes} crash-points-hit=${JSON.stringify(r.crashHits)} drained=${r.drained} (${r.drainMs} ms) violations=${r.violations.length}`);
     for (const v of r.violations) say(`  VIOLATION ${v.invariant} ${v.key ?? ''}: ${v.detail}\n    rows: ${JSON.stringify(v.rows ?? [])}`);
     if (values.out) fs.writeFileSync(values.out, JSON.stringify(results, null, 1));
     if (r.violations.length > 0 || !r.drained) say(`  fault schedule (ms from start): ${JSON.stringify(r.faults.map((f) => ({ at: f.at, kind: f.kind, pid: f.pid, detail: f.detail })))}`);

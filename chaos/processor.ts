@@ -23,8 +23,8 @@ export function chooseBehaviour(seed: string, family: string, scope: string, cla
   const rng = new Prng(hash32(seed, family, scope, claimed, attempt));
   if (rng.next() >= misbehave) return 'ok';
   const b = rng.pick(BEHAVIOURS.slice(1));
-  // An overrun costs a whole timeout: only on a key's first two invocations.
-  return b === 'timeout' && attempt > 2 ? 'throw_before' : b;
+  // An overrun costs a whole timeout: only on a key's first invocation.
+  return b === 'timeout' && attempt > 1 ? 'throw_before' : b;
 }
 
 let current: { dir: string; family: string; scope: string; sgen: number; claimed: number } | null = null;

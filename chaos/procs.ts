@@ -11,9 +11,11 @@ import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { FAMILIES_MODULE_PATH } from './families.ts';
 import { isAlive } from './journal.ts';
+import { TASKS_MODULE_PATH } from './tasks.ts';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const TTL_MS = 2000;
+export const TASK_LEASE_MS = 3000;
 const TUNING: Record<string, string> = {
   POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: '2',
   POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_RENEW_SECONDS: '0.4',
@@ -24,6 +26,16 @@ const TUNING: Record<string, string> = {
   POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_TERMINATE_GRACE_SECONDS: '1',
   // Small pages, so a scan of a few keys has a middle (the mid_scan crash point).
   POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_SCAN_PAGE_SIZE: '2',
+  // Durable tasks beside the families: a short lease, a fast sweep (lost attempts found soon),
+  // enough automatic requeues that the faults of one trial do not exhaust a task.
+  POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE: TASKS_MODULE_PATH,
+  POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_LEASE_SECONDS: String(TASK_LEASE_MS / 1000),
+  POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_SWEEP_SECONDS: '0.5',
+  POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_WAKEUP_POLL_MS: '200',
+  POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_MAX_ATTEMPTS: '30',
+  POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_TERMINATE_GRACE_SECONDS: '1',
+  POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_MAX_TIMEOUT_SECONDS: '60',
+  POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_CAPACITY: '2',
 };
 
 export function childEnv(url: string, extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -70,11 +82,20 @@ export class Candidate {
     this.exit = new Promise((resolve) => this.proc.once('exit', () => { this.exited = true; resolve(); }));
   }
 
-  /** Live worker children (the processes the runtime forked). */
+  /** Live worker children (the processes the runtime forked), task workers included. */
   workers(): number[] {
     const pids = childrenOf(this.pid);
     for (const p of pids) SEEN.add(p);
     return pids;
+  }
+
+  /** Live children that run durable task attempts (task worker processes), and the others. */
+  taskWorkers(): number[] {
+    return this.workers().filter(isTaskWorker);
+  }
+
+  familyWorkers(): number[] {
+    return this.workers().filter((p) => !isTaskWorker(p));
   }
 
   signal(sig: NodeJS.Signals): void {
@@ -90,6 +111,15 @@ export class Candidate {
     const timer = setTimeout(() => this.signal('SIGKILL'), timeoutMs);
     await this.exit;
     clearTimeout(timer);
+  }
+}
+
+/** A task worker process: its command line names the task worker module (or a task pool's). */
+export function isTaskWorker(pid: number): boolean {
+  try {
+    return /task-worker|task-pool/.test(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+  } catch {
+    return false;
   }
 }
 

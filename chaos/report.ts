@@ -28,9 +28,17 @@ for (const b of backends) {
   for (const [kind, n] of Object.entries(kinds).sort()) {
     const rec = rs.flatMap((r) => r.recoveriesMs.filter((x) => x.kind === kind));
     const ms = rec.map((x) => x.ms).filter((x): x is number => x !== null).sort((a, z) => a - z);
-    const point = kind.startsWith('crash:') ? String(hits[kind.slice(6)] ?? 0) : '';
+    const trialsHit = rs.filter((r) => (r.crashHits ?? {})[kind.slice(6)]).length;
+    const point = kind.startsWith('crash:') ? `${hits[kind.slice(6)] ?? 0} passes in ${trialsHit} trials` : '';
     out.push(`| ${b} | ${kind} | ${n} | ${point} | ${pct(ms, 50)} | ${pct(ms, 95)} | ${ms.length ? ms[ms.length - 1] : '-'} | ${rec.length - ms.length} |`);
   }
+}
+out.push('', '| backend | tasks submitted | succeeded | failed | attempts | lost attempts requeued | fenced task writes | task row history rows | late writes | two attempts\' writes | tasks not terminal |', '|---|---|---|---|---|---|---|---|---|---|---|');
+for (const b of backends) {
+  const rs = results.filter((r) => r.options.backend === b && r.tasks);
+  const sum = (f: (r: TrialResult) => number) => rs.reduce((s, r) => s + f(r), 0);
+  const inv = (name: string) => sum((r) => r.violations.filter((v) => v.invariant === name && v.key?.startsWith('task ')).length);
+  out.push(`| ${b} | ${sum((r) => r.tasks.submitted)} | ${sum((r) => r.tasks.succeeded)} | ${sum((r) => r.tasks.failed)} | ${sum((r) => r.tasks.attempts)} | ${sum((r) => r.tasks.requeued)} | ${sum((r) => r.tasks.writes)} | ${sum((r) => r.tasks.historyRows)} | ${inv('late-write')} | ${inv('two-attempts')} | ${sum((r) => r.unsettled.filter((u) => u.startsWith('task ')).length)} |`);
 }
 out.push('', '| backend | processor behaviours (invocations) |', '|---|---|');
 for (const b of backends) {

@@ -14,6 +14,36 @@ export function nowExpr(backend: Backend): string {
   return backend === 'sqlite' ? "strftime('%Y-%m-%d %H:%M:%f', 'now')" : "DATE_FORMAT(SYSDATE(6), '%Y-%m-%d %H:%i:%s.%f')";
 }
 
+/** UTC database time with sub-second digits (the task lease is kept in UTC, ms precision). */
+export function utcNowExpr(backend: Backend): string {
+  return backend === 'sqlite' ? "strftime('%Y-%m-%d %H:%M:%f', 'now')" : "DATE_FORMAT(UTC_TIMESTAMP(6), '%Y-%m-%d %H:%i:%s.%f')";
+}
+
+const TASK_LOG_COLUMNS = 'task_id, kind, attempt_token, state, lease_expires_at, at';
+
+/**
+ * Durable-task tables: the handler's domain row and items (no unique key: a second attempt's
+ * items must stay visible), and ch_task_log, one sequence for the task row's history (triggers
+ * on pc_durable_tasks, kind 'row') and the handler's fenced writes (kind take/item/done).
+ */
+async function createTaskSchema(backend: Backend, exec: Exec, id: string): Promise<void> {
+  await exec("CREATE TABLE ch_task_domain (task_id BIGINT NOT NULL PRIMARY KEY, attempt_token VARCHAR(64) NOT NULL, state VARCHAR(16) NOT NULL)");
+  await exec(`CREATE TABLE ch_task_items (id ${id}, task_id BIGINT NOT NULL, item INT NOT NULL, attempt_token VARCHAR(64) NOT NULL)`);
+  await exec(`CREATE TABLE ch_task_log (id ${id}, task_id BIGINT NOT NULL, kind VARCHAR(8) NOT NULL, attempt_token VARCHAR(64) NULL,
+    state VARCHAR(16) NULL, lease_expires_at VARCHAR(32) NULL, at VARCHAR(32) NOT NULL)`);
+  for (const event of ['INSERT', 'UPDATE']) {
+    const name = `ch_task_${event.toLowerCase()}`;
+    if (backend === 'sqlite') {
+      await exec(`CREATE TRIGGER ${name} AFTER ${event} ON pc_durable_tasks BEGIN
+        INSERT INTO ch_task_log (${TASK_LOG_COLUMNS}) VALUES (NEW.task_id, 'row', NEW.attempt_token, NEW.state, NEW.lease_expires_at, ${utcNowExpr(backend)}); END`);
+    } else {
+      await exec(`CREATE TRIGGER ${name} AFTER ${event} ON pc_durable_tasks FOR EACH ROW
+        INSERT INTO ch_task_log (${TASK_LOG_COLUMNS}) VALUES (NEW.task_id, 'row', NEW.attempt_token, NEW.state,
+          DATE_FORMAT(NEW.lease_expires_at, '%Y-%m-%d %H:%i:%s.%f'), ${utcNowExpr(backend)})`);
+    }
+  }
+}
+
 export async function createSuiteSchema(backend: Backend, exec: Exec): Promise<void> {
   const id = backend === 'sqlite' ? 'INTEGER PRIMARY KEY AUTOINCREMENT' : 'BIGINT AUTO_INCREMENT PRIMARY KEY';
   await exec(`CREATE TABLE ch_inputs (family VARCHAR(64) NOT NULL, scope_id VARCHAR(64) NOT NULL, seq BIGINT NOT NULL,
@@ -36,4 +66,5 @@ export async function createSuiteSchema(backend: Backend, exec: Exec): Promise<v
           DATE_FORMAT(NEW.expires_at, '%Y-%m-%d %H:%i:%s.%f'), ${nowExpr(backend)})`);
     }
   }
+  await createTaskSchema(backend, exec, id);
 }

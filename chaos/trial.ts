@@ -12,11 +12,13 @@ import { Cluster } from './cluster.ts';
 import { openTrialDb } from './db.ts';
 import { driveOnce, type DriverStats } from './driver.ts';
 import { FAMILIES } from './families.ts';
-import { FaultInjector, kindsFor, type FaultRecord } from './faults.ts';
+import { FaultInjector, TASK_FAULTS, kindsFor, type FaultRecord } from './faults.ts';
 import { DIR_VARIABLE, MISBEHAVE_VARIABLE, SEED_VARIABLE, readJournal, type JournalEvent } from './journal.ts';
 import { Prng } from './prng.ts';
 import { killAll } from './procs.ts';
 import { checkStatus } from './status.ts';
+import { checkTasks, emptyTaskStats, readTaskLog, taskRecoveryMs, unsettledTasks, type TaskLogRow, type TaskStats } from './task-checker.ts';
+import { submitTask, taskService } from './task-driver.ts';
 
 export interface TrialOptions {
   backend: 'sqlite' | 'mysql';
@@ -27,6 +29,10 @@ export interface TrialOptions {
   crashPoints: boolean;
   misbehave: number;
   scopes: number;
+  /** Durable tasks submitted per driver step (probability); 0: none. */
+  taskRate?: number;
+  /** Only these fault kinds (a targeted run, e.g. crash:mid_scan); default: every kind of the backend. */
+  kinds?: string[];
 }
 
 export interface TrialResult {
@@ -43,15 +49,18 @@ export interface TrialResult {
   /** Crash points reached (APSUP_FAULT_*), by name. */
   crashHits: Record<string, number>;
   check: CheckStats;
+  /** Durable tasks: submitted, terminal states, attempts, requeues, fenced writes. */
+  tasks: TaskStats & { submitted: number };
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Fault to the end of the first invocation that started after it and committed. */
-export function recoveries(faults: FaultRecord[], journal: JournalEvent[]): Array<{ kind: string; ms: number | null }> {
+export function recoveries(faults: FaultRecord[], journal: JournalEvent[], taskLog: TaskLogRow[] = []): Array<{ kind: string; ms: number | null }> {
   const ends = journal.filter((e) => e.ev === 'end' && e.how === 'ok');
   const starts = journal.filter((e) => e.ev === 'start');
   return faults.map((f) => {
+    if (TASK_FAULTS.includes(f.kind)) return { kind: f.kind, ms: taskRecoveryMs(f.t, taskLog) };
     for (const s of starts) {
       if (s.t <= f.t) continue;
       const end = ends.find((e) => e.pid === s.pid && e.family === s.family && e.scope === s.scope && e.claimed === s.claimed && e.sgen === s.sgen && e.t >= s.t);
@@ -68,7 +77,10 @@ export async function runTrial(options: TrialOptions, log: (line: string) => voi
   const db = await openTrialDb(options.backend);
   const cluster = new Cluster(db, { [DIR_VARIABLE]: dir, [SEED_VARIABLE]: options.seed, [MISBEHAVE_VARIABLE]: String(options.misbehave) });
   const driver: DriverStats = { appends: 0, inputs: 0, requests: 0, errors: 0 };
+  const submitted = { tasks: 0, errors: 0 };
+  const taskRate = options.taskRate ?? 0.06;
   try {
+    const service = await taskService(db);
     cluster.fill();
     const startDeadline = Date.now() + 60_000;
     while (!(await cluster.leader())) {
@@ -76,10 +88,11 @@ export async function runTrial(options: TrialOptions, log: (line: string) => voi
       await sleep(100);
     }
     const t0 = Date.now();
-    const injector = new FaultInjector(cluster, faultRng, t0, kindsFor(options.backend, options.crashPoints));
+    const injector = new FaultInjector(cluster, faultRng, t0, kindsFor(options.backend, options.crashPoints, options.kinds));
     let nextFault = t0 + faultRng.int(800, 2000);
     while (Date.now() - t0 < options.seconds * 1000) {
       await driveOnce(db, driveRng, FAMILIES, options.scopes, driver);
+      if (driveRng.next() < taskRate) await submitTask(service, driveRng, submitted);
       if (options.faults && Date.now() >= nextFault) {
         await injector.inject();
         nextFault = Date.now() + faultRng.int(800, 2500);
@@ -89,30 +102,51 @@ export async function runTrial(options: TrialOptions, log: (line: string) => voi
     }
     injector.settle();
     const drainStart = Date.now();
-    let unsettled = await unsettledKeys(db);
+    const pendingWork = async () => [...(await unsettledKeys(db)), ...(await unsettledTasks(db)).map((id) => `task ${id}`)];
+    let unsettled = await pendingWork();
     while (unsettled.length > 0 && Date.now() - drainStart < options.drainSeconds * 1000) {
       cluster.fill();
       await sleep(200);
-      unsettled = await unsettledKeys(db).catch(() => unsettled);
+      unsettled = await pendingWork().catch(() => unsettled);
     }
     const drainMs = Date.now() - drainStart;
     const drained = unsettled.length === 0;
     const journal = readJournal(dir);
     const check: CheckStats = { outputs: 0, historyRows: 0, writesPastExpiry: 0 };
     const violations = await checkInvariants(db, journal, drained, check);
-    violations.push(...(await checkStatus(db.url, drained)));
+    const taskStats = emptyTaskStats();
+    violations.push(...(await checkTasks(db, drained, taskStats)));
+    const taskLog = await readTaskLog(db);
+    // An armed candidate may pass its crash point after the drain (and SIGKILL itself): a
+    // supervisor missing only meanwhile is its restart, not a finding (bounded: 3 checks).
+    let status = await checkStatus(db.url, drained);
+    for (let i = 0; i < 2 && status.some((x) => x.detail.startsWith('no live global supervisor')); i += 1) {
+      cluster.fill();
+      await sleep(3000);
+      status = await checkStatus(db.url, drained);
+    }
+    violations.push(...status);
     const behaviours: Record<string, number> = {};
     for (const e of journal) if (e.ev === 'behaviour') behaviours[String(e.behaviour)] = (behaviours[String(e.behaviour)] ?? 0) + 1;
+    if (!drained) {
+      const stuck = await db.exec("SELECT task_id, state, attempt_count, attempt_owner, lease_expires_at, error_code FROM pc_durable_tasks WHERE state IN ('pending', 'running') ORDER BY task_id LIMIT 5").catch(() => []);
+      if (stuck.length > 0) log(`  unsettled tasks: ${JSON.stringify(stuck)}`);
+    }
     if (!drained) log(`  drain timeout: ${unsettled.join(', ')}; last candidate lines: ${cluster.live().map((c) => c.tail.slice(-2).join(' | ')).join(' || ')}`);
     return {
       options, faults: injector.schedule, driver, behaviours,
       invocations: journal.filter((e) => e.ev === 'start').length,
-      drained, drainMs, unsettled, violations, check, recoveriesMs: recoveries(injector.schedule, journal),
+      drained, drainMs, unsettled, violations, check, recoveriesMs: recoveries(injector.schedule, journal, taskLog),
+      tasks: { ...taskStats, submitted: submitted.tasks },
       crashHits: cluster.candidates.flatMap((c) => c.faultHits).reduce<Record<string, number>>((m, h) => ({ ...m, [h]: (m[h] ?? 0) + 1 }), {}),
     };
   } finally {
     killAll();
-    await db.cleanup().catch(() => undefined);
-    fs.rmSync(dir, { recursive: true, force: true });
+    // APSUP_CHAOS_KEEP=1: keep the trial's database and journal for a post-mortem (printed).
+    if (process.env.APSUP_CHAOS_KEEP === '1') log(`  kept: database ${db.name}, journal ${dir}`);
+    else {
+      await db.cleanup().catch(() => undefined);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   }
 }

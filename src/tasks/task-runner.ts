@@ -16,6 +16,7 @@
  */
 import crypto from 'node:crypto';
 import os from 'node:os';
+import { faultPoint } from '../devtools/fault.ts';
 import type { Logger } from '../logging.ts';
 import { AttemptPool } from './attempt-pool.ts';
 import { AttemptProcess } from './attempt-process.ts';
@@ -156,6 +157,7 @@ export class TaskRunner {
     while (!this.stopped && this.running.size < this.config.capacity) {
       const task = await this.tasks.claim(this.workerId, this.config.leaseMs, this.registry.types_());
       if (!task) return;
+      faultPoint('task_claimed'); // chaos suite only: between a task's claim and its first heartbeat
       this.stats.claimed(task.taskType);
       this.launch(task);
     }
