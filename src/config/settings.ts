@@ -17,6 +17,8 @@ import { parseSqliteSynchronous } from '../store/sqlite/synchronous.ts';
 import { NOTIFY_REDIS_URL_VARIABLE, parseNotifyConfig } from '../notify/config.ts';
 
 export const ENV_PREFIX = 'POWERCONTEXT_SERVER_RUNTIME_';
+/** Task timeouts are not bounded by one Node timer (setLongTimeout chains them): ten years. */
+const TASK_TIMEOUT_MAX_SECONDS = 10 * 365 * 86_400;
 
 export interface SettingDef<T = unknown> {
   group: 'runtime' | 'tuning' | 'tasks' | 'observability';
@@ -74,8 +76,8 @@ export const SETTINGS = {
   ARTIFACT_PROCESSING_TERMINATE_GRACE_SECONDS: def({ group: 'tuning', doc: 'SIGTERM to SIGKILL grace of a worker', default: '5', schema: num({ min: 0.05, max: TIMER_MAX_SECONDS }) }),
   ARTIFACT_PROCESSING_DISCOVERY_TIMEOUT_SECONDS: def({ group: 'tuning', doc: 'bound of one provider discovery', default: '10', schema: num({ min: 0.05, max: TIMER_MAX_SECONDS }) }),
   ARTIFACT_PROCESSING_WARM_WORKERS: def({ group: 'tuning', doc: 'idle workers per family started ahead of need (0: on demand)', default: '1', schema: num({ min: 0, max: MAX_WORKERS_MAX, integer: true }) }),
-  DURABLE_TASK_MAX_TIMEOUT_SECONDS: def({ group: 'tasks', doc: 'largest task timeout', default: String(26 * 3600), schema: num({ max: TIMER_MAX_SECONDS }) }),
-  DURABLE_TASK_DEFAULT_TIMEOUT_SECONDS: def({ group: 'tasks', doc: 'timeout of a task that sets none (<= max)', defaultDoc: 'DURABLE_TASK_MAX_TIMEOUT_SECONDS', schema: num({ max: TIMER_MAX_SECONDS }).optional() as z.ZodType<number | undefined, string | undefined> }),
+  DURABLE_TASK_MAX_TIMEOUT_SECONDS: def({ group: 'tasks', doc: 'largest task timeout (beyond the Node timer range: the runner chains timers)', default: String(26 * 3600), schema: num({ max: TASK_TIMEOUT_MAX_SECONDS }) }),
+  DURABLE_TASK_DEFAULT_TIMEOUT_SECONDS: def({ group: 'tasks', doc: 'timeout of a task that sets none (<= max)', defaultDoc: 'DURABLE_TASK_MAX_TIMEOUT_SECONDS', schema: num({ max: TASK_TIMEOUT_MAX_SECONDS }).optional() as z.ZodType<number | undefined, string | undefined> }),
   DURABLE_TASK_LEASE_SECONDS: def({ group: 'tasks', doc: 'attempt lease', default: '30', schema: num({ min: 1, max: 3600 }) }),
   DURABLE_TASK_CAPACITY: def({ group: 'tasks', doc: 'attempts this process runs at once', default: '4', schema: num({ integer: true, max: 10_000 }) }),
   DURABLE_TASK_SWEEP_SECONDS: def({ group: 'tasks', doc: 'expired-attempt sweep period', default: '30', schema: num({ min: 0.1, max: 86_400 }) }),
