@@ -1,0 +1,18 @@
+-- Migration 0023 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): one procedure writes the fence
+-- rows (issue 15 item 3).
+--
+-- Before: each term change wrote the 32 fence rows of its key with its own statement
+-- (pc_aps_acquire_term an upsert of holder and generation, pc_aps_invalidate_term and
+-- pc_aps_switch_mode UPDATEs, the PR #1490 adoption an INSERT), four texts of one rule that had to
+-- stay equal for fencing to hold.
+-- After: pc_aps_write_fences(key, holder, generation) is the only writer (an upsert of all 32
+-- slots, expires_at cleared as since 0015); the three term changes below call it in their
+-- transaction, under the lease row lock, at the place of their old statement (COMPATIBILITY row
+-- 110). The adoption conversion calls it too (installed by the adoption plan, not here).
+-- Invalidation now also creates missing fence rows (with no holder: reads as term_lost, like a
+-- missing row). Irreversible by design (no down file): the previous procedure texts are not kept.
+
+-- @procedure pc_aps_write_fences sha256=dca9ea6825ebfcf2fad3ca760edbe18071328b15af3f7e1f47da9b09fc65909b
+-- @procedure pc_aps_acquire_term sha256=b3986fff0c4954f167b44f408ef95109f7649a5743af935660f39235f59df775
+-- @procedure pc_aps_invalidate_term sha256=9d88d6bf22bd18b13e19ff1cf80dbde0af01e9ccbd7a2cf876df430deecebbc4
+-- @procedure pc_aps_switch_mode sha256=820972ddb4ca31ba8fc1e7fde5a86ff0aea96805571e2b45487dcebf0d69c7f4
