@@ -8,7 +8,8 @@
 -- After: pc_aps_write_fences(key, holder, generation) is the only writer (an upsert of all 32
 -- slots, expires_at cleared as since 0015); the three term changes below call it in their
 -- transaction, under the lease row lock, at the place of their old statement (COMPATIBILITY row
--- 110). The adoption conversion calls it too (installed by the adoption plan, not here).
+-- 110). The PR #1490 adoption conversion keeps its own INSERT: it runs at a fixed point of the
+-- chain, before this migration.
 -- Invalidation now also creates missing fence rows (with no holder: reads as term_lost, like a
 -- missing row). Irreversible by design (no down file): the previous procedure texts are not kept.
 
