@@ -7,10 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { AckBatcher } from '../../src/runtime/ack-batcher.ts';
-import { InvalidArgumentError, StoreError, TermLostError, type StoreErrorCode } from '../../src/store/errors.ts';
-import type { AckRequest, IntentSnapshot, Store, Term } from '../../src/store/types.ts';
-import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
+import { AckBatcher } from '../../../src/runtime/ack-batcher.ts';
+import { InvalidArgumentError, StoreError, TermLostError, type StoreErrorCode } from '../../../src/store/errors.ts';
+import type { AckRequest, IntentSnapshot, Store, Term } from '../../../src/store/types.ts';
+import { createBackend, type BackendFixture } from '../../helpers/backends.ts';
+import type { Backend } from '../../../src/store/types.ts';
 
 async function takeTerm(store: Store, holder = 'h1'): Promise<Term> {
   const r = await store.acquireTerm('global', holder, 30_000);
@@ -31,7 +32,9 @@ function gens(i: IntentSnapshot | null) {
   return { dirty: i.dirtyGeneration, clean: i.cleanGeneration, requested: i.requestedGeneration, handled: i.handledGeneration };
 }
 
-for (const backend of BACKENDS) {
+/** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
+export function register(backend: Backend): void {
+{
   describe(`[${backend}] pc_aps_acknowledge_batch`, () => {
     let fx: BackendFixture;
     let other: Store;
@@ -181,4 +184,5 @@ for (const backend of BACKENDS) {
       for (let i = 0; i < 3; i++) assert.equal((await other.readIntent(b, `k${i}`))!.handledGeneration, 0);
     });
   });
+}
 }
