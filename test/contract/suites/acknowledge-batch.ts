@@ -14,7 +14,8 @@ import { createBackend, type BackendFixture } from '../../helpers/backends.ts';
 import type { Backend } from '../../../src/store/types.ts';
 
 async function takeTerm(store: Store, holder = 'h1'): Promise<Term> {
-  const r = await store.acquireTerm('global', holder, 30_000);
+  // Long TTL: no test here relies on expiry, and a loaded machine took > 30 s for the 1000-key case.
+  const r = await store.acquireTerm('global', holder, 600_000);
   assert.ok(r.outcome === 'acquired' || r.outcome === 'renewed', `term not obtained: ${r.outcome}`);
   return { supervisorKey: 'global', holderId: holder, supervisorGeneration: r.supervisorGeneration };
 }
