@@ -14,7 +14,8 @@ import { createBackend, waitFor, type BackendFixture } from '../../helpers/backe
 import type { Backend } from '../../../src/store/types.ts';
 
 async function takeTerm(store: Store): Promise<Term> {
-  const r = await store.acquireTerm('global', 'h1', 30_000);
+  // Long TTL: no scan test relies on expiry; 30 s expired under load in the 1200-key case.
+  const r = await store.acquireTerm('global', 'h1', 600_000);
   assert.ok(r.outcome === 'acquired' || r.outcome === 'renewed', `term not obtained: ${r.outcome}`);
   assert.equal(r.holderId, 'h1');
   return { supervisorKey: 'global', holderId: 'h1', supervisorGeneration: r.supervisorGeneration };
