@@ -18,6 +18,9 @@ function collect(dir) {
 const filters = process.argv.slice(2);
 let files = collect('test').sort();
 if (filters.length > 0) files = files.filter((f) => filters.some((needle) => f.includes(needle)));
+// The longest files start first, so the run does not end waiting for one of them.
+const FIRST = ['test/contract/mysql.test.ts', 'test/tasks/runner.test.ts', 'test/contract/sqlite.test.ts'];
+files.sort((a, b) => (FIRST.indexOf(a) + 1 || 99) - (FIRST.indexOf(b) + 1 || 99));
 if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);

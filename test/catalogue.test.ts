@@ -12,7 +12,7 @@ import { MIGRATIONS_DIR, PROCEDURES_DIR, SQLITE_SCRIPTS_DIR } from '../src/paths
 import { latestInstallers, listMigrations, parseDirectives, procedurePin } from '../src/migrations/catalog.ts';
 import { splitSqlStatements } from '../src/sql-split.ts';
 import { sqliteScriptText } from '../src/store/sqlite/script.ts';
-import { OPERATIONS, OPERATION_NAMES, type OperationName, type OperationSpec } from '../src/store/operations.ts';
+import { INTERNAL_PROCEDURES, INTERNAL_PROCEDURE_NAMES, OPERATIONS, OPERATION_NAMES, type OperationSpec } from '../src/store/operations.ts';
 import { isStoreErrorCode } from '../src/store/errors.ts';
 import { createBackend } from './helpers/backends.ts';
 
@@ -140,8 +140,15 @@ const FORBIDDEN: Array<[string, RegExp]> = [
   ['UNIX_TIMESTAMP(', /\bUNIX_TIMESTAMP\s*\(/i],
 ];
 
-/** Operations whose procedures the main migration chain installs (not the adoption conversions). */
-const MIGRATED_OPERATIONS = OPERATION_NAMES.filter((op) => (OPERATIONS[op] as OperationSpec).installedBy !== 'adoption');
+/** Procedures the main migration chain installs: operations (not the adoption conversions) and the internal ones. */
+const MIGRATED_OPERATIONS: string[] = [
+  ...OPERATION_NAMES.filter((op) => (OPERATIONS[op] as OperationSpec).installedBy !== 'adoption'),
+  ...INTERNAL_PROCEDURE_NAMES,
+];
+/** Every procedure file: the operations and the MySQL-only internal procedures (no SQLite twin). */
+const SPECS: Record<string, OperationSpec> = { ...OPERATIONS, ...INTERNAL_PROCEDURES };
+const PROCEDURE_NAMES = Object.keys(SPECS);
+const MYSQL_ONLY = new Set<string>(INTERNAL_PROCEDURE_NAMES);
 
 describe('operation catalogue: src/store/operations.ts agrees with the SQL files', () => {
   test('adoption conversions are installed by no migration and are exactly the pc_aps_adopt_ operations', () => {
@@ -161,16 +168,26 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
     }
   });
 
-  for (const op of OPERATION_NAMES) {
-    describe(op, () => {
-      const spec = OPERATIONS[op as OperationName];
+  test('internal procedures are MySQL-only pc_aps_ names, apart from the operations', () => {
+    for (const op of INTERNAL_PROCEDURE_NAMES) {
+      assert.match(op, /^pc_aps_[a-z]+(?:_[a-z0-9]+)*$/);
+      assert.ok(!(op in OPERATIONS), `${op} is both an operation and an internal procedure`);
+      assert.ok(!fs.existsSync(scriptFile(op)), `${op} is MySQL-only: no sql/sqlite/${op}.sql`);
+    }
+  });
 
-      test('procedures/oceanbase and sql/sqlite both have the file', () => {
+  for (const op of PROCEDURE_NAMES) {
+    describe(op, () => {
+      const spec = SPECS[op];
+      const mysqlOnly = MYSQL_ONLY.has(op);
+
+      test(mysqlOnly ? 'procedures/oceanbase has the file' : 'procedures/oceanbase and sql/sqlite both have the file', () => {
         assert.ok(fs.existsSync(procedureFile(op)), `missing procedures/oceanbase/${op}.sql`);
-        assert.ok(fs.existsSync(scriptFile(op)), `missing sql/sqlite/${op}.sql`);
+        if (!mysqlOnly) assert.ok(fs.existsSync(scriptFile(op)), `missing sql/sqlite/${op}.sql`);
       });
 
-      for (const [kind, file] of [['procedure', procedureFile(op)], ['SQLite script', scriptFile(op)]] as const) {
+      const files = mysqlOnly ? ([['procedure', procedureFile(op)]] as const) : ([['procedure', procedureFile(op)], ['SQLite script', scriptFile(op)]] as const);
+      for (const [kind, file] of files) {
         test(`${kind} starts with a header comment: Purpose, Parameters, Result, Errors`, () => {
           const text = read(file);
           assert.match(text.split('\n')[0], /^--/, `${file}: the first line is not a comment`);
@@ -185,7 +202,7 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
       test('the headers name every parameter in Parameters and every code the file raises in Errors', () => {
         const problems: string[] = [];
         const procedure = read(procedureFile(op));
-        const script = read(scriptFile(op));
+        const script = mysqlOnly ? '' : read(scriptFile(op));
         const procedureHeader = headerOf(procedure);
         const scriptHeader = headerOf(script);
         const procedureParams = headerSection(procedureHeader, 'Parameters');
@@ -193,11 +210,12 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
           if (!new RegExp(`\\bp_${p}\\b`).test(procedureParams)) problems.push(`procedures/oceanbase/${op}.sql: Parameters does not describe p_${p}`);
         }
         const scriptParams = headerSection(scriptHeader, 'Parameters');
-        const used = new Set([...codeOf(sqliteScriptText(op)).matchAll(/(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]));
+        const used = mysqlOnly ? new Set<string>() : new Set([...codeOf(sqliteScriptText(op)).matchAll(/(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]));
         for (const p of used) {
           if (!new RegExp(`:${p}\\b`).test(scriptParams)) problems.push(`sql/sqlite/${op}.sql: Parameters does not describe :${p}`);
         }
-        for (const [file, text, header] of [[`procedures/oceanbase/${op}.sql`, procedure, procedureHeader], [`sql/sqlite/${op}.sql`, script, scriptHeader]] as const) {
+        const checked = [[`procedures/oceanbase/${op}.sql`, procedure, procedureHeader], [`sql/sqlite/${op}.sql`, script, scriptHeader]] as const;
+        for (const [file, text, header] of mysqlOnly ? checked.slice(0, 1) : checked) {
           const errors = headerSection(header, 'Errors');
           for (const code of raisedCodes(text.split('\n').slice(header.length).join('\n'))) {
             if (!new RegExp(`\\b${code}\\b`).test(errors)) problems.push(`${file}: raises ${code}, which Errors does not list`);
@@ -223,7 +241,7 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
         for (const p of params) assert.equal(p.mode, 'IN', `${op}.${p.name} must be an IN parameter (the adapter binds values positionally)`);
       });
 
-      test('every :name used by the SQLite script is a catalogue parameter', () => {
+      if (!mysqlOnly) test('every :name used by the SQLite script is a catalogue parameter', () => {
         const code = codeOf(sqliteScriptText(op));
         const used = new Set([...code.matchAll(/(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]));
         const unknown = [...used].filter((name) => !(spec.params as readonly string[]).includes(name));
@@ -232,7 +250,7 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
         assert.doesNotMatch(code, /\?|[@$][A-Za-z_]/, 'only :name parameters (no ?, ?NNN, @name or $name)');
       });
 
-      test(`transaction ownership '${spec.transaction}' in the SQLite script`, () => {
+      if (!mysqlOnly) test(`transaction ownership '${spec.transaction}' in the SQLite script`, () => {
         const statements = splitSqlStatements(sqliteScriptText(op));
         assert.ok(statements.length > 0);
         const control = (s: string) => /^(BEGIN|COMMIT|ROLLBACK|END|SAVEPOINT|RELEASE)\b/i.test(s);
@@ -282,7 +300,8 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
 
   test('procedures/oceanbase and sql/sqlite hold no other files (COMPATIBILITY.md allowed)', () => {
     const expected = new Set(OPERATION_NAMES.map((op) => `${op}.sql`));
-    const extraProcedures = fs.readdirSync(PROCEDURES_DIR).filter((f) => !expected.has(f) && f !== 'COMPATIBILITY.md');
+    const extraProcedures = fs.readdirSync(PROCEDURES_DIR)
+      .filter((f) => !expected.has(f) && f !== 'COMPATIBILITY.md' && !MYSQL_ONLY.has(f.replace(/\.sql$/, '')));
     const extraScripts = fs.readdirSync(SQLITE_SCRIPTS_DIR).filter((f) => !expected.has(f));
     assert.deepEqual(extraProcedures, [], 'procedures/oceanbase');
     assert.deepEqual(extraScripts, [], 'sql/sqlite');
@@ -292,13 +311,18 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
     const installed = installedByMigrations();
     const names = [...new Set(installed.map((i) => i.name))];
     assert.deepEqual([...names].sort(), [...MIGRATED_OPERATIONS].sort(), 'the @procedure lines name exactly the catalogue (adoption conversions excepted)');
-    const position = new Map<string, number>();
-    for (const i of installed) if (!position.has(i.name)) position.set(i.name, i.order);
-    for (const op of OPERATION_NAMES) {
+    // The callee's first install precedes the caller's latest one (the install of its current text).
+    const first = new Map<string, number>();
+    const latest = new Map<string, number>();
+    for (const i of installed) {
+      if (!first.has(i.name)) first.set(i.name, i.order);
+      latest.set(i.name, i.order);
+    }
+    for (const op of PROCEDURE_NAMES) {
       const calls = [...codeOf(read(procedureFile(op))).matchAll(/\bCALL\s+`?([A-Za-z0-9_]+)`?/gi)].map((m) => m[1]);
       for (const callee of calls) {
-        assert.ok(position.has(callee), `${op} calls ${callee}, which no migration installs`);
-        assert.ok(position.get(callee)! < position.get(op)!, `${op} calls ${callee}, which is installed after it`);
+        assert.ok(first.has(callee), `${op} calls ${callee}, which no migration installs`);
+        if (latest.has(op)) assert.ok(first.get(callee)! < latest.get(op)!, `${op} calls ${callee}, which is installed after it`);
       }
     }
   });
@@ -345,7 +369,7 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
       const mismatches: string[] = [];
       for (const op of MIGRATED_OPERATIONS) {
         const installed = params.filter((p) => p.routine === op).map((p) => `${String(p.mode)} ${String(p.name)}`);
-        const catalogue = OPERATIONS[op].params.map((p) => `IN p_${p}`);
+        const catalogue = SPECS[op].params.map((p) => `IN p_${p}`);
         if (installed.join(', ') !== catalogue.join(', ')) {
           mismatches.push(`installed ${op}(${installed.join(', ')}) but the catalogue says (${catalogue.join(', ')})`);
         }

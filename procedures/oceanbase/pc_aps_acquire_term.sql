@@ -5,7 +5,7 @@
 --   again gets a new generation (no ABA). The live holder calling again only extends its expiry
 --   (generation unchanged). Any other caller gets outcome 'standby': not an error.
 -- Fencing (migration 0015, COMPATIBILITY, fencing without renewal locks): a takeover writes the
---   new holder and generation to all 32 fence rows of the key in its transaction, so it waits
+--   new holder and generation to all 32 fence rows of the key in its transaction (pc_aps_write_fences), so it waits
 --   for every open fenced transaction of the old term (each holds its fence row FOR UPDATE, see
 --   pc_aps_assert_term) and commits only after they ended; once it commits, every later
 --   assertion of the old term fails. The new expiry is computed from the clock read AFTER that
@@ -75,11 +75,10 @@ BEGIN
   ELSEIF v_holder IS NULL OR (v_expires IS NOT NULL AND v_expires <= v_now) THEN
     SET v_generation = v_generation + 1;
     SET v_holder = p_holder_id;
-    -- Fence rows first (all 32 slots, migration 0007; holder and generation only, 0015): this
-    -- waits for every open fenced transaction of the old term, under the lease row lock.
-    INSERT INTO pc_artifact_processing_lease_fences (supervisor_key, fence_slot, holder_id, supervisor_generation)
-    SELECT p_supervisor_key, s.fence_slot, v_holder, v_generation FROM pc_artifact_processing_fence_slots s
-    ON DUPLICATE KEY UPDATE holder_id = v_holder, supervisor_generation = v_generation;
+    -- Fence rows first (all 32 slots, migration 0007; holder and generation only, 0015; one
+    -- writer, 0021): this waits for every open fenced transaction of the old term, under the
+    -- lease row lock.
+    CALL pc_aps_write_fences(p_supervisor_key, v_holder, v_generation);
     -- The new term's expiry counts from after that wait.
     SET v_now = UTC_TIMESTAMP(3);
     SET v_expires = DATE_ADD(v_now, INTERVAL p_ttl_ms * 1000 MICROSECOND);

@@ -123,6 +123,8 @@ BEGIN
   -- Every PR #1490 term is fenced out: same keys, generation + 1, no holder (and fence rows).
   INSERT INTO pc_artifact_processing_leases (supervisor_key, holder_id, supervisor_generation, expires_at, updated_at)
   SELECT supervisor_key, NULL, supervisor_generation + 1, NULL, v_now FROM pc_aps_pr1490_leases;
+  -- Its own fence-row INSERT, not pc_aps_write_fences: the conversion runs at a fixed point of the
+  -- chain (CONVERSION_AFTER in src/migrations/adoption.ts), before migration 0021 installs it.
   INSERT INTO pc_artifact_processing_lease_fences (supervisor_key, fence_slot, holder_id, supervisor_generation, expires_at)
   SELECT l.supervisor_key, s.fence_slot, NULL, l.supervisor_generation, NULL
     FROM pc_artifact_processing_leases l CROSS JOIN pc_artifact_processing_fence_slots s;

@@ -4,8 +4,8 @@
 --   With an expected holder and generation (shutdown), only that term is invalidated. With both
 --   NULL (administrative mode switch), the current term is invalidated whoever holds it; a key
 --   that has no row yet gets one at generation 1, so the key exists with an advanced generation.
--- Fencing: the fence rows (holder and generation only since migration 0015) are written with the
---   lease row in this transaction, so it waits for every open fenced transaction of the key
+-- Fencing: the fence rows (holder and generation only since migration 0015; pc_aps_write_fences
+--   since 0021, which also creates missing ones) are written with the lease row in this transaction, so it waits for every open fenced transaction of the key
 --   (pc_aps_assert_term locks its fence row until commit) and none of the old term commits after it.
 -- Transaction: owns its transaction. Do not call inside an open transaction.
 -- Holder ids are compared as bytes (CAST ... AS BINARY): variables and parameters take the
@@ -62,9 +62,7 @@ BEGIN
   UPDATE pc_artifact_processing_leases
      SET holder_id = NULL, supervisor_generation = v_generation, expires_at = NULL, updated_at = v_now
    WHERE supervisor_key = p_supervisor_key;
-  UPDATE pc_artifact_processing_lease_fences
-     SET holder_id = NULL, supervisor_generation = v_generation
-   WHERE supervisor_key = p_supervisor_key;
+  CALL pc_aps_write_fences(p_supervisor_key, NULL, v_generation);
   COMMIT;
 
   SELECT p_supervisor_key AS supervisor_key, CAST(NULL AS CHAR) AS holder_id,

@@ -60,12 +60,25 @@ BEGIN
   UPDATE pc_artifact_processing_leases
      SET holder_id = NULL, supervisor_generation = supervisor_generation + 1, expires_at = NULL, updated_at = v_now
    WHERE supervisor_key LIKE v_pattern;
-  UPDATE pc_artifact_processing_lease_fences
-     SET holder_id = NULL,
-         expires_at = NULL,
-         supervisor_generation = (SELECT l.supervisor_generation FROM pc_artifact_processing_leases l
-                                   WHERE l.supervisor_key = pc_artifact_processing_lease_fences.supervisor_key)
-   WHERE supervisor_key LIKE v_pattern;
+  -- Fence rows of every invalidated key through the one writer (migration 0021, COMPATIBILITY row 110).
+  BEGIN
+    DECLARE v_done INT DEFAULT 0;
+    DECLARE v_key  VARCHAR(191);
+    DECLARE v_gen  BIGINT;
+    DECLARE c_keys CURSOR FOR
+      SELECT supervisor_key, supervisor_generation FROM pc_artifact_processing_leases
+       WHERE supervisor_key LIKE v_pattern ORDER BY supervisor_key;
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    OPEN c_keys;
+    fence_keys: LOOP
+      FETCH c_keys INTO v_key, v_gen;
+      IF v_done = 1 THEN
+        LEAVE fence_keys;
+      END IF;
+      CALL pc_aps_write_fences(v_key, NULL, v_gen);
+    END LOOP;
+    CLOSE c_keys;
+  END;
   UPDATE pc_artifact_processing_runtime SET mode = p_to_mode, maintenance = 0, updated_at = v_now WHERE runtime_id = 1;
   COMMIT;
 

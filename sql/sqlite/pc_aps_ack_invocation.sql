@@ -19,12 +19,7 @@ INSERT INTO pc_aps_signals (code)
 SELECT 'invalid_argument'
  WHERE :claimed_request_generation IS NULL OR :claimed_request_generation < 1
     OR (:clean_through_dirty_generation IS NOT NULL AND :clean_through_dirty_generation < 0);
-INSERT INTO pc_aps_signals (code)
-SELECT 'term_lost'
- WHERE NOT EXISTS (
-   SELECT 1 FROM pc_artifact_processing_live_terms
-    WHERE supervisor_key = :supervisor_key AND holder_id = :holder_id
-      AND supervisor_generation = :supervisor_generation);
+-- @include pc_aps_assert_term
 INSERT INTO pc_aps_signals (code)
 SELECT 'intent_not_found'
  WHERE NOT EXISTS (

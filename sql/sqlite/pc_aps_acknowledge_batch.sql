@@ -55,12 +55,7 @@ SELECT 'invalid_argument'
  WHERE EXISTS (SELECT 1 FROM pc_aps_ack_batch_items
                 WHERE scope_id = '' OR claimed IS NULL OR claimed < 1 OR clean_through < 0)
     OR (SELECT COUNT(DISTINCT scope_id) FROM pc_aps_ack_batch_items) <> (SELECT COUNT(*) FROM pc_aps_ack_batch_items);
-INSERT INTO pc_aps_signals (code)
-SELECT 'term_lost'
- WHERE NOT EXISTS (
-   SELECT 1 FROM pc_artifact_processing_live_terms
-    WHERE supervisor_key = :supervisor_key AND holder_id = :holder_id
-      AND supervisor_generation = :supervisor_generation);
+-- @include pc_aps_assert_term
 INSERT INTO pc_aps_signals (code)
 SELECT 'intent_not_found'
  WHERE EXISTS (

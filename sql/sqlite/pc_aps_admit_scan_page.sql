@@ -28,12 +28,7 @@ SELECT 'invalid_argument'
  WHERE :page_limit IS NULL OR :page_limit < 1 OR :page_limit > 5000
     OR :after_sequence IS NULL OR :after_sequence < 0
     OR :scan_generation IS NULL OR :scan_generation < 1;
-INSERT INTO pc_aps_signals (code)
-SELECT 'term_lost'
- WHERE NOT EXISTS (
-   SELECT 1 FROM pc_artifact_processing_live_terms
-    WHERE supervisor_key = :supervisor_key AND holder_id = :holder_id
-      AND supervisor_generation = :supervisor_generation);
+-- @include pc_aps_assert_term
 INSERT INTO pc_aps_signals (code)
 SELECT 'scan_stale'
  WHERE NOT EXISTS (

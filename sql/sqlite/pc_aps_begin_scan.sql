@@ -29,12 +29,7 @@ SELECT 'invalid_argument'
     OR :policy NOT IN ('interval', 'cron', 'off')
     OR (:policy = 'interval' AND (:interval_seconds IS NULL OR :interval_seconds <= 0))
     OR (:policy = 'cron' AND :cron_fire_at IS NULL);
-INSERT INTO pc_aps_signals (code)
-SELECT 'term_lost'
- WHERE NOT EXISTS (
-   SELECT 1 FROM pc_artifact_processing_live_terms
-    WHERE supervisor_key = :supervisor_key AND holder_id = :holder_id
-      AND supervisor_generation = :supervisor_generation);
+-- @include pc_aps_assert_term
 INSERT INTO pc_aps_signals (code)
 SELECT 'cron_fire_in_future'
  WHERE :policy = 'cron' AND :cron_fire_at > strftime('%Y-%m-%d %H:%M:%f', 'now');

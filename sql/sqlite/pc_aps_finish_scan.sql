@@ -11,12 +11,7 @@
 -- Errors (message):
 --   term_lost, scan_stale (the binding's scan generation is not :scan_generation).
 BEGIN IMMEDIATE;
-INSERT INTO pc_aps_signals (code)
-SELECT 'term_lost'
- WHERE NOT EXISTS (
-   SELECT 1 FROM pc_artifact_processing_live_terms
-    WHERE supervisor_key = :supervisor_key AND holder_id = :holder_id
-      AND supervisor_generation = :supervisor_generation);
+-- @include pc_aps_assert_term
 INSERT INTO pc_aps_signals (code)
 SELECT 'scan_stale'
  WHERE NOT EXISTS (

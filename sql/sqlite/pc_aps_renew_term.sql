@@ -10,12 +10,7 @@
 -- Errors (message):
 --   term_lost  the caller no longer holds the term.
 BEGIN IMMEDIATE;
-INSERT INTO pc_aps_signals (code)
-SELECT 'term_lost'
- WHERE NOT EXISTS (
-   SELECT 1 FROM pc_artifact_processing_live_terms
-    WHERE supervisor_key = :supervisor_key AND holder_id = :holder_id
-      AND supervisor_generation = :supervisor_generation);
+-- @include pc_aps_assert_term
 UPDATE pc_artifact_processing_leases
    SET renewed_at = strftime('%Y-%m-%d %H:%M:%f', 'now'),
        updated_at = strftime('%Y-%m-%d %H:%M:%f', 'now')

@@ -311,3 +311,19 @@ export const OPERATIONS = {
 
 export type OperationName = keyof typeof OPERATIONS;
 export const OPERATION_NAMES = Object.keys(OPERATIONS) as OperationName[];
+
+/**
+ * MySQL-only procedures that only other procedures call (no Store method, no SQLite twin: on
+ * SQLite the database write lock of BEGIN IMMEDIATE is the fence). Installed and pinned by
+ * migrations like the operations.
+ */
+export const INTERNAL_PROCEDURES = {
+  pc_aps_write_fences: {
+    params: [...TERM],
+    transaction: 'caller',
+    summary: 'the one writer of the 32 fence rows of a key (holder, generation), called by every term change',
+  },
+} as const satisfies Record<string, OperationSpec>;
+
+export type InternalProcedureName = keyof typeof INTERNAL_PROCEDURES;
+export const INTERNAL_PROCEDURE_NAMES = Object.keys(INTERNAL_PROCEDURES) as InternalProcedureName[];

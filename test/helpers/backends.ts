@@ -9,6 +9,7 @@ import { createEphemeralDatabase, migrateTarget } from '../../src/devtools/ephem
 import { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import type { Backend, Store } from '../../src/store/types.ts';
+import { createMigratedDatabase } from './template-db.ts';
 
 export const BACKENDS: Backend[] = ['sqlite', 'mysql'];
 
@@ -28,7 +29,12 @@ export interface BackendFixture {
 }
 
 export async function createBackend(backend: Backend, options: { migrate?: boolean } = {}): Promise<BackendFixture> {
-  const db = await createEphemeralDatabase(backend, { migrate: options.migrate, mysqlAdminUrl: MYSQL_TEST_URL, prefix: 'apsup_t' });
+  // A migrated database is a copy of the run's template (test/helpers/template-db.ts);
+  // APSUP_TEST_TEMPLATE=0 migrates each one from scratch instead.
+  const fromTemplate = options.migrate !== false && process.env.APSUP_TEST_TEMPLATE !== '0';
+  const db = fromTemplate
+    ? await createMigratedDatabase(backend, { mysqlAdminUrl: MYSQL_TEST_URL, prefix: 'apsup_t' })
+    : await createEphemeralDatabase(backend, { migrate: options.migrate, mysqlAdminUrl: MYSQL_TEST_URL, prefix: 'apsup_t' });
   const target = db.target;
   if (target.backend === 'sqlite') {
     const store = SqliteStore.open(target.file);

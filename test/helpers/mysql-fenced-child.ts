@@ -1,5 +1,5 @@
 /**
- * Child process for the MySQL fenced-transaction liveness tests (test/contract/paused-worker.test.ts).
+ * Child process for the MySQL fenced-transaction liveness tests (test/contract/suites/paused-worker.ts).
  *
  *   POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL=mysql://... node --import tsx test/helpers/mysql-fenced-child.ts
  *

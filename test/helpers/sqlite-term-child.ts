@@ -1,5 +1,5 @@
 /**
- * Child process for the SQLite fencing tests (test/contract/fencing-processes.test.ts).
+ * Child process for the SQLite fencing tests (test/contract/suites/fencing-processes.ts).
  *
  *   node --import tsx test/helpers/sqlite-term-child.ts <sqlite file>
  *

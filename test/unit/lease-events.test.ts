@@ -2,7 +2,7 @@
 // figures and the failing statement named (not the renewal's timeout text for an acquisition;
 // a renewal answering after the local deadline is not an acquisition failure). The keeper runs
 // against a scripted in-memory lease (the messages are the subject; the database behaviour of
-// the lease operations is pinned by test/contract/terms.test.ts).
+// the lease operations is pinned by test/contract/suites/terms.ts).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createLogger } from '../../src/logging.ts';

@@ -11,6 +11,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { SQLITE_SCRIPTS_DIR } from '../../paths.ts';
 import { splitSqlStatements } from '../../sql-split.ts';
 import { isStoreErrorCode, storeErrorFromCode } from '../errors.ts';
+import { expandIncludes } from './script-include.ts';
 import type { Row } from '../rows.ts';
 
 export interface SqliteScript {
@@ -21,18 +22,9 @@ export interface SqliteScript {
 
 const scripts = new Map<string, SqliteScript>();
 
-/**
- * The text of sql/sqlite/<name>.sql with every `-- @include <other>` line replaced by the text of
- * sql/sqlite/<other>.sql (one level; an included script must not own a transaction), so an
- * operation can run another one's statements in its own transaction without a copy.
- */
+/** The text of sql/sqlite/<name>.sql with its `-- @include` lines expanded (script-include.ts). */
 export function sqliteScriptText(name: string): string {
-  const text = fs.readFileSync(path.join(SQLITE_SCRIPTS_DIR, `${name}.sql`), 'utf8');
-  return text.replace(/^--\s*@include\s+([a-z0-9_]+)\s*$/gm, (_line, other: string) => {
-    const included = fs.readFileSync(path.join(SQLITE_SCRIPTS_DIR, `${other}.sql`), 'utf8');
-    if (/^\s*(BEGIN|COMMIT)\b/im.test(included)) throw new Error(`sql/sqlite/${name}.sql includes ${other}, which owns a transaction`);
-    return included;
-  });
+  return expandIncludes(name, (other) => fs.readFileSync(path.join(SQLITE_SCRIPTS_DIR, `${other}.sql`), 'utf8'));
 }
 
 export function loadSqliteScript(name: string): SqliteScript {

@@ -2,9 +2,12 @@
 // discover, acknowledge, finish). Detailed semantics live in the other contract files.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
+import { createBackend, type BackendFixture } from '../../helpers/backends.ts';
+import type { Backend } from '../../../src/store/types.ts';
 
-for (const backend of BACKENDS) {
+/** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
+export function register(backend: Backend): void {
+{
   describe(`[${backend}] smoke: one key through a scan and an acknowledgement`, () => {
     let fx: BackendFixture;
     before(async () => { fx = await createBackend(backend); });
@@ -41,4 +44,5 @@ for (const backend of BACKENDS) {
       assert.equal((await store.listOwedRequests('topic-memory', 0, 100)).keys.length, 0);
     });
   });
+}
 }

@@ -7,11 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { TermLostError } from '../../src/store/errors.ts';
-import { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
-import { txQuery } from '../../src/store/tx-query.ts';
-import type { Store, Term } from '../../src/store/types.ts';
-import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
+import { TermLostError } from '../../../src/store/errors.ts';
+import { MysqlStore } from '../../../src/store/mysql/mysql-store.ts';
+import { txQuery } from '../../../src/store/tx-query.ts';
+import type { Store, Term } from '../../../src/store/types.ts';
+import { createBackend, waitFor, type BackendFixture } from '../../helpers/backends.ts';
+import type { Backend } from '../../../src/store/types.ts';
 
 async function takeTerm(store: Store, holder = 'h1'): Promise<Term> {
   const r = await store.acquireTerm('global', holder, 30_000);
@@ -19,7 +20,9 @@ async function takeTerm(store: Store, holder = 'h1'): Promise<Term> {
   return { supervisorKey: 'global', holderId: holder, supervisorGeneration: r.supervisorGeneration };
 }
 
-for (const backend of BACKENDS) {
+/** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
+export function register(backend: Backend): void {
+{
   describe(`[${backend}] fencedTransaction (pc_aps_begin_fenced)`, () => {
     let fx: BackendFixture;
     let term: Term;
@@ -109,4 +112,5 @@ for (const backend of BACKENDS) {
       });
     }
   });
+}
 }

@@ -5,16 +5,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { PoolConnection } from 'mysql2/promise';
-import { TermLostError } from '../../src/store/errors.ts';
-import type { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
-import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
+import { TermLostError } from '../../../src/store/errors.ts';
+import type { MysqlStore } from '../../../src/store/mysql/mysql-store.ts';
+import { createBackend, waitFor, type BackendFixture } from '../../helpers/backends.ts';
+import type { Backend } from '../../../src/store/types.ts';
 
 async function slotOf(conn: PoolConnection): Promise<number> {
   const [rows] = await conn.query('SELECT CONNECTION_ID() MOD 32 AS slot');
   return Number((rows as Array<{ slot: number }>)[0].slot);
 }
 
-describe('[mysql] fence slots', () => {
+/** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
+export function register(backend: Backend): void {
+if (backend === 'mysql') describe('[mysql] fence slots', () => {
   let fx: BackendFixture;
   before(async () => { fx = await createBackend('mysql'); });
   after(async () => { await fx.cleanup(); });
@@ -81,3 +84,4 @@ describe('[mysql] fence slots', () => {
     }
   });
 });
+}

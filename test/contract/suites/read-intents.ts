@@ -5,12 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { IntentReader } from '../../src/runtime/intent-reader.ts';
-import { InvalidArgumentError, StoreError } from '../../src/store/errors.ts';
-import type { Store } from '../../src/store/types.ts';
-import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
+import { IntentReader } from '../../../src/runtime/intent-reader.ts';
+import { InvalidArgumentError, StoreError } from '../../../src/store/errors.ts';
+import type { Store } from '../../../src/store/types.ts';
+import { createBackend, type BackendFixture } from '../../helpers/backends.ts';
+import type { Backend } from '../../../src/store/types.ts';
 
-for (const backend of BACKENDS) {
+/** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
+export function register(backend: Backend): void {
+{
   describe(`[${backend}] pc_aps_read_intents`, () => {
     let fx: BackendFixture;
     before(async () => { fx = await createBackend(backend); });
@@ -62,4 +65,5 @@ for (const backend of BACKENDS) {
       assert.deepEqual([batchCalls, singleCalls], [1, 1], 'a lone read uses pc_aps_read_intent');
     });
   });
+}
 }

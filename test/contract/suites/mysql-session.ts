@@ -13,12 +13,13 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import mysql from 'mysql2/promise';
-import { parseDatabaseUrl, type DatabaseTarget } from '../../src/config/database-url.ts';
-import { migrateTarget } from '../../src/devtools/ephemeral-database.ts';
-import { MigrationDriftError } from '../../src/migrations/migrator.ts';
-import { InvalidArgumentError, TermLostError } from '../../src/store/errors.ts';
-import { MYSQL_SQL_MODE, MysqlStore, sessionIsolation } from '../../src/store/mysql/mysql-store.ts';
-import { createBackend, MYSQL_TEST_URL, term, type BackendFixture } from '../helpers/backends.ts';
+import { parseDatabaseUrl, type DatabaseTarget } from '../../../src/config/database-url.ts';
+import { migrateTarget } from '../../../src/devtools/ephemeral-database.ts';
+import { MigrationDriftError } from '../../../src/migrations/migrator.ts';
+import { InvalidArgumentError, TermLostError } from '../../../src/store/errors.ts';
+import { MYSQL_SQL_MODE, MysqlStore, sessionIsolation } from '../../../src/store/mysql/mysql-store.ts';
+import { createBackend, MYSQL_TEST_URL, term, type BackendFixture } from '../../helpers/backends.ts';
+import type { Backend } from '../../../src/store/types.ts';
 
 type MysqlTarget = Extract<DatabaseTarget, { backend: 'mysql' }>;
 
@@ -36,7 +37,9 @@ async function scratchDatabase(options: string): Promise<{ target: MysqlTarget; 
   };
 }
 
-describe('[mysql] sessions: READ COMMITTED and the pinned sql_mode', () => {
+/** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
+export function register(backend: Backend): void {
+if (backend === 'mysql') describe('[mysql] sessions: READ COMMITTED and the pinned sql_mode', () => {
   let fx: BackendFixture;
   let store: MysqlStore;
   before(async () => {
@@ -113,7 +116,7 @@ describe('[mysql] sessions: READ COMMITTED and the pinned sql_mode', () => {
   });
 });
 
-describe('[mysql] the database default character set', () => {
+if (backend === 'mysql') describe('[mysql] the database default character set', () => {
   test('a database whose default character set is not utf8mb4 is refused by migrate up before any migration runs', async () => {
     const db = await scratchDatabase('CHARACTER SET latin1');
     try {
@@ -158,3 +161,4 @@ describe('[mysql] the database default character set', () => {
     }
   });
 });
+}

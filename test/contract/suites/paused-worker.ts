@@ -10,11 +10,12 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { LEASE_TTL_VARIABLE } from '../../src/store/mysql/transaction-bound.ts';
-import type { Store, Term } from '../../src/store/types.ts';
-import { createBackend, type BackendFixture } from '../helpers/backends.ts';
+import { LEASE_TTL_VARIABLE } from '../../../src/store/mysql/transaction-bound.ts';
+import type { Store, Term } from '../../../src/store/types.ts';
+import { createBackend, type BackendFixture } from '../../helpers/backends.ts';
+import type { Backend } from '../../../src/store/types.ts';
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const TTL_MS = 2000;
 /** The worker's transaction bound: one TTL (its environment carries the runtime's lease TTL). */
 const BOUND_MS = TTL_MS;
@@ -73,7 +74,9 @@ async function leadWithin(store: Store, key: string, holder: string, ms: number)
   return null;
 }
 
-describe('[mysql] a worker paused inside its fenced commit', () => {
+/** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
+export function register(backend: Backend): void {
+if (backend === 'mysql') describe('[mysql] a worker paused inside its fenced commit', () => {
   let fx: BackendFixture;
   let child: FencedChild;
   before(async () => {
@@ -115,3 +118,4 @@ describe('[mysql] a worker paused inside its fenced commit', () => {
     assert.equal((await fx.store.readIntent('paused-worker', 'k'))?.dirtyGeneration, 1);
   });
 });
+}

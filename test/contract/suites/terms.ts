@@ -6,10 +6,11 @@
 // races between two SQLite processes live in fencing-processes.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { InvalidArgumentError, TermLostError } from '../../src/store/errors.ts';
-import type { LeaseRead, Store, Term, TermResult } from '../../src/store/types.ts';
-import { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
-import { BACKENDS, createBackend, term, waitFor, type BackendFixture } from '../helpers/backends.ts';
+import { InvalidArgumentError, TermLostError } from '../../../src/store/errors.ts';
+import type { LeaseRead, Store, Term, TermResult } from '../../../src/store/types.ts';
+import { MysqlStore } from '../../../src/store/mysql/mysql-store.ts';
+import { createBackend, term, waitFor, type BackendFixture } from '../../helpers/backends.ts';
+import type { Backend } from '../../../src/store/types.ts';
 
 const LONG_TTL = 60_000;
 
@@ -162,7 +163,9 @@ async function assertAcceptedEverywhere(store: Store, live: Term, binding: strin
 // Both backends: invalidation, argument checks, basic fencing.
 // ---------------------------------------------------------------------------------------------
 
-for (const backend of BACKENDS) {
+/** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
+export function register(backend: Backend): void {
+{
   describe(`[${backend}] terms: invalidation, argument checks and fencing`, () => {
     let fx: BackendFixture;
     before(async () => { fx = await createBackend(backend); });
@@ -353,7 +356,7 @@ for (const backend of BACKENDS) {
 // MySQL / OceanBase: election, renewal, expiry by the database clock, ABA.
 // ---------------------------------------------------------------------------------------------
 
-describe('[mysql] terms: election, renewal and expiry by the database clock', () => {
+if (backend === 'mysql') describe('[mysql] terms: election, renewal and expiry by the database clock', () => {
   let fx: BackendFixture;
   before(async () => { fx = await createBackend('mysql'); });
   after(async () => { await fx.cleanup(); });
@@ -506,7 +509,7 @@ describe('[mysql] terms: election, renewal and expiry by the database clock', ()
 // SQLite: every start takes the term unconditionally.
 // ---------------------------------------------------------------------------------------------
 
-describe('[sqlite] terms: every acquisition takes the term unconditionally', () => {
+if (backend === 'sqlite') describe('[sqlite] terms: every acquisition takes the term unconditionally', () => {
   let fx: BackendFixture;
   before(async () => { fx = await createBackend('sqlite'); });
   after(async () => { await fx.cleanup(); });
@@ -588,7 +591,7 @@ describe('[sqlite] terms: every acquisition takes the term unconditionally', () 
 // MySQL: races between two real connections (two pools).
 // ---------------------------------------------------------------------------------------------
 
-describe('[mysql] terms: races between two connections', () => {
+if (backend === 'mysql') describe('[mysql] terms: races between two connections', () => {
   let fx: BackendFixture;
   let store1: Store;
   let store2: Store;
@@ -824,3 +827,4 @@ describe('[mysql] terms: races between two connections', () => {
     await store1.transaction((tx) => store1.assertTerm(tx, termA));
   });
 });
+}

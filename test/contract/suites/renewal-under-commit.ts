@@ -8,10 +8,11 @@
 // design (the host side of that is issue 17 item 1).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { TermLostError } from '../../src/store/errors.ts';
-import { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
-import type { Store, Term } from '../../src/store/types.ts';
-import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
+import { TermLostError } from '../../../src/store/errors.ts';
+import { MysqlStore } from '../../../src/store/mysql/mysql-store.ts';
+import type { Store, Term } from '../../../src/store/types.ts';
+import { createBackend, waitFor, type BackendFixture } from '../../helpers/backends.ts';
+import type { Backend } from '../../../src/store/types.ts';
 
 const TTL_MS = 1000;
 const RENEW_EVERY_MS = 200;
@@ -51,7 +52,9 @@ async function dbNow(fx: BackendFixture): Promise<Date> {
   return new Date(`${String(rows[0].now).replace(' ', 'T')}Z`);
 }
 
-describe('[mysql] renewal under a held fenced commit', () => {
+/** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
+export function register(backend: Backend): void {
+if (backend === 'mysql') describe('[mysql] renewal under a held fenced commit', () => {
   let fx: BackendFixture;
   let leader: MysqlStore;
   let worker: MysqlStore;
@@ -165,3 +168,4 @@ describe('[mysql] renewal under a held fenced commit', () => {
     assert.equal((await fx.store.readIntent('held-takeover', 'k'))?.dirtyGeneration, 1, 'the refused write left nothing');
   });
 });
+}

@@ -9,10 +9,11 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import type { Term } from '../../src/store/types.ts';
-import { createBackend, term, type BackendFixture } from '../helpers/backends.ts';
+import type { Term } from '../../../src/store/types.ts';
+import { createBackend, term, type BackendFixture } from '../../helpers/backends.ts';
+import type { Backend } from '../../../src/store/types.ts';
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const CHILD_SCRIPT = 'test/helpers/sqlite-term-child.ts';
 /** Bound for any answer that is expected (the children's busy_timeout is 10 s). */
 const ANSWER_TIMEOUT_MS = 15_000;
@@ -162,7 +163,9 @@ function termOf(result: { supervisorKey: string; holderId: string; supervisorGen
   return term(result.supervisorKey, result.holderId, result.supervisorGeneration);
 }
 
-describe('[sqlite] fencing between two processes on one database file', () => {
+/** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
+export function register(backend: Backend): void {
+if (backend === 'sqlite') describe('[sqlite] fencing between two processes on one database file', () => {
   let fx: BackendFixture;
   let a: Child;
   let b: Child;
@@ -398,3 +401,4 @@ describe('[sqlite] fencing between two processes on one database file', () => {
     assert.equal(await fx.store.readIntent(binding, 'k'), null);
   });
 });
+}

@@ -3,10 +3,13 @@
 import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
-import { openReadHandle, lazyReadHandle, type ReadHandle } from '../../src/store/read-handle.ts';
-import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
+import { openReadHandle, lazyReadHandle, type ReadHandle } from '../../../src/store/read-handle.ts';
+import { createBackend, type BackendFixture } from '../../helpers/backends.ts';
+import type { Backend } from '../../../src/store/types.ts';
 
-for (const backend of BACKENDS) {
+/** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
+export function register(backend: Backend): void {
+{
   describe(`[${backend}] read handle`, () => {
     let fx: BackendFixture;
     let read: ReadHandle;
@@ -79,4 +82,5 @@ for (const backend of BACKENDS) {
       await handle.close();
     });
   });
+}
 }

@@ -12,11 +12,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { PoolConnection } from 'mysql2/promise';
-import { StoreError, TermLostError, type StoreErrorCode } from '../../src/store/errors.ts';
-import type { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
-import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import type { IntentSnapshot, Store, Term, TxHandle } from '../../src/store/types.ts';
-import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
+import { StoreError, TermLostError, type StoreErrorCode } from '../../../src/store/errors.ts';
+import type { MysqlStore } from '../../../src/store/mysql/mysql-store.ts';
+import type { SqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
+import type { IntentSnapshot, Store, Term, TxHandle } from '../../../src/store/types.ts';
+import { createBackend, type BackendFixture } from '../../helpers/backends.ts';
+import type { Backend } from '../../../src/store/types.ts';
 
 async function takeTerm(store: Store): Promise<Term> {
   const r = await store.acquireTerm('global', 'h1', 30_000);
@@ -57,7 +58,9 @@ const DOMAIN_TABLE = {
   mysql: 'CREATE TABLE test_domain_inputs (id BIGINT AUTO_INCREMENT PRIMARY KEY, scope_id VARCHAR(191) NOT NULL, body TEXT NOT NULL) ENGINE = InnoDB',
 };
 
-for (const backend of BACKENDS) {
+/** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
+export function register(backend: Backend): void {
+{
   describe(`[${backend}] intents without any term`, () => {
     let fx: BackendFixture;
     before(async () => { fx = await createBackend(backend); });
@@ -529,4 +532,5 @@ for (const backend of BACKENDS) {
       assert.deepEqual(gens(await store.readIntent(b, 'k')), gens(start));
     });
   });
+}
 }

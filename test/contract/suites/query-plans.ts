@@ -12,10 +12,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Pool } from 'mysql2/promise';
-import { PROCEDURES_DIR } from '../../src/paths.ts';
-import { loadSqliteScript } from '../../src/store/sqlite/script.ts';
-import type { Term } from '../../src/store/types.ts';
-import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
+import { PROCEDURES_DIR } from '../../../src/paths.ts';
+import { loadSqliteScript } from '../../../src/store/sqlite/script.ts';
+import type { Term } from '../../../src/store/types.ts';
+import { createBackend, type BackendFixture } from '../../helpers/backends.ts';
+import type { Backend } from '../../../src/store/types.ts';
 
 const TOTAL = 20_000;
 const BINDING = 'topic-memory';
@@ -220,7 +221,9 @@ function lastRows(result: unknown): Array<Record<string, unknown>> {
 
 // ------------------------------------------------------------------------------------ tests
 
-for (const backend of BACKENDS) {
+/** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
+export function register(backend: Backend): void {
+{
   describe(`[${backend}] query plans: scan page and owed-request page are index range reads (${TOTAL} intents)`, () => {
     let fx: BackendFixture;
     let upper = 0;
@@ -396,4 +399,5 @@ for (const backend of BACKENDS) {
       assert.ok(page.keys.every((k) => k.dirtyGeneration > k.cleanGeneration && k.requestedGeneration > k.handledGeneration));
     });
   });
+}
 }

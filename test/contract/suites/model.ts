@@ -9,11 +9,12 @@
 // the seeds used are printed. By default one fixed seed and one fresh seed run per backend.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { StoreError } from '../../src/store/errors.ts';
+import { StoreError } from '../../../src/store/errors.ts';
 import type {
   BindingState, IntentSnapshot, KeyGenerations, KeyPage, SchedulePolicy, ScanStart, Store, Term,
-} from '../../src/store/types.ts';
-import { BACKENDS, createBackend } from '../helpers/backends.ts';
+} from '../../../src/store/types.ts';
+import { createBackend } from '../../helpers/backends.ts';
+import type { Backend } from '../../../src/store/types.ts';
 
 const FIXED_SEED = 0x5eed_c0de;
 const SEEDS: number[] = process.env.APSUP_MODEL_SEEDS
@@ -720,7 +721,9 @@ class ModelRun {
   }
 }
 
-for (const backend of BACKENDS) {
+/** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
+export function register(backend: Backend): void {
+{
   describe(`[${backend}] model: random intent, scan and acknowledgement sequences agree with the generation model`, () => {
     for (const seed of SEEDS) {
       test(`seed ${seed} (${STEPS} steps)`, async () => {
@@ -780,4 +783,5 @@ for (const backend of BACKENDS) {
       }
     });
   });
+}
 }

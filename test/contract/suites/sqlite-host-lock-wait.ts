@@ -6,9 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { DatabaseBusyError } from '../../src/store/errors.ts';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
-import { createBackend, type BackendFixture } from '../helpers/backends.ts';
+import { DatabaseBusyError } from '../../../src/store/errors.ts';
+import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
+import { createBackend, type BackendFixture } from '../../helpers/backends.ts';
+import type { Backend } from '../../../src/store/types.ts';
 
 const B = 'fx.lockwait';
 
@@ -28,7 +29,9 @@ async function largestGap<T>(work: Promise<T>): Promise<{ result: T; gapMs: numb
   }
 }
 
-describe('[sqlite] the host store waits for the write lock asynchronously and within a bound', () => {
+/** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
+export function register(backend: Backend): void {
+if (backend === 'sqlite') describe('[sqlite] the host store waits for the write lock asynchronously and within a bound', () => {
   let fx: BackendFixture;
   let file: string;
   let holder: Database.Database;
@@ -127,3 +130,4 @@ describe('[sqlite] the host store waits for the write lock asynchronously and wi
     }
   });
 });
+}

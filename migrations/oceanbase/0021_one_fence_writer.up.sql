@@ -1,0 +1,19 @@
+-- Migration 0021 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): one procedure writes the fence
+-- rows (issue 15 item 3).
+--
+-- Before: each term change wrote the 32 fence rows of its key with its own statement
+-- (pc_aps_acquire_term an upsert of holder and generation, pc_aps_invalidate_term and
+-- pc_aps_switch_mode UPDATEs, the PR #1490 adoption an INSERT), four texts of one rule that had to
+-- stay equal for fencing to hold.
+-- After: pc_aps_write_fences(key, holder, generation) is the only writer (an upsert of all 32
+-- slots, expires_at cleared as since 0015); the three term changes below call it in their
+-- transaction, under the lease row lock, at the place of their old statement (COMPATIBILITY row
+-- 110). The PR #1490 adoption conversion keeps its own INSERT: it runs at a fixed point of the
+-- chain, before this migration.
+-- Invalidation now also creates missing fence rows (with no holder: reads as term_lost, like a
+-- missing row). Irreversible by design (no down file): the previous procedure texts are not kept.
+
+-- @procedure pc_aps_write_fences sha256=dca9ea6825ebfcf2fad3ca760edbe18071328b15af3f7e1f47da9b09fc65909b
+-- @procedure pc_aps_acquire_term sha256=c64bd09120880fa095d723a00d6e79b0df1fd2b78089c84190ecc14971f3e06a
+-- @procedure pc_aps_invalidate_term sha256=d2ad3ecfd91295d2aa15b8907bf020e41023355e2532aaea9b2f3a41da9b443b
+-- @procedure pc_aps_switch_mode sha256=7956a7b82fe9f99822b09e28717cb5a12ed43b5bb47154d9cf74305ed9950d32

@@ -1,0 +1,28 @@
+/**
+ * `-- @include <name>` expansion of the SQLite operation scripts: the line is replaced by the
+ * text of sql/sqlite/<name>.sql, itself expanded, so an operation runs another one's statements in
+ * its own transaction without a copy. A cycle, a missing script, an included script that owns a
+ * transaction, or any other `-- @include` line left unexpanded (a typo, a bad name) is an error.
+ */
+const INCLUDE = /^--\s*@include\s+([a-z0-9_]+)\s*$/gm;
+const ANY_INCLUDE = /^.*--\s*@include\b.*$/m;
+
+export function expandIncludes(name: string, read: (name: string) => string, stack: string[] = []): string {
+  if (stack.includes(name)) throw new Error(`sql/sqlite: @include cycle ${[...stack, name].join(' -> ')}`);
+  const chain = [...stack, name];
+  let text: string;
+  try {
+    text = read(name);
+  } catch (error) {
+    const from = stack.length > 0 ? ` (included by ${stack[stack.length - 1]})` : '';
+    throw new Error(`sql/sqlite/${name}.sql cannot be read${from}: ${(error as Error).message}`);
+  }
+  const expanded = text.replace(INCLUDE, (_line, other: string) => {
+    const included = expandIncludes(other, read, chain);
+    if (/^\s*(BEGIN|COMMIT)\b/im.test(included)) throw new Error(`sql/sqlite/${name}.sql includes ${other}, which owns a transaction`);
+    return included;
+  });
+  const left = ANY_INCLUDE.exec(expanded);
+  if (left) throw new Error(`sql/sqlite/${name}.sql: unexpanded include line ${JSON.stringify(left[0].trim())} (expected "-- @include <name>")`);
+  return expanded;
+}

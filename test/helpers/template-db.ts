@@ -1,0 +1,320 @@
+/**
+ * Migrated test databases without migrating each one: the migrations run once into a template
+ * (keyed by the SHA-256 of everything that decides the migrated schema), and each test database
+ * is a copy of it. SQLite: the template file is copied. MySQL: a template schema
+ * `apsup_tpl_<hash>` is built once per server under a named lock (shared by every test process),
+ * and each clone replays its tables (SHOW CREATE TABLE), their rows and its procedures (SHOW CREATE
+ * PROCEDURE, under the sql_mode and character set each was created with) in one round trip.
+ * A clone has the ledger rows and procedure checksums of a migrated database, so `migrate status`
+ * reports no drift on it.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import mysql from 'mysql2/promise';
+import { parseDatabaseUrl, type DatabaseTarget } from '../../src/config/database-url.ts';
+import { createEphemeralDatabase, migrateTarget, type EphemeralDatabase } from '../../src/devtools/ephemeral-database.ts';
+import { PACKAGE_ROOT } from '../../src/paths.ts';
+import type { Backend } from '../../src/store/types.ts';
+
+/** Inputs of a migrated schema: migration files, procedure files, the runner, the session setup. */
+const INPUTS = ['migrations', 'procedures', 'src/migrations', 'src/store/mysql/mysql-store.ts', 'src/devtools/ephemeral-database.ts', 'test/helpers/template-db.ts'];
+
+function listFiles(rel: string): string[] {
+  const full = path.join(PACKAGE_ROOT, rel);
+  if (!fs.existsSync(full)) return [];
+  if (!fs.statSync(full).isDirectory()) return [rel];
+  return fs.readdirSync(full).sort().flatMap((name) => listFiles(path.join(rel, name)));
+}
+
+let cachedHash: string | undefined;
+/** SHA-256 (first 16 hex digits) over the paths and contents of INPUTS. */
+export function templateHash(): string {
+  if (cachedHash) return cachedHash;
+  const hash = crypto.createHash('sha256');
+  for (const rel of INPUTS.flatMap(listFiles)) hash.update(`${rel}\0`).update(fs.readFileSync(path.join(PACKAGE_ROOT, rel))).update('\0');
+  cachedHash = hash.digest('hex').slice(0, 16);
+  return cachedHash;
+}
+
+// ---- SQLite -------------------------------------------------------------------------------
+
+let sqliteTemplate: string | undefined;
+
+async function sqliteTemplateFile(): Promise<string> {
+  if (sqliteTemplate && fs.existsSync(sqliteTemplate)) return sqliteTemplate;
+  const file = path.join(os.tmpdir(), `apsup-template-${templateHash()}.sqlite`);
+  if (!fs.existsSync(file)) {
+    const db = await createEphemeralDatabase('sqlite', { migrate: true, prefix: 'apsup-tplbuild' });
+    if (db.target.backend !== 'sqlite') throw new Error('unreachable');
+    const wal = `${db.target.file}-wal`;
+    if (fs.existsSync(wal) && fs.statSync(wal).size > 0) throw new Error('the migrated SQLite template was left with a non-empty WAL');
+    // Rename is atomic: concurrent test processes see either no template or a complete one.
+    const partial = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}`;
+    fs.copyFileSync(db.target.file, partial);
+    fs.renameSync(partial, file);
+    await db.drop();
+  }
+  sqliteTemplate = file;
+  return file;
+}
+
+async function cloneSqlite(prefix: string): Promise<EphemeralDatabase> {
+  const template = await sqliteTemplateFile();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
+  const file = path.join(dir, 'db.sqlite');
+  fs.copyFileSync(template, file);
+  return {
+    backend: 'sqlite',
+    target: { backend: 'sqlite', file },
+    url: `sqlite:${file}`,
+    async drop() {
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// ---- MySQL --------------------------------------------------------------------------------
+
+const READY_MARKER = 'zz_apsup_template_ready';
+
+interface MysqlTemplate {
+  schema: string;
+  /** One multi-statement text that builds a clone inside the current database. */
+  script: string;
+  /** Statements that bring a used clone back to the template's rows (see release). */
+  resetStatements: (database: string) => string;
+  fingerprint: string;
+}
+
+const mysqlTemplates = new Map<string, Promise<MysqlTemplate>>();
+
+function q(name: string): string {
+  return `\`${name.replace(/`/g, '``')}\``;
+}
+
+async function adminConnection(adminUrl: string, multipleStatements = false) {
+  const base = parseDatabaseUrl(adminUrl, 'APSUP_TEST_MYSQL_URL');
+  if (base.backend !== 'mysql') throw new Error('the MySQL admin URL must be a mysql:// URL');
+  try {
+    const conn = await mysql.createConnection({
+      host: base.host, port: base.port, user: base.user, password: base.password, database: base.database,
+      multipleStatements, charset: 'utf8mb4',
+    });
+    return { conn, base };
+  } catch (error) {
+    throw new Error(
+      `MySQL ${base.host}:${base.port} does not answer (${(error as Error).message}); start MariaDB (see .ci/run) or set APSUP_TEST_MYSQL_URL`,
+    );
+  }
+}
+
+async function buildMysqlTemplate(adminUrl: string): Promise<MysqlTemplate> {
+  const schema = `apsup_tpl_${templateHash()}`;
+  const { conn, base } = await adminConnection(adminUrl);
+  try {
+    await sweepDeadPools(conn);
+    const [[locked]] = (await conn.query('SELECT GET_LOCK(?, 300) AS ok', [schema])) as unknown as [[{ ok: number }]];
+    if (Number(locked.ok) !== 1) throw new Error(`could not take the template lock ${schema}`);
+    try {
+      const [ready] = (await conn.query(
+        'SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [schema, READY_MARKER],
+      )) as unknown as [unknown[]];
+      if (ready.length === 0) {
+        await conn.query(`DROP DATABASE IF EXISTS ${q(schema)}`);
+        await conn.query(`CREATE DATABASE ${q(schema)} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+        await migrateTarget({ ...base, database: schema });
+        await conn.query(`CREATE TABLE ${q(schema)}.${q(READY_MARKER)} (id INT PRIMARY KEY)`);
+      }
+      const read = await readSchema(conn, schema);
+      return { schema, ...read, fingerprint: await fingerprint(conn, schema) };
+    } finally {
+      await conn.query('SELECT RELEASE_LOCK(?)', [schema]);
+    }
+  } finally {
+    await conn.end();
+  }
+}
+
+/** The statements that rebuild `schema`'s tables, rows and procedures in the current database. */
+async function readSchema(conn: mysql.Connection, schema: string): Promise<Pick<MysqlTemplate, 'script' | 'resetStatements'>> {
+  const parts: string[] = [];
+  const [tables] = (await conn.query(
+    "SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' AND TABLE_NAME <> ? ORDER BY TABLE_NAME",
+    [schema, READY_MARKER],
+  )) as unknown as [{ name: string }[]];
+  const [views] = (await conn.query('SELECT COUNT(*) AS n FROM information_schema.VIEWS WHERE TABLE_SCHEMA = ?', [schema])) as unknown as [[{ n: number }]];
+  const [triggers] = (await conn.query('SELECT COUNT(*) AS n FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?', [schema])) as unknown as [[{ n: number }]];
+  const [functions] = (await conn.query("SELECT COUNT(*) AS n FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ? AND ROUTINE_TYPE <> 'PROCEDURE'", [schema])) as unknown as [[{ n: number }]];
+  if (Number(views[0].n) + Number(triggers[0].n) + Number(functions[0].n) > 0) {
+    throw new Error(`template ${schema} has views, triggers or functions, which the clone does not copy yet (test/helpers/template-db.ts)`);
+  }
+  const [autoIncrement] = (await conn.query(
+    "SELECT DISTINCT TABLE_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND EXTRA LIKE '%auto_increment%'", [schema],
+  )) as unknown as [{ name: string }[]];
+  const counters = new Set(autoIncrement.map((r) => r.name));
+  const withRows: string[] = [];
+  parts.push('SET FOREIGN_KEY_CHECKS = 0');
+  for (const { name } of tables) {
+    const [[row]] = (await conn.query(`SHOW CREATE TABLE ${q(schema)}.${q(name)}`)) as unknown as [[Record<string, string>]];
+    parts.push(row['Create Table']);
+    const [[count]] = (await conn.query(`SELECT COUNT(*) AS n FROM ${q(schema)}.${q(name)}`)) as unknown as [[{ n: number }]];
+    if (Number(count.n) > 0) {
+      withRows.push(name);
+      parts.push(`INSERT INTO ${q(name)} SELECT * FROM ${q(schema)}.${q(name)}`);
+    }
+  }
+  parts.push('SET FOREIGN_KEY_CHECKS = 1');
+  const [procedures] = (await conn.query(
+    "SELECT ROUTINE_NAME AS name FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ? AND ROUTINE_TYPE = 'PROCEDURE' ORDER BY ROUTINE_NAME",
+    [schema],
+  )) as unknown as [{ name: string }[]];
+  for (const { name } of procedures) {
+    const [[row]] = (await conn.query(`SHOW CREATE PROCEDURE ${q(schema)}.${q(name)}`)) as unknown as [[Record<string, string>]];
+    // A routine keeps the sql_mode and client character set of its CREATE.
+    parts.push(`SET SESSION sql_mode = ${conn.escape(row.sql_mode)}`);
+    parts.push(`SET character_set_client = ${conn.escape(row.character_set_client)}, collation_connection = ${conn.escape(row.collation_connection)}`);
+    parts.push(row['Create Procedure']);
+  }
+  // Reset: counters restart (TRUNCATE), other tables are emptied, the template's rows come back.
+  const resetStatements = (database: string) =>
+    [
+      ...tables.map(({ name }) => (counters.has(name) ? `TRUNCATE TABLE ${q(database)}.${q(name)}` : `DELETE FROM ${q(database)}.${q(name)}`)),
+      ...withRows.map((name) => `INSERT INTO ${q(database)}.${q(name)} SELECT * FROM ${q(schema)}.${q(name)}`),
+    ].join(';\n');
+  return { script: parts.join(';\n'), resetStatements };
+}
+
+/** Tables, columns, indexes and procedure bodies of a schema, without its name. */
+async function fingerprint(conn: mysql.Connection, schema: string): Promise<string> {
+  await conn.query('SET SESSION group_concat_max_len = 4194304');
+  const [[row]] = (await conn.query(
+    `SELECT
+       (SELECT SHA2(GROUP_CONCAT(CONCAT_WS(':', TABLE_NAME, ORDINAL_POSITION, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, IFNULL(COLUMN_DEFAULT, '~'), EXTRA)
+                    ORDER BY TABLE_NAME, ORDINAL_POSITION SEPARATOR ','), 256)
+          FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME <> ?) AS columns_sum,
+       (SELECT SHA2(GROUP_CONCAT(CONCAT_WS(':', TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX, COLUMN_NAME, NON_UNIQUE)
+                    ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX SEPARATOR ','), 256)
+          FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME <> ?) AS indexes_sum,
+       (SELECT SHA2(GROUP_CONCAT(CONCAT_WS(':', ROUTINE_NAME, SHA2(ROUTINE_DEFINITION, 256), SQL_MODE) ORDER BY ROUTINE_NAME SEPARATOR ','), 256)
+          FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ?) AS routines_sum`,
+    [schema, READY_MARKER, schema, READY_MARKER, schema],
+  )) as unknown as [[Record<string, string | null>]];
+  return `${row.columns_sum}/${row.indexes_sum}/${row.routines_sum}`;
+}
+
+// Released clones of this process, reset and ready for the next test (per admin URL).
+const POOL_PREFIX = 'apsup_tp';
+const idle = new Map<string, string[]>();
+let exitHook = false;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Drops pooled clones left by test processes of this machine that are gone. */
+async function sweepDeadPools(conn: mysql.Connection): Promise<void> {
+  const [rows] = (await conn.query(`SHOW DATABASES LIKE '${POOL_PREFIX}\\_%'`)) as unknown as [Record<string, string>[]];
+  for (const row of rows) {
+    const name = Object.values(row)[0];
+    const pid = Number(/^apsup_tp_(\d+)_[0-9a-f]+$/.exec(name)?.[1]);
+    if (Number.isInteger(pid) && pid > 0 && !alive(pid)) await conn.query(`DROP DATABASE IF EXISTS ${q(name)}`).catch(() => undefined);
+  }
+}
+
+function dropIdleAtExit(adminUrl: string): void {
+  if (exitHook) return;
+  exitHook = true;
+  // beforeExit may run async work; the process exits once the loop is empty again.
+  process.on('beforeExit', () => {
+    const names = [...idle.entries()].flatMap(([url, list]) => list.splice(0).map((name) => ({ url, name })));
+    if (names.length === 0) return;
+    void (async () => {
+      const { conn } = await adminConnection(adminUrl);
+      try {
+        for (const { name } of names) await conn.query(`DROP DATABASE IF EXISTS ${q(name)}`).catch(() => undefined);
+      } finally {
+        await conn.end();
+      }
+    })().catch(() => undefined);
+  });
+}
+
+async function cloneMysql(adminUrl: string, prefix: string): Promise<EphemeralDatabase> {
+  void prefix;
+  let pending = mysqlTemplates.get(adminUrl);
+  if (!pending) {
+    pending = buildMysqlTemplate(adminUrl);
+    mysqlTemplates.set(adminUrl, pending);
+    pending.catch(() => mysqlTemplates.delete(adminUrl));
+  }
+  const template = await pending;
+  dropIdleAtExit(adminUrl);
+  const { conn: admin, base } = await adminConnection(adminUrl, true);
+  let database = idle.get(adminUrl)?.pop();
+  if (!database) {
+    database = `${POOL_PREFIX}_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
+    try {
+      await admin.query(`CREATE DATABASE ${database} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+      await admin.query(`USE ${database}`);
+      await admin.query(template.script);
+      // Back to the admin database and a plain session.
+      await admin.query(`USE ${q(base.database)}`);
+      await admin.query('SET SESSION sql_mode = DEFAULT, NAMES utf8mb4');
+    } catch (error) {
+      await admin.query(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);
+      await admin.end().catch(() => undefined);
+      throw error;
+    }
+  }
+  const name = database;
+  const target: DatabaseTarget = { ...base, database: name };
+  const auth = base.password ? `${encodeURIComponent(base.user)}:${encodeURIComponent(base.password)}` : encodeURIComponent(base.user);
+  return {
+    backend: 'mysql',
+    target,
+    url: `mysql://${auth}@${base.host}:${base.port}/${name}`,
+    async drop() {
+      try {
+        if (await reusable(admin, template, name)) {
+          await admin.query(template.resetStatements(name));
+          let list = idle.get(adminUrl);
+          if (!list) idle.set(adminUrl, (list = []));
+          list.push(name);
+        } else {
+          await admin.query(`DROP DATABASE IF EXISTS ${q(name)}`);
+        }
+      } finally {
+        await admin.end();
+      }
+    },
+  };
+}
+
+/**
+ * A used clone is reset and kept only when no other session is still connected to it (a child
+ * process of the test could still write) and its tables and procedures are the template's.
+ */
+async function reusable(admin: mysql.Connection, template: MysqlTemplate, database: string): Promise<boolean> {
+  if (process.env.APSUP_TEST_REUSE === '0') return false;
+  for (let attempt = 0; ; attempt++) {
+    const [[row]] = (await admin.query(
+      'SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()', [database],
+    )) as unknown as [[{ n: number }]];
+    if (Number(row.n) === 0) break;
+    if (attempt >= 3) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return (await fingerprint(admin, database)) === template.fingerprint;
+}
+
+/** A fresh, migrated database: a copy of the per-run template (see the header). */
+export async function createMigratedDatabase(backend: Backend, options: { mysqlAdminUrl: string; prefix: string }): Promise<EphemeralDatabase> {
+  return backend === 'sqlite' ? cloneSqlite(options.prefix) : cloneMysql(options.mysqlAdminUrl, options.prefix);
+}

@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { expandIncludes } from '../../src/store/sqlite/script-include.ts';
+import { loadSqliteScript, sqliteScriptText } from '../../src/store/sqlite/script.ts';
+
+function reader(files: Record<string, string>) {
+  return (name: string) => {
+    if (!(name in files)) throw new Error(`ENOENT ${name}`);
+    return files[name];
+  };
+}
+
+describe('SQLite script includes', () => {
+  it('expands includes recursively, in place', () => {
+    const read = reader({ a: 'A1;\n-- @include b\nA2;', b: 'B1;\n-- @include c', c: 'C1;' });
+    assert.equal(expandIncludes('a', read), 'A1;\nB1;\nC1;\nA2;');
+  });
+
+  it('refuses a cycle and names it', () => {
+    const read = reader({ a: '-- @include b', b: '-- @include c', c: '-- @include a' });
+    assert.throws(() => expandIncludes('a', read), /@include cycle a -> b -> c -> a/);
+    assert.throws(() => expandIncludes('s', reader({ s: '-- @include s' })), /@include cycle s -> s/);
+  });
+
+  it('refuses an include line it cannot expand', () => {
+    for (const line of ['-- @include', '-- @include Bad-Name', 'SELECT 1; -- @include b', '--@include b c']) {
+      assert.throws(() => expandIncludes('a', reader({ a: `X;\n${line}\n`, b: 'B;' })), /unexpanded include line/, line);
+    }
+  });
+
+  it('refuses a missing script and one that owns a transaction', () => {
+    assert.throws(() => expandIncludes('a', reader({ a: '-- @include nope' })), /nope\.sql cannot be read \(included by a\)/);
+    assert.throws(() => expandIncludes('a', reader({ a: '-- @include t', t: 'BEGIN IMMEDIATE;\nSELECT 1;\nCOMMIT;' })), /includes t, which owns a transaction/);
+    // Also when the transaction is owned deeper down the chain.
+    assert.throws(() => expandIncludes('a', reader({ a: '-- @include b', b: '-- @include t', t: 'BEGIN IMMEDIATE;\nCOMMIT;' })), /owns a transaction/);
+  });
+
+  it('expands two levels in the shipped scripts (acknowledge -> ack_invocation -> assert_term)', () => {
+    const text = sqliteScriptText('pc_aps_acknowledge');
+    assert.doesNotMatch(text, /@include/);
+    assert.ok(text.includes(sqliteScriptText('pc_aps_ack_invocation')));
+    assert.ok(text.includes(sqliteScriptText('pc_aps_assert_term')));
+    assert.ok(loadSqliteScript('pc_aps_acknowledge').statements.length > 0);
+  });
+});
