@@ -52,6 +52,7 @@ export class FamilyHealth {
       case 'ok': return this.invocations.lastError;
       case 'examination_failed': return this.condition.message;
       case 'provider_failed': return `provider: ${this.condition.message}`;
+      default: return null; // unreachable: the switch is exhaustive
     }
   }
 }
