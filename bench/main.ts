@@ -80,7 +80,22 @@ const DISPATCH_DEFAULT = 50_000;
 const FAILOVER_BACKLOG = 50_000;
 const FLOOR_ROWS = 100_000;
 
-type Flag = 'backend' | 'scopes' | 'repeat' | 'page' | 'workers' | 'duration' | 'no-peer' | 'triggers' | 'gap' | 'poll' | 'ttl' | 'renew' | 'window' | 'invocations' | 'sqlite-synchronous';
+type Flag =
+  | 'backend'
+  | 'scopes'
+  | 'repeat'
+  | 'page'
+  | 'workers'
+  | 'duration'
+  | 'no-peer'
+  | 'triggers'
+  | 'gap'
+  | 'poll'
+  | 'ttl'
+  | 'renew'
+  | 'window'
+  | 'invocations'
+  | 'sqlite-synchronous';
 
 /** The flags each suite honours; the others are refused. */
 const HONOURS: Record<string, Flag[]> = {
@@ -199,19 +214,46 @@ async function main(): Promise<number> {
       await runFenceSuite({ backends, workers: workers ?? 8, repeat, durationMs: duration });
       return 0;
     case 'dispatch':
-      await runDispatchSuite({ backends, invocations: invocations ?? oneScopes('invocations') ?? DISPATCH_DEFAULT, workers: workers ?? 4, repeat, familyCounts: [1, 4], peer: !values['no-peer'], synchronous });
+      await runDispatchSuite({
+        backends,
+        invocations: invocations ?? oneScopes('invocations') ?? DISPATCH_DEFAULT,
+        workers: workers ?? 4,
+        repeat,
+        familyCounts: [1, 4],
+        peer: !values['no-peer'],
+        synchronous,
+      });
       return 0;
     case 'tasks':
-      await runTasksSuite({ backends, tasks: invocations ?? TASKS_DEFAULT, workers: workers ?? 4, repeat, peer: !values['no-peer'], triggers: integer('triggers', TASKS_TRIGGERS), gapMs: values.gap === undefined ? TASKS_GAP_MS : gap, synchronous });
+      await runTasksSuite({
+        backends,
+        tasks: invocations ?? TASKS_DEFAULT,
+        workers: workers ?? 4,
+        repeat,
+        peer: !values['no-peer'],
+        triggers: integer('triggers', TASKS_TRIGGERS),
+        gapMs: values.gap === undefined ? TASKS_GAP_MS : gap,
+        synchronous,
+      });
       return 0;
     case 'peer':
       await runPeerSuite({ jobs: invocations ?? oneScopes('jobs') ?? DISPATCH_DEFAULT, workers: workers ?? 4, repeat });
       return 0;
     case 'latency':
-      await runLatencySuite({ backends, triggers: integer('triggers', 2000), gapMs: gap, workers: workers ?? 4, repeat, pollSeconds: values.poll === undefined ? undefined : positive('poll', 5) });
+      await runLatencySuite({
+        backends,
+        triggers: integer('triggers', 2000),
+        gapMs: gap,
+        workers: workers ?? 4,
+        repeat,
+        pollSeconds: values.poll === undefined ? undefined : positive('poll', 5),
+      });
       return 0;
     case 'failover':
-      if (values.backend === 'sqlite') return fail('failover: --backend sqlite does not apply (a SQLite database has one runtime host holding a permanent term: there is no second candidate to fail over to); run it with --backend mysql or without --backend');
+      if (values.backend === 'sqlite')
+        return fail(
+          'failover: --backend sqlite does not apply (a SQLite database has one runtime host holding a permanent term: there is no second candidate to fail over to); run it with --backend mysql or without --backend',
+        );
       await runFailoverSuite({ ttlSeconds: ttl, renewSeconds: renew, repeat, backlog: oneScopes('owed requests') ?? FAILOVER_BACKLOG, workers: workers ?? 2 });
       return 0;
     case 'idle':
@@ -221,7 +263,15 @@ async function main(): Promise<number> {
       await runAdoptSuite({ backends, sizes: parsedScopes ?? [10_000, 100_000], repeat });
       return 0;
     case 'floor':
-      await runFloorSuite({ backends, workers: workers ?? 8, dispatchWorkers: workers ?? 4, repeat, durationMs: duration, pageRows: oneScopes('rows of the page tables') ?? FLOOR_ROWS, pageSize: page });
+      await runFloorSuite({
+        backends,
+        workers: workers ?? 8,
+        dispatchWorkers: workers ?? 4,
+        repeat,
+        durationMs: duration,
+        pageRows: oneScopes('rows of the page tables') ?? FLOOR_ROWS,
+        pageSize: page,
+      });
       return 0;
     case 'all':
       await runAll({
@@ -258,11 +308,16 @@ async function main(): Promise<number> {
 
 class UsageError extends Error {}
 
-main().then((code) => { process.exitCode = code; }, (error: unknown) => {
-  if (error instanceof UsageError) {
-    process.exitCode = fail(error.message);
-    return;
-  }
-  console.error(error);
-  process.exitCode = 1;
-});
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    if (error instanceof UsageError) {
+      process.exitCode = fail(error.message);
+      return;
+    }
+    console.error(error);
+    process.exitCode = 1;
+  },
+);

@@ -11,7 +11,10 @@ export class Cluster {
   private started = 0;
   readonly size: number;
 
-  constructor(readonly db: TrialDb, readonly env: Record<string, string>) {
+  constructor(
+    readonly db: TrialDb,
+    readonly env: Record<string, string>,
+  ) {
     this.size = db.backend === 'sqlite' ? 1 : 2;
   }
 
@@ -43,8 +46,21 @@ export class Cluster {
 
   resumeAll(): void {
     for (const c of this.live()) {
-      if (c.stopped) { try { process.kill(-c.pid, 'SIGCONT'); } catch { /* gone */ } c.signal('SIGCONT'); }
-      for (const w of c.workers()) { try { process.kill(w, 'SIGCONT'); } catch { /* gone */ } }
+      if (c.stopped) {
+        try {
+          process.kill(-c.pid, 'SIGCONT');
+        } catch {
+          /* gone */
+        }
+        c.signal('SIGCONT');
+      }
+      for (const w of c.workers()) {
+        try {
+          process.kill(w, 'SIGCONT');
+        } catch {
+          /* gone */
+        }
+      }
     }
   }
 

@@ -50,7 +50,11 @@ export async function openTrialDb(backend: Backend): Promise<TrialDb> {
         reader.exec('BEGIN');
         return await fn(async (sql, params = []) => reader.prepare(sql).all(...params) as Record<string, unknown>[]);
       } finally {
-        try { reader.exec('COMMIT'); } catch { /* ended */ }
+        try {
+          reader.exec('COMMIT');
+        } catch {
+          /* ended */
+        }
         reader.close();
       }
     };
@@ -80,7 +84,12 @@ export async function openTrialDb(backend: Backend): Promise<TrialDb> {
   }
   await createSuiteSchema(backend, exec);
   return {
-    backend, url: db.url, name, store, exec, snapshot,
+    backend,
+    url: db.url,
+    name,
+    store,
+    exec,
+    snapshot,
     async cleanup() {
       await store.close().catch(() => undefined);
       await db.drop();

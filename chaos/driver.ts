@@ -8,7 +8,12 @@ import { bindingOf } from './families.ts';
 import type { TrialDb } from './db.ts';
 import type { Prng } from './prng.ts';
 
-export interface DriverStats { appends: number; inputs: number; requests: number; errors: number }
+export interface DriverStats {
+  appends: number;
+  inputs: number;
+  requests: number;
+  errors: number;
+}
 
 export async function appendInputs(db: TrialDb, family: string, scope: string, n: number, request: boolean): Promise<void> {
   await db.store.transaction(async (tx) => {

@@ -10,15 +10,39 @@ import { TASK_LEASE_MS, TTL_MS, type Candidate } from './procs.ts';
 import type { Prng } from './prng.ts';
 
 export const CRASH_POINTS = ['after_admission', 'mid_scan', 'after_business_commit', 'term_change', 'task_claimed'] as const;
-export type FaultKind = 'leader-kill' | 'leader-stop' | 'worker-kill' | 'worker-stop' | 'db-conn-kill' | `crash:${(typeof CRASH_POINTS)[number]}`
-  | 'task-worker-kill' | 'task-worker-stop' | 'runner-kill' | 'runner-stop';
+export type FaultKind =
+  | 'leader-kill'
+  | 'leader-stop'
+  | 'worker-kill'
+  | 'worker-stop'
+  | 'db-conn-kill'
+  | `crash:${(typeof CRASH_POINTS)[number]}`
+  | 'task-worker-kill'
+  | 'task-worker-stop'
+  | 'runner-kill'
+  | 'runner-stop';
 /** Faults whose recovery is a task's (the first attempt claimed after it that succeeded). */
 export const TASK_FAULTS: readonly string[] = ['task-worker-kill', 'task-worker-stop', 'runner-kill', 'runner-stop', 'crash:task_claimed'];
 
-export interface FaultRecord { at: number; t: number; kind: FaultKind; pid?: number; detail?: string }
+export interface FaultRecord {
+  at: number;
+  t: number;
+  kind: FaultKind;
+  pid?: number;
+  detail?: string;
+}
 
 export function kindsFor(backend: 'sqlite' | 'mysql', crashPoints: boolean, only?: string[]): Record<string, number> {
-  const w: Record<string, number> = { 'leader-kill': 3, 'leader-stop': 2, 'worker-kill': 3, 'worker-stop': 2, 'task-worker-kill': 2, 'task-worker-stop': 2, 'runner-kill': 1, 'runner-stop': 1 };
+  const w: Record<string, number> = {
+    'leader-kill': 3,
+    'leader-stop': 2,
+    'worker-kill': 3,
+    'worker-stop': 2,
+    'task-worker-kill': 2,
+    'task-worker-stop': 2,
+    'runner-kill': 1,
+    'runner-stop': 1,
+  };
   if (backend === 'mysql') w['db-conn-kill'] = 2;
   if (crashPoints) for (const p of CRASH_POINTS) w[`crash:${p}`] = 1;
   if (!only) return w;
@@ -34,7 +58,12 @@ export class FaultInjector {
   private handovers = 0;
   private readonly stopped = new Set<number>();
 
-  constructor(private readonly cluster: Cluster, private readonly rng: Prng, private readonly t0: number, private readonly weights: Record<string, number>) {}
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly rng: Prng,
+    private readonly t0: number,
+    private readonly weights: Record<string, number>,
+  ) {}
 
   /** True while a restart or a SIGCONT is scheduled. */
   get pending(): boolean {
@@ -42,7 +71,10 @@ export class FaultInjector {
   }
 
   private later(ms: number, fn: () => void): void {
-    const timer = setTimeout(() => { this.timers.delete(timer); fn(); }, ms);
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, ms);
     this.timers.add(timer);
   }
 
@@ -70,13 +102,16 @@ export class FaultInjector {
       const leader = await this.cluster.leader();
       const last = rec;
       if (armed.exited || !armed.holderId || !leader || leader === armed) {
-        if (last) last.detail = `${last.detail}; no hand-over (${armed.exited ? 'armed one exited' : !armed.holderId ? 'armed one not up' : !leader ? 'no leader' : 'armed one leads'})`;
+        if (last)
+          last.detail = `${last.detail}; no hand-over (${armed.exited ? 'armed one exited' : !armed.holderId ? 'armed one not up' : !leader ? 'no leader' : 'armed one leads'})`;
         return;
       }
       leader.signal('SIGKILL');
       if (last) last.detail = `${last.detail}; leader ${leader.pid} killed to hand it the term`;
       await leader.exit;
-      this.later(1000, () => { this.cluster.fill(); });
+      this.later(1000, () => {
+        this.cluster.fill();
+      });
     } finally {
       this.handovers -= 1;
     }
@@ -96,7 +131,9 @@ export class FaultInjector {
         const [armed] = this.cluster.fill({ [`APSUP_FAULT_${point.toUpperCase()}`]: `exit@1` });
         if (mysql && armed && point !== 'task_claimed') void this.handOver(armed, this.schedule[this.schedule.length - 1]);
       } else {
-        this.later(this.rng.int(200, 1200), () => { this.cluster.fill(); });
+        this.later(this.rng.int(200, 1200), () => {
+          this.cluster.fill();
+        });
       }
       return true;
     }
@@ -116,21 +153,37 @@ export class FaultInjector {
     }
     if (kind === 'runner-kill' || kind === 'runner-stop') {
       // The task runner lives in a candidate (every one on MySQL runs one): the one with the most attempts.
-      const target = this.cluster.live().map((c) => ({ c, n: c.taskWorkers().length })).sort((a, b) => b.n - a.n)[0];
+      const target = this.cluster
+        .live()
+        .map((c) => ({ c, n: c.taskWorkers().length }))
+        .sort((a, b) => b.n - a.n)[0];
       if (!target || target.n === 0) return false;
       const c = target.c;
       if (kind === 'runner-kill') {
         c.signal('SIGKILL');
         this.record(kind, c.pid, `${target.n} task workers`);
-        this.later(this.rng.int(200, 1200), () => { this.cluster.fill(); });
+        this.later(this.rng.int(200, 1200), () => {
+          this.cluster.fill();
+        });
         return true;
       }
       // The whole group (runner, its task workers, its family workers) past the task lease.
       const ms = TASK_LEASE_MS + this.rng.int(500, 2000);
-      try { process.kill(-c.pid, 'SIGSTOP'); } catch { return false; }
+      try {
+        process.kill(-c.pid, 'SIGSTOP');
+      } catch {
+        return false;
+      }
       c.stopped = true;
       this.record(kind, c.pid, `${ms} ms, ${target.n} task workers`);
-      this.later(ms, () => { try { process.kill(-c.pid, 'SIGCONT'); } catch { /* gone */ } c.stopped = false; });
+      this.later(ms, () => {
+        try {
+          process.kill(-c.pid, 'SIGCONT');
+        } catch {
+          /* gone */
+        }
+        c.stopped = false;
+      });
       return true;
     }
     if (kind === 'task-worker-kill' || kind === 'task-worker-stop') {
@@ -138,31 +191,61 @@ export class FaultInjector {
       if (tasks.length === 0) return false;
       const pid = this.rng.pick(tasks);
       if (kind === 'task-worker-kill') {
-        try { process.kill(pid, 'SIGKILL'); } catch { return false; }
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          return false;
+        }
         this.record(kind, pid);
         return true;
       }
       // Sometimes past the lease: the attempt is lost while stopped and must not write when resumed.
       const ms = this.rng.int(500, TASK_LEASE_MS + 2000);
-      try { process.kill(pid, 'SIGSTOP'); } catch { return false; }
+      try {
+        process.kill(pid, 'SIGSTOP');
+      } catch {
+        return false;
+      }
       this.stopped.add(pid);
       this.record(kind, pid, `${ms} ms`);
-      this.later(ms, () => { this.stopped.delete(pid); try { process.kill(pid, 'SIGCONT'); } catch { /* gone */ } });
+      this.later(ms, () => {
+        this.stopped.delete(pid);
+        try {
+          process.kill(pid, 'SIGCONT');
+        } catch {
+          /* gone */
+        }
+      });
       return true;
     }
     const workers = (leader ? [leader] : this.cluster.live()).flatMap((c) => c.familyWorkers());
     if (workers.length === 0) return false;
     const pid = this.rng.pick(workers);
     if (kind === 'worker-kill') {
-      try { process.kill(pid, 'SIGKILL'); } catch { return false; }
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        return false;
+      }
       this.record(kind, pid);
       return true;
     }
     const ms = this.rng.int(500, 3000);
-    try { process.kill(pid, 'SIGSTOP'); } catch { return false; }
+    try {
+      process.kill(pid, 'SIGSTOP');
+    } catch {
+      return false;
+    }
     this.stopped.add(pid);
     this.record(kind, pid, `${ms} ms`);
-    this.later(ms, () => { this.stopped.delete(pid); try { process.kill(pid, 'SIGCONT'); } catch { /* gone */ } });
+    this.later(ms, () => {
+      this.stopped.delete(pid);
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        /* gone */
+      }
+    });
     return true;
   }
 
@@ -170,7 +253,13 @@ export class FaultInjector {
   settle(): void {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    for (const pid of this.stopped) { try { process.kill(pid, 'SIGCONT'); } catch { /* gone */ } }
+    for (const pid of this.stopped) {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        /* gone */
+      }
+    }
     this.stopped.clear();
     this.cluster.resumeAll();
     this.cluster.fill();

@@ -36,11 +36,19 @@ export function appendEvent(dir: string, event: Omit<JournalEvent, 't' | 'pid'>)
 
 export function readJournal(dir: string): JournalEvent[] {
   let text = '';
-  try { text = fs.readFileSync(journalFile(dir), 'utf8'); } catch { return []; }
+  try {
+    text = fs.readFileSync(journalFile(dir), 'utf8');
+  } catch {
+    return [];
+  }
   const out: JournalEvent[] = [];
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
-    try { out.push(JSON.parse(line) as JournalEvent); } catch { /* a line cut by SIGKILL */ }
+    try {
+      out.push(JSON.parse(line) as JournalEvent);
+    } catch {
+      /* a line cut by SIGKILL */
+    }
   }
   return out;
 }
@@ -51,14 +59,22 @@ export const curFile = (dir: string, family: string, scope: string) => path.join
 export function bumpCounter(dir: string, family: string, scope: string): number {
   const file = path.join(dir, `n-${family}-${scope}`);
   let n = 0;
-  try { n = Number(fs.readFileSync(file, 'utf8')) || 0; } catch { /* first */ }
+  try {
+    n = Number(fs.readFileSync(file, 'utf8')) || 0;
+  } catch {
+    /* first */
+  }
   fs.writeFileSync(file, String(n + 1));
   return n + 1;
 }
 
 /** True when pid is a live process (a zombie counts as dead; a stopped one as alive). */
 export function isAlive(pid: number): boolean {
-  try { process.kill(pid, 0); } catch { return false; }
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);

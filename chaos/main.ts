@@ -12,7 +12,11 @@ import { killAll } from './procs.ts';
 import { runTrial, type TrialResult } from './trial.ts';
 
 // Interrupted: the candidates run in their own process groups, end them too.
-for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => { killAll(); process.exit(130); });
+for (const sig of ['SIGINT', 'SIGTERM'] as const)
+  process.on(sig, () => {
+    killAll();
+    process.exit(130);
+  });
 
 const { values } = parseArgs({
   options: {
@@ -33,7 +37,8 @@ const { values } = parseArgs({
 
 function positive(name: string, raw: string, integer = true): number {
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0 || (integer && !Number.isInteger(n))) throw new Error(`--${name} must be a ${integer ? 'non-negative integer' : 'non-negative number'}, got ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(n) || n < 0 || (integer && !Number.isInteger(n)))
+    throw new Error(`--${name} must be a ${integer ? 'non-negative integer' : 'non-negative number'}, got ${JSON.stringify(raw)}`);
   return n;
 }
 
@@ -48,23 +53,35 @@ for (const backend of backends as Array<'sqlite' | 'mysql'>) {
   for (let i = 1; i <= trials; i += 1) {
     const seed = values.seed ?? `${base}-${i}`;
     const started = Date.now();
-    const r = await runTrial({
-      backend, seed,
-      seconds: positive('seconds', values.seconds!, false),
-      drainSeconds: positive('drain', values.drain!, false),
-      misbehave: positive('misbehave', values.misbehave!, false),
-      scopes: Math.max(1, positive('scopes', values.scopes!)),
-      kinds: values.kinds ? values.kinds.split(',').map((k) => k.trim()).filter(Boolean) : undefined,
-      taskRate: Math.min(1, positive('task-rate', values['task-rate']!, false)),
-      faults: !values['no-faults'],
-      crashPoints: !values['no-crash-points'],
-    }, say);
+    const r = await runTrial(
+      {
+        backend,
+        seed,
+        seconds: positive('seconds', values.seconds!, false),
+        drainSeconds: positive('drain', values.drain!, false),
+        misbehave: positive('misbehave', values.misbehave!, false),
+        scopes: Math.max(1, positive('scopes', values.scopes!)),
+        kinds: values.kinds
+          ? values.kinds
+              .split(',')
+              .map((k) => k.trim())
+              .filter(Boolean)
+          : undefined,
+        taskRate: Math.min(1, positive('task-rate', values['task-rate']!, false)),
+        faults: !values['no-faults'],
+        crashPoints: !values['no-crash-points'],
+      },
+      say,
+    );
     results.push(r);
     const kinds = r.faults.reduce<Record<string, number>>((m, f) => ({ ...m, [f.kind]: (m[f.kind] ?? 0) + 1 }), {});
-    say(`trial ${backend} seed=${seed} ${((Date.now() - started) / 1000).toFixed(1)}s inputs=${r.driver.inputs} requests=${r.driver.requests} invocations=${r.invocations} outputs=${r.check.outputs} lease-history=${r.check.historyRows} past-expiry=${r.check.writesPastExpiry} faults=${JSON.stringify(kinds)} tasks=${r.tasks.submitted}/${r.tasks.succeeded}ok/${r.tasks.failed}failed attempts=${r.tasks.attempts} requeued=${r.tasks.requeued} task-writes=${r.tasks.writes} crash-points-hit=${JSON.stringify(r.crashHits)} drained=${r.drained} (${r.drainMs} ms) violations=${r.violations.length}`);
+    say(
+      `trial ${backend} seed=${seed} ${((Date.now() - started) / 1000).toFixed(1)}s inputs=${r.driver.inputs} requests=${r.driver.requests} invocations=${r.invocations} outputs=${r.check.outputs} lease-history=${r.check.historyRows} past-expiry=${r.check.writesPastExpiry} faults=${JSON.stringify(kinds)} tasks=${r.tasks.submitted}/${r.tasks.succeeded}ok/${r.tasks.failed}failed attempts=${r.tasks.attempts} requeued=${r.tasks.requeued} task-writes=${r.tasks.writes} crash-points-hit=${JSON.stringify(r.crashHits)} drained=${r.drained} (${r.drainMs} ms) violations=${r.violations.length}`,
+    );
     for (const v of r.violations) say(`  VIOLATION ${v.invariant} ${v.key ?? ''}: ${v.detail}\n    rows: ${JSON.stringify(v.rows ?? [])}`);
     if (values.out) fs.writeFileSync(values.out, JSON.stringify(results, null, 1));
-    if (r.violations.length > 0 || !r.drained) say(`  fault schedule (ms from start): ${JSON.stringify(r.faults.map((f) => ({ at: f.at, kind: f.kind, pid: f.pid, detail: f.detail })))}`);
+    if (r.violations.length > 0 || !r.drained)
+      say(`  fault schedule (ms from start): ${JSON.stringify(r.faults.map((f) => ({ at: f.at, kind: f.kind, pid: f.pid, detail: f.detail })))}`);
   }
 }
 

@@ -9,12 +9,18 @@ import type { TrialDb } from './db.ts';
 function socketInodes(pid: number): Set<string> {
   const out = new Set<string>();
   let fds: string[] = [];
-  try { fds = fs.readdirSync(`/proc/${pid}/fd`); } catch { return out; }
+  try {
+    fds = fs.readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return out;
+  }
   for (const fd of fds) {
     try {
       const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
       if (m) out.add(m[1]);
-    } catch { /* closed meanwhile */ }
+    } catch {
+      /* closed meanwhile */
+    }
   }
   return out;
 }
@@ -24,7 +30,11 @@ function localPorts(pid: number, serverPort: number): Set<number> {
   const ports = new Set<number>();
   for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text = '';
-    try { text = fs.readFileSync(file, 'utf8'); } catch { continue; }
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
     for (const line of text.split('\n').slice(1)) {
       const cols = line.trim().split(/\s+/);
       if (cols.length < 10 || !inodes.has(cols[9])) continue;
@@ -44,7 +54,12 @@ export async function killConnectionsOf(db: TrialDb, pid: number, serverPort = 3
   for (const r of rows) {
     const port = Number(String(r.HOST ?? '').split(':')[1]);
     if (!ports.has(port)) continue;
-    try { await db.exec(`KILL CONNECTION ${Number(r.ID)}`); killed += 1; } catch { /* already gone */ }
+    try {
+      await db.exec(`KILL CONNECTION ${Number(r.ID)}`);
+      killed += 1;
+    } catch {
+      /* already gone */
+    }
   }
   return killed;
 }

@@ -31,7 +31,11 @@ let current: { dir: string; family: string; scope: string; sgen: number; claimed
 process.on('exit', (code) => {
   if (!current) return;
   appendEvent(current.dir, { ev: 'end', family: current.family, scope: current.scope, sgen: current.sgen, claimed: current.claimed, how: `exit ${code}` });
-  try { fs.unlinkSync(curFile(current.dir, current.family, current.scope)); } catch { /* gone */ }
+  try {
+    fs.unlinkSync(curFile(current.dir, current.family, current.scope));
+  } catch {
+    /* gone */
+  }
 });
 
 function begin(dir: string, family: string, scope: string, sgen: number, claimed: number, holder: string): void {
@@ -41,7 +45,9 @@ function begin(dir: string, family: string, scope: string, sgen: number, claimed
     if (prev.pid !== process.pid && prev.sgen === sgen && isAlive(prev.pid)) {
       appendEvent(dir, { ev: 'overlap', family, scope, sgen, claimed, holder, otherPid: prev.pid, otherClaimed: prev.claimed });
     }
-  } catch { /* no invocation running */ }
+  } catch {
+    /* no invocation running */
+  }
   fs.writeFileSync(file, JSON.stringify({ pid: process.pid, sgen, claimed }));
   current = { dir, family, scope, sgen, claimed };
   appendEvent(dir, { ev: 'start', family, scope, sgen, claimed, holder });
@@ -54,7 +60,9 @@ function end(how: string): void {
   try {
     const prev = JSON.parse(fs.readFileSync(curFile(c.dir, c.family, c.scope), 'utf8')) as { pid: number };
     if (prev.pid === process.pid) fs.unlinkSync(curFile(c.dir, c.family, c.scope));
-  } catch { /* gone */ }
+  } catch {
+    /* gone */
+  }
   appendEvent(c.dir, { ev: 'end', family: c.family, scope: c.scope, sgen: c.sgen, claimed: c.claimed, how });
 }
 
@@ -66,35 +74,50 @@ export default defineProcessor({
     const sgen = ctx.supervisorGeneration;
     const claimed = ctx.claimedRequestGeneration;
     begin(dir, family, scopeId, sgen, claimed, ctx.holderId);
-    const behaviour = chooseBehaviour(process.env[SEED_VARIABLE] ?? '0', family, scopeId, claimed, bumpCounter(dir, family, scopeId), Number(process.env[MISBEHAVE_VARIABLE] ?? '0.3'));
+    const behaviour = chooseBehaviour(
+      process.env[SEED_VARIABLE] ?? '0',
+      family,
+      scopeId,
+      claimed,
+      bumpCounter(dir, family, scopeId),
+      Number(process.env[MISBEHAVE_VARIABLE] ?? '0.3'),
+    );
     if (behaviour !== 'ok') appendEvent(dir, { ev: 'behaviour', family, scope: scopeId, sgen, claimed, behaviour });
     try {
       const cursorRows = await ctx.read.query('SELECT through_seq FROM ch_cursors WHERE family = ? AND scope_id = ?', [family, scopeId]);
       const cursor = cursorRows.length > 0 ? num(cursorRows[0].through_seq) : 0;
-      const inputs = (await ctx.read.query('SELECT seq FROM ch_inputs WHERE family = ? AND scope_id = ? AND seq > ? ORDER BY seq', [family, scopeId, cursor])).map((r) => num(r.seq));
+      const inputs = (
+        await ctx.read.query('SELECT seq FROM ch_inputs WHERE family = ? AND scope_id = ? AND seq > ? ORDER BY seq', [family, scopeId, cursor])
+      ).map((r) => num(r.seq));
       if (behaviour === 'throw_before') throw new Error('chaos: throw before commit');
       if (behaviour === 'exit_before') process.exit(41);
       if (behaviour === 'timeout') await sleep(60_000);
       const lock = ctx.backend === 'sqlite' ? '' : ' FOR UPDATE';
       const now = ctx.backend === 'sqlite' ? "strftime('%Y-%m-%d %H:%M:%f', 'now')" : "DATE_FORMAT(SYSDATE(6), '%Y-%m-%d %H:%i:%s.%f')";
-      await ctx.commit(async (tx) => {
-        const rows = await tx.query(`SELECT through_seq FROM ch_cursors WHERE family = ? AND scope_id = ?${lock}`, [family, scopeId]);
-        const at = rows.length > 0 ? num(rows[0].through_seq) : 0;
-        if (at !== cursor) throw new ConflictError(`cursor of ${scopeId} moved from ${cursor} to ${at}`);
-        if (behaviour === 'slow_commit') await sleep(400);
-        // The newest committed term as this transaction sees it (READ COMMITTED): a newer one
-        // committed meanwhile is a stale-term write if this transaction commits.
-        const lease = await tx.query('SELECT supervisor_generation FROM pc_artifact_processing_leases WHERE supervisor_key = ?', [ctx.supervisorKey]);
-        const seen = num(lease[0]?.supervisor_generation);
-        for (const seq of inputs) {
-          await tx.query(`INSERT INTO ch_outputs (family, scope_id, seq, supervisor_generation, seen_generation, holder_id, claimed_generation, worker_pid, written_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${now})`, [family, scopeId, seq, sgen, seen, ctx.holderId, claimed, process.pid]);
-        }
-        if (inputs.length === 0) return;
-        const through = inputs[inputs.length - 1];
-        if (rows.length > 0) await tx.query('UPDATE ch_cursors SET through_seq = ? WHERE family = ? AND scope_id = ?', [through, family, scopeId]);
-        else await tx.query('INSERT INTO ch_cursors (family, scope_id, through_seq) VALUES (?, ?, ?)', [family, scopeId, through]);
-      }, { acknowledge: true, confirmClean: true });
+      await ctx.commit(
+        async (tx) => {
+          const rows = await tx.query(`SELECT through_seq FROM ch_cursors WHERE family = ? AND scope_id = ?${lock}`, [family, scopeId]);
+          const at = rows.length > 0 ? num(rows[0].through_seq) : 0;
+          if (at !== cursor) throw new ConflictError(`cursor of ${scopeId} moved from ${cursor} to ${at}`);
+          if (behaviour === 'slow_commit') await sleep(400);
+          // The newest committed term as this transaction sees it (READ COMMITTED): a newer one
+          // committed meanwhile is a stale-term write if this transaction commits.
+          const lease = await tx.query('SELECT supervisor_generation FROM pc_artifact_processing_leases WHERE supervisor_key = ?', [ctx.supervisorKey]);
+          const seen = num(lease[0]?.supervisor_generation);
+          for (const seq of inputs) {
+            await tx.query(
+              `INSERT INTO ch_outputs (family, scope_id, seq, supervisor_generation, seen_generation, holder_id, claimed_generation, worker_pid, written_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${now})`,
+              [family, scopeId, seq, sgen, seen, ctx.holderId, claimed, process.pid],
+            );
+          }
+          if (inputs.length === 0) return;
+          const through = inputs[inputs.length - 1];
+          if (rows.length > 0) await tx.query('UPDATE ch_cursors SET through_seq = ? WHERE family = ? AND scope_id = ?', [through, family, scopeId]);
+          else await tx.query('INSERT INTO ch_cursors (family, scope_id, through_seq) VALUES (?, ?, ?)', [family, scopeId, through]);
+        },
+        { acknowledge: true, confirmClean: true },
+      );
       if (behaviour === 'exit_after') process.exit(42);
       if (behaviour === 'throw_after') throw new Error('chaos: throw after commit');
       end('ok');

@@ -61,16 +61,29 @@ export class Candidate {
   readonly faultHits: string[] = [];
   readonly exit: Promise<void>;
 
-  constructor(readonly name: string, url: string, role: 'all' | 'background', env: Record<string, string>) {
+  constructor(
+    readonly name: string,
+    url: string,
+    role: 'all' | 'background',
+    env: Record<string, string>,
+  ) {
     const args = ['--import', 'tsx', 'src/cli/main.ts', 'run', '--families', FAMILIES_MODULE_PATH, '--role', role];
     this.proc = spawn(process.execPath, args, { cwd: REPO_ROOT, env: childEnv(url, env), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     if (!this.proc.pid) throw new Error(`${name}: spawn failed`);
     this.pid = this.proc.pid;
     GROUPS.add(this.pid);
-    const keep = (line: string) => { this.tail.push(line.slice(0, 400)); if (this.tail.length > 40) this.tail.shift(); };
+    const keep = (line: string) => {
+      this.tail.push(line.slice(0, 400));
+      if (this.tail.length > 40) this.tail.shift();
+    };
     readline.createInterface({ input: this.proc.stdout! }).on('line', (line) => {
       if (line.includes('"holderId"') && !this.holderId) {
-        try { const l = JSON.parse(line); if (l.pid === this.pid && l.holderId) this.holderId = String(l.holderId); } catch { /* not JSON */ }
+        try {
+          const l = JSON.parse(line);
+          if (l.pid === this.pid && l.holderId) this.holderId = String(l.holderId);
+        } catch {
+          /* not JSON */
+        }
       }
       if (line.includes('"level":50') || line.includes('"level":60') || line.includes('"level":40')) keep(line);
     });
@@ -79,7 +92,12 @@ export class Candidate {
       if (hit) this.faultHits.push(hit[1]);
       else keep(line);
     });
-    this.exit = new Promise((resolve) => this.proc.once('exit', () => { this.exited = true; resolve(); }));
+    this.exit = new Promise((resolve) =>
+      this.proc.once('exit', () => {
+        this.exited = true;
+        resolve();
+      }),
+    );
   }
 
   /** Live worker children (the processes the runtime forked), task workers included. */
@@ -99,7 +117,11 @@ export class Candidate {
   }
 
   signal(sig: NodeJS.Signals): void {
-    try { process.kill(this.pid, sig); } catch { /* gone */ }
+    try {
+      process.kill(this.pid, sig);
+    } catch {
+      /* gone */
+    }
     if (sig === 'SIGSTOP') this.stopped = true;
     if (sig === 'SIGCONT') this.stopped = false;
   }
@@ -132,8 +154,20 @@ export function childrenOf(pid: number): number[] {
 }
 
 export function killAll(): void {
-  for (const g of GROUPS) { try { process.kill(-g, 'SIGKILL'); } catch { /* gone */ } }
-  for (const p of SEEN) { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }
+  for (const g of GROUPS) {
+    try {
+      process.kill(-g, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+  for (const p of SEEN) {
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
   GROUPS.clear();
   SEEN.clear();
 }

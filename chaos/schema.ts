@@ -27,7 +27,7 @@ const TASK_LOG_COLUMNS = 'task_id, kind, attempt_token, state, lease_expires_at,
  * on pc_durable_tasks, kind 'row') and the handler's fenced writes (kind take/item/done).
  */
 async function createTaskSchema(backend: Backend, exec: Exec, id: string): Promise<void> {
-  await exec("CREATE TABLE ch_task_domain (task_id BIGINT NOT NULL PRIMARY KEY, attempt_token VARCHAR(64) NOT NULL, state VARCHAR(16) NOT NULL)");
+  await exec('CREATE TABLE ch_task_domain (task_id BIGINT NOT NULL PRIMARY KEY, attempt_token VARCHAR(64) NOT NULL, state VARCHAR(16) NOT NULL)');
   await exec(`CREATE TABLE ch_task_items (id ${id}, task_id BIGINT NOT NULL, item INT NOT NULL, attempt_token VARCHAR(64) NOT NULL)`);
   await exec(`CREATE TABLE ch_task_log (id ${id}, task_id BIGINT NOT NULL, kind VARCHAR(8) NOT NULL, attempt_token VARCHAR(64) NULL,
     state VARCHAR(16) NULL, lease_expires_at VARCHAR(32) NULL, at VARCHAR(32) NOT NULL)`);
@@ -48,7 +48,9 @@ export async function createSuiteSchema(backend: Backend, exec: Exec): Promise<v
   const id = backend === 'sqlite' ? 'INTEGER PRIMARY KEY AUTOINCREMENT' : 'BIGINT AUTO_INCREMENT PRIMARY KEY';
   await exec(`CREATE TABLE ch_inputs (family VARCHAR(64) NOT NULL, scope_id VARCHAR(64) NOT NULL, seq BIGINT NOT NULL,
     requested INT NOT NULL DEFAULT 0, PRIMARY KEY (family, scope_id, seq))`);
-  await exec('CREATE TABLE ch_cursors (family VARCHAR(64) NOT NULL, scope_id VARCHAR(64) NOT NULL, through_seq BIGINT NOT NULL, PRIMARY KEY (family, scope_id))');
+  await exec(
+    'CREATE TABLE ch_cursors (family VARCHAR(64) NOT NULL, scope_id VARCHAR(64) NOT NULL, through_seq BIGINT NOT NULL, PRIMARY KEY (family, scope_id))',
+  );
   // No unique key on purpose: a duplicate must be visible to the checker, not refused.
   await exec(`CREATE TABLE ch_outputs (id ${id}, family VARCHAR(64) NOT NULL, scope_id VARCHAR(64) NOT NULL, seq BIGINT NOT NULL,
     supervisor_generation BIGINT NOT NULL, seen_generation BIGINT NOT NULL, holder_id VARCHAR(191) NOT NULL, claimed_generation BIGINT NOT NULL,

@@ -10,9 +10,25 @@ import type { TrialDb } from './db.ts';
 import type { Violation } from './checker.ts';
 import type { Exec } from './schema.ts';
 
-export interface TaskLogRow { id: number; task_id: number; kind: string; attempt_token: string | null; state: string | null; lease_expires_at: string | null; at: string }
+export interface TaskLogRow {
+  id: number;
+  task_id: number;
+  kind: string;
+  attempt_token: string | null;
+  state: string | null;
+  lease_expires_at: string | null;
+  at: string;
+}
 
-export interface TaskStats { tasks: number; succeeded: number; failed: number; attempts: number; requeued: number; writes: number; historyRows: number }
+export interface TaskStats {
+  tasks: number;
+  succeeded: number;
+  failed: number;
+  attempts: number;
+  requeued: number;
+  writes: number;
+  historyRows: number;
+}
 
 const num = (v: unknown) => Number(v ?? 0);
 /** Both backends' times as 'YYYY-MM-DD HH:MM:SS.mmm' (MySQL keeps 6 digits, the lease 3). */
@@ -24,7 +40,9 @@ export async function unsettledTasks(db: TrialDb): Promise<number[]> {
 
 export async function readTaskLog(db: TrialDb | { exec: Exec }): Promise<TaskLogRow[]> {
   return (await db.exec(`SELECT id, task_id, kind, attempt_token, state, lease_expires_at, at FROM ch_task_log ORDER BY id`)).map((r) => ({
-    ...r, id: num(r.id), task_id: num(r.task_id),
+    ...r,
+    id: num(r.id),
+    task_id: num(r.task_id),
   })) as unknown as TaskLogRow[];
 }
 
@@ -63,7 +81,12 @@ async function checkTaskRows(exec: Exec, drained: boolean, stats: TaskStats): Pr
       }
       const key = `task ${taskId}`;
       if (!cur || cur.state !== 'running' || cur.attempt_token !== r.attempt_token) {
-        v.push({ invariant: 'late-write', key, detail: `a ${r.kind} write of attempt ${r.attempt_token} while the task row was ${cur?.state ?? 'absent'} under attempt ${cur?.attempt_token ?? 'none'}`, rows: [cur, r] });
+        v.push({
+          invariant: 'late-write',
+          key,
+          detail: `a ${r.kind} write of attempt ${r.attempt_token} while the task row was ${cur?.state ?? 'absent'} under attempt ${cur?.attempt_token ?? 'none'}`,
+          rows: [cur, r],
+        });
       } else if (cur.lease_expires_at === null || ms(r.at) >= ms(cur.lease_expires_at)) {
         v.push({ invariant: 'late-write', key, detail: `a ${r.kind} write at ${r.at} after its lease expired at ${cur.lease_expires_at}`, rows: [cur, r] });
       }
@@ -83,15 +106,19 @@ async function checkTaskRows(exec: Exec, drained: boolean, stats: TaskStats): Pr
     }
     const mine = items.filter((i) => num(i.task_id) === taskId);
     const tokens = [...new Set(mine.map((i) => String(i.attempt_token)))];
-    if (tokens.length > 1) v.push({ invariant: 'two-attempts', key, detail: `the ${state} task ends with the writes of ${tokens.length} attempts`, rows: mine });
+    if (tokens.length > 1)
+      v.push({ invariant: 'two-attempts', key, detail: `the ${state} task ends with the writes of ${tokens.length} attempts`, rows: mine });
     if (state !== 'succeeded') continue;
     const steps = num((typeof t.payload === 'string' ? JSON.parse(t.payload) : t.payload)?.steps);
     const seqs = mine.map((i) => num(i.item));
-    if (seqs.length !== steps || seqs.some((s, i) => s !== i + 1)) v.push({ invariant: 'two-attempts', key, detail: `succeeded with items [${seqs.join(',')}], not 1..${steps}`, rows: mine });
+    if (seqs.length !== steps || seqs.some((s, i) => s !== i + 1))
+      v.push({ invariant: 'two-attempts', key, detail: `succeeded with items [${seqs.join(',')}], not 1..${steps}`, rows: mine });
     const w = winner.get(taskId);
-    if (tokens.length === 1 && w !== undefined && w !== tokens[0]) v.push({ invariant: 'two-attempts', key, detail: `succeeded under attempt ${w} but its items are attempt ${tokens[0]}'s`, rows: mine });
+    if (tokens.length === 1 && w !== undefined && w !== tokens[0])
+      v.push({ invariant: 'two-attempts', key, detail: `succeeded under attempt ${w} but its items are attempt ${tokens[0]}'s`, rows: mine });
     const d = domain.get(taskId);
-    if (!d || d.state !== 'done' || (w && d.attempt_token !== w)) v.push({ invariant: 'two-attempts', key, detail: 'succeeded but its domain row is not done by the attempt that succeeded', rows: [d ?? null, w] });
+    if (!d || d.state !== 'done' || (w && d.attempt_token !== w))
+      v.push({ invariant: 'two-attempts', key, detail: 'succeeded but its domain row is not done by the attempt that succeeded', rows: [d ?? null, w] });
   }
   return v;
 }
@@ -109,7 +136,8 @@ export function taskRecoveryMs(faultT: number, log: TaskLogRow[]): number | null
   for (const r of log) {
     if (r.kind !== 'row') continue;
     const prev = last.get(r.task_id);
-    if (r.state === 'running' && r.attempt_token && prev?.attempt_token !== r.attempt_token && epoch(r.at) > faultT) claimedAfter.set(r.attempt_token, epoch(r.at));
+    if (r.state === 'running' && r.attempt_token && prev?.attempt_token !== r.attempt_token && epoch(r.at) > faultT)
+      claimedAfter.set(r.attempt_token, epoch(r.at));
     if (r.state === 'succeeded' && prev?.attempt_token && claimedAfter.has(prev.attempt_token)) {
       const d = epoch(r.at) - faultT;
       if (best === null || d < best) best = d;

@@ -13,11 +13,18 @@ import { defineTaskHandler, type TaskContext } from '../src/tasks/handler.ts';
 import type { Tx } from '../src/store/scoped-tx.ts';
 import { utcNowExpr } from './schema.ts';
 
-interface Payload { steps: number; delayMs: number }
+interface Payload {
+  steps: number;
+  delayMs: number;
+}
 
 async function log(ctx: TaskContext, tx: Tx, what: string): Promise<void> {
-  await ctx.query(tx, `INSERT INTO ch_task_log (task_id, kind, attempt_token, state, lease_expires_at, at)
-    VALUES (?, ?, ?, NULL, NULL, ${utcNowExpr(ctx.backend)})`, [ctx.taskId, what, ctx.attemptToken]);
+  await ctx.query(
+    tx,
+    `INSERT INTO ch_task_log (task_id, kind, attempt_token, state, lease_expires_at, at)
+    VALUES (?, ?, ?, NULL, NULL, ${utcNowExpr(ctx.backend)})`,
+    [ctx.taskId, what, ctx.attemptToken],
+  );
 }
 
 export default defineTaskHandler({

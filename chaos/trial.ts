@@ -63,7 +63,9 @@ export function recoveries(faults: FaultRecord[], journal: JournalEvent[], taskL
     if (TASK_FAULTS.includes(f.kind)) return { kind: f.kind, ms: taskRecoveryMs(f.t, taskLog) };
     for (const s of starts) {
       if (s.t <= f.t) continue;
-      const end = ends.find((e) => e.pid === s.pid && e.family === s.family && e.scope === s.scope && e.claimed === s.claimed && e.sgen === s.sgen && e.t >= s.t);
+      const end = ends.find(
+        (e) => e.pid === s.pid && e.family === s.family && e.scope === s.scope && e.claimed === s.claimed && e.sgen === s.sgen && e.t >= s.t,
+      );
       if (end) return { kind: f.kind, ms: end.t - f.t };
     }
     return { kind: f.kind, ms: null };
@@ -129,14 +131,32 @@ export async function runTrial(options: TrialOptions, log: (line: string) => voi
     const behaviours: Record<string, number> = {};
     for (const e of journal) if (e.ev === 'behaviour') behaviours[String(e.behaviour)] = (behaviours[String(e.behaviour)] ?? 0) + 1;
     if (!drained) {
-      const stuck = await db.exec("SELECT task_id, state, attempt_count, attempt_owner, lease_expires_at, error_code FROM pc_durable_tasks WHERE state IN ('pending', 'running') ORDER BY task_id LIMIT 5").catch(() => []);
+      const stuck = await db
+        .exec(
+          "SELECT task_id, state, attempt_count, attempt_owner, lease_expires_at, error_code FROM pc_durable_tasks WHERE state IN ('pending', 'running') ORDER BY task_id LIMIT 5",
+        )
+        .catch(() => []);
       if (stuck.length > 0) log(`  unsettled tasks: ${JSON.stringify(stuck)}`);
     }
-    if (!drained) log(`  drain timeout: ${unsettled.join(', ')}; last candidate lines: ${cluster.live().map((c) => c.tail.slice(-2).join(' | ')).join(' || ')}`);
+    if (!drained)
+      log(
+        `  drain timeout: ${unsettled.join(', ')}; last candidate lines: ${cluster
+          .live()
+          .map((c) => c.tail.slice(-2).join(' | '))
+          .join(' || ')}`,
+      );
     return {
-      options, faults: injector.schedule, driver, behaviours,
+      options,
+      faults: injector.schedule,
+      driver,
+      behaviours,
       invocations: journal.filter((e) => e.ev === 'start').length,
-      drained, drainMs, unsettled, violations, check, recoveriesMs: recoveries(injector.schedule, journal, taskLog),
+      drained,
+      drainMs,
+      unsettled,
+      violations,
+      check,
+      recoveriesMs: recoveries(injector.schedule, journal, taskLog),
       tasks: { ...taskStats, submitted: submitted.tasks },
       crashHits: cluster.candidates.flatMap((c) => c.faultHits).reduce<Record<string, number>>((m, h) => ({ ...m, [h]: (m[h] ?? 0) + 1 }), {}),
     };

@@ -34,12 +34,17 @@ export function inspect(dir) {
   const problems = [];
   const entries = [];
   if (fs.existsSync(lockPath)) {
-    fs.readFileSync(lockPath, 'utf8').split('\n').forEach((line, i) => {
-      if (line === '' || line.startsWith('#')) return;
-      const m = LINE.exec(line);
-      if (!m) { problems.push(`CHECKSUMS:${i + 1}: malformed line ${JSON.stringify(line)}`); return; }
-      entries.push({ sum: m[1], file: m[2], line: i + 1 });
-    });
+    fs.readFileSync(lockPath, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (line === '' || line.startsWith('#')) return;
+        const m = LINE.exec(line);
+        if (!m) {
+          problems.push(`CHECKSUMS:${i + 1}: malformed line ${JSON.stringify(line)}`);
+          return;
+        }
+        entries.push({ sum: m[1], file: m[2], line: i + 1 });
+      });
   }
   const seen = new Set();
   for (const e of entries) {
@@ -49,9 +54,16 @@ export function inspect(dir) {
     if (!fs.existsSync(full)) problems.push(`${e.file} is locked but missing (migrations are never deleted)`);
     else if (sha256(full) !== e.sum) problems.push(`${e.file} changed after it was locked (migrations are append-only: restore it and add a new migration)`);
   }
-  const files = fs.readdirSync(dir).filter((f) => FILE.test(f)).sort();
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => FILE.test(f))
+    .sort();
   const missing = files.filter((f) => !seen.has(f)).map((file) => ({ file, sum: sha256(path.join(dir, file)) }));
-  const lastLockedUp = entries.map((e) => e.file).filter((f) => f.endsWith('.up.sql')).sort().pop();
+  const lastLockedUp = entries
+    .map((e) => e.file)
+    .filter((f) => f.endsWith('.up.sql'))
+    .sort()
+    .pop();
   for (const m of missing) {
     if (m.file.endsWith('.up.sql') && lastLockedUp && m.file < lastLockedUp) {
       problems.push(`${m.file} is new but sorts before the locked ${lastLockedUp}: a new migration must come last`);
@@ -69,7 +81,10 @@ function main(argv) {
     const dir = path.join(root, backend);
     const { problems, missing, lockPath } = inspect(dir);
     for (const p of problems) console.error(`migrations/${backend}/${p}`);
-    if (problems.length > 0) { failed = true; continue; }
+    if (problems.length > 0) {
+      failed = true;
+      continue;
+    }
     if (missing.length === 0) continue;
     if (check) {
       for (const m of missing) console.error(`migrations/${backend}/${m.file} is not in CHECKSUMS (run node scripts/lock-migrations.mjs)`);

@@ -4,6 +4,19 @@
  */
 export * from './sdk/index.ts';
 export {
-  AttemptLostError, DatabaseBusyError, InvalidArgumentError, openStore, parseDatabaseUrl, ScanStaleError, StoreError,
-  type Backend, type DatabaseTarget, type IntentSnapshot, type KeyGenerations, type Store, type StoreErrorCode, type Term, type TxHandle,
+  AttemptLostError,
+  DatabaseBusyError,
+  InvalidArgumentError,
+  openStore,
+  parseDatabaseUrl,
+  ScanStaleError,
+  StoreError,
+  type Backend,
+  type DatabaseTarget,
+  type IntentSnapshot,
+  type KeyGenerations,
+  type Store,
+  type StoreErrorCode,
+  type Term,
+  type TxHandle,
 } from './store/index.ts';

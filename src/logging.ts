@@ -11,8 +11,20 @@ import { ConfigError } from './config/database-url.ts';
 
 /** Field names whose values are never logged, at the top level and up to two levels deep. */
 export const REDACTED_FIELDS = [
-  'password', 'databaseUrl', 'connectionString', 'url', 'prompt', 'content', 'output', 'source',
-  'token', 'secret', 'apiKey', 'authorization', 'credentials', 'env',
+  'password',
+  'databaseUrl',
+  'connectionString',
+  'url',
+  'prompt',
+  'content',
+  'output',
+  'source',
+  'token',
+  'secret',
+  'apiKey',
+  'authorization',
+  'credentials',
+  'env',
 ];
 
 const REDACTED = new Set(REDACTED_FIELDS);
@@ -84,7 +96,10 @@ class GroupedStdout {
   }
 
   flush(): void {
-    if (this.timer) { clearTimeout(this.timer); this.timer = null; }
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
     if (this.chunks.length === 0 && !this.rest) return;
     const text = Buffer.from(this.chunks.join(''), 'utf8');
     const buffer = this.rest ? Buffer.concat([this.rest, text]) : text;
@@ -119,7 +134,8 @@ export type LogFormat = 'json' | 'pretty';
 export function logLevelOf(env: NodeJS.ProcessEnv = process.env): string {
   const raw = env[LOG_LEVEL_VARIABLE]?.trim().toLowerCase();
   if (!raw) return 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new ConfigError(`${LOG_LEVEL_VARIABLE} must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(env[LOG_LEVEL_VARIABLE])})`);
+  if (!(LOG_LEVELS as readonly string[]).includes(raw))
+    throw new ConfigError(`${LOG_LEVEL_VARIABLE} must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(env[LOG_LEVEL_VARIABLE])})`);
   return raw;
 }
 
@@ -127,7 +143,8 @@ export function logLevelOf(env: NodeJS.ProcessEnv = process.env): string {
 export function logFormatOf(env: NodeJS.ProcessEnv = process.env, isTty = process.stdout.isTTY === true): LogFormat {
   const raw = env[LOG_FORMAT_VARIABLE]?.trim().toLowerCase();
   if (!raw) return isTty ? 'pretty' : 'json';
-  if (raw !== 'json' && raw !== 'pretty') throw new ConfigError(`${LOG_FORMAT_VARIABLE} must be json or pretty (got ${JSON.stringify(env[LOG_FORMAT_VARIABLE])})`);
+  if (raw !== 'json' && raw !== 'pretty')
+    throw new ConfigError(`${LOG_FORMAT_VARIABLE} must be json or pretty (got ${JSON.stringify(env[LOG_FORMAT_VARIABLE])})`);
   return raw;
 }
 
@@ -145,15 +162,17 @@ function defaultDestination(): pino.DestinationStream {
 }
 
 export function createLogger(options: { level?: string; name?: string; destination?: pino.DestinationStream } = {}): Logger {
-  return guardChildren(pino(
-    {
-      name: options.name ?? 'apsup',
-      level: options.level ?? logLevelOf(),
-      formatters: { log: (object) => scrub(object, 2) as Record<string, unknown> },
-      base: { pid: process.pid },
-    },
-    options.destination ?? (stdoutDestination ??= defaultDestination()),
-  ));
+  return guardChildren(
+    pino(
+      {
+        name: options.name ?? 'apsup',
+        level: options.level ?? logLevelOf(),
+        formatters: { log: (object) => scrub(object, 2) as Record<string, unknown> },
+        base: { pid: process.pid },
+      },
+      options.destination ?? (stdoutDestination ??= defaultDestination()),
+    ),
+  );
 }
 
 /** Whether this process's logs are human-readable (then a refusal is printed once, not also logged). */

@@ -28,10 +28,16 @@ export function splitSqlStatements(text: string): string[] {
       let j = i + 1;
       while (j < text.length) {
         if (text[j] === ch) {
-          if (text[j + 1] === ch) { j += 2; continue; }
+          if (text[j + 1] === ch) {
+            j += 2;
+            continue;
+          }
           break;
         }
-        if (text[j] === '\\' && ch !== '"') { j += 2; continue; }
+        if (text[j] === '\\' && ch !== '"') {
+          j += 2;
+          continue;
+        }
         j += 1;
       }
       current += text.slice(i, j + 1);

@@ -56,7 +56,10 @@ function headerSection(header: string[], name: string): string {
 
 /** Error codes a file raises itself: MESSAGE_TEXT = '<code>' (MySQL), literals of INSERT INTO pc_aps_signals (SQLite). */
 function raisedCodes(text: string): string[] {
-  const body = text.split('\n').map((line) => line.replace(/--.*$/, '')).join('\n');
+  const body = text
+    .split('\n')
+    .map((line) => line.replace(/--.*$/, ''))
+    .join('\n');
   const codes = new Set<string>();
   for (const m of body.matchAll(/MESSAGE_TEXT\s*=\s*'([a-z_]+)'/g)) codes.add(m[1]);
   for (const statement of splitSqlStatements(body)) {
@@ -112,7 +115,10 @@ function procedureParameters(text: string, op: string): Array<{ mode: string; na
 /** `-- @procedure <name>` lines of migrations/oceanbase/*.up.sql, in migration and line order. */
 function installedByMigrations(): Array<{ name: string; migration: string; order: number }> {
   const dir = path.join(MIGRATIONS_DIR, 'oceanbase');
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.up.sql')).sort();
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.up.sql'))
+    .sort();
   const out: Array<{ name: string; migration: string; order: number }> = [];
   for (const file of files) {
     for (const line of read(path.join(dir, file)).split('\n')) {
@@ -153,7 +159,10 @@ const MYSQL_ONLY = new Set<string>(INTERNAL_PROCEDURE_NAMES);
 describe('operation catalogue: src/store/operations.ts agrees with the SQL files', () => {
   test('adoption conversions are installed by no migration and are exactly the pc_aps_adopt_ operations', () => {
     const adoption = OPERATION_NAMES.filter((op) => (OPERATIONS[op] as OperationSpec).installedBy === 'adoption');
-    assert.deepEqual(adoption, OPERATION_NAMES.filter((op) => op.startsWith('pc_aps_adopt_')));
+    assert.deepEqual(
+      adoption,
+      OPERATION_NAMES.filter((op) => op.startsWith('pc_aps_adopt_')),
+    );
     assert.ok(adoption.length >= 2);
     const installed = new Set(installedByMigrations().map((i) => i.name));
     for (const op of adoption) assert.ok(!installed.has(op), `${op} must not be installed by a migration (it reads tables of a database being adopted)`);
@@ -186,7 +195,12 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
         if (!mysqlOnly) assert.ok(fs.existsSync(scriptFile(op)), `missing sql/sqlite/${op}.sql`);
       });
 
-      const files = mysqlOnly ? ([['procedure', procedureFile(op)]] as const) : ([['procedure', procedureFile(op)], ['SQLite script', scriptFile(op)]] as const);
+      const files = mysqlOnly
+        ? ([['procedure', procedureFile(op)]] as const)
+        : ([
+            ['procedure', procedureFile(op)],
+            ['SQLite script', scriptFile(op)],
+          ] as const);
       for (const [kind, file] of files) {
         test(`${kind} starts with a header comment: Purpose, Parameters, Result, Errors`, () => {
           const text = read(file);
@@ -210,11 +224,16 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
           if (!new RegExp(`\\bp_${p}\\b`).test(procedureParams)) problems.push(`procedures/oceanbase/${op}.sql: Parameters does not describe p_${p}`);
         }
         const scriptParams = headerSection(scriptHeader, 'Parameters');
-        const used = mysqlOnly ? new Set<string>() : new Set([...codeOf(sqliteScriptText(op)).matchAll(/(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]));
+        const used = mysqlOnly
+          ? new Set<string>()
+          : new Set([...codeOf(sqliteScriptText(op)).matchAll(/(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]));
         for (const p of used) {
           if (!new RegExp(`:${p}\\b`).test(scriptParams)) problems.push(`sql/sqlite/${op}.sql: Parameters does not describe :${p}`);
         }
-        const checked = [[`procedures/oceanbase/${op}.sql`, procedure, procedureHeader], [`sql/sqlite/${op}.sql`, script, scriptHeader]] as const;
+        const checked = [
+          [`procedures/oceanbase/${op}.sql`, procedure, procedureHeader],
+          [`sql/sqlite/${op}.sql`, script, scriptHeader],
+        ] as const;
         for (const [file, text, header] of mysqlOnly ? checked.slice(0, 1) : checked) {
           const errors = headerSection(header, 'Errors');
           for (const code of raisedCodes(text.split('\n').slice(header.length).join('\n'))) {
@@ -236,35 +255,40 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
         const params = procedureParameters(read(procedureFile(op)), op);
         const declared = params.map((p) => p.name);
         const catalogue = spec.params.map((p) => `p_${p}`);
-        assert.deepEqual(declared, catalogue,
-          `procedures/oceanbase/${op}.sql declares (${declared.join(', ')}), the catalogue says (${catalogue.join(', ')})`);
+        assert.deepEqual(declared, catalogue, `procedures/oceanbase/${op}.sql declares (${declared.join(', ')}), the catalogue says (${catalogue.join(', ')})`);
         for (const p of params) assert.equal(p.mode, 'IN', `${op}.${p.name} must be an IN parameter (the adapter binds values positionally)`);
       });
 
-      if (!mysqlOnly) test('every :name used by the SQLite script is a catalogue parameter', () => {
-        const code = codeOf(sqliteScriptText(op));
-        const used = new Set([...code.matchAll(/(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]));
-        const unknown = [...used].filter((name) => !(spec.params as readonly string[]).includes(name));
-        assert.deepEqual(unknown, [], `sql/sqlite/${op}.sql uses parameters the adapter never binds`);
-        assert.ok(used.size > 0 || (spec.params as readonly string[]).length === 0, `sql/sqlite/${op}.sql uses none of its parameters`);
-        assert.doesNotMatch(code, /\?|[@$][A-Za-z_]/, 'only :name parameters (no ?, ?NNN, @name or $name)');
-      });
+      if (!mysqlOnly)
+        test('every :name used by the SQLite script is a catalogue parameter', () => {
+          const code = codeOf(sqliteScriptText(op));
+          const used = new Set([...code.matchAll(/(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]));
+          const unknown = [...used].filter((name) => !(spec.params as readonly string[]).includes(name));
+          assert.deepEqual(unknown, [], `sql/sqlite/${op}.sql uses parameters the adapter never binds`);
+          assert.ok(used.size > 0 || (spec.params as readonly string[]).length === 0, `sql/sqlite/${op}.sql uses none of its parameters`);
+          assert.doesNotMatch(code, /\?|[@$][A-Za-z_]/, 'only :name parameters (no ?, ?NNN, @name or $name)');
+        });
 
-      if (!mysqlOnly) test(`transaction ownership '${spec.transaction}' in the SQLite script`, () => {
-        const statements = splitSqlStatements(sqliteScriptText(op));
-        assert.ok(statements.length > 0);
-        const control = (s: string) => /^(BEGIN|COMMIT|ROLLBACK|END|SAVEPOINT|RELEASE)\b/i.test(s);
-        if (spec.transaction === 'own') {
-          assert.match(statements[0], /^BEGIN\s+IMMEDIATE$/i, `sql/sqlite/${op}.sql must start with BEGIN IMMEDIATE`);
-          assert.match(statements[statements.length - 1], /^COMMIT$/i, `sql/sqlite/${op}.sql must end with COMMIT`);
-          assert.deepEqual(statements.slice(1, -1).filter(control), [], 'no other transaction control in between');
-        } else {
-          assert.deepEqual(statements.filter(control), [], `sql/sqlite/${op}.sql runs in the caller's transaction and must not control it`);
-        }
-        if (spec.transaction === 'read') {
-          assert.deepEqual(statements.filter((s) => !/^(SELECT|WITH)\b/i.test(s)), [], `sql/sqlite/${op}.sql is a read and must only SELECT`);
-        }
-      });
+      if (!mysqlOnly)
+        test(`transaction ownership '${spec.transaction}' in the SQLite script`, () => {
+          const statements = splitSqlStatements(sqliteScriptText(op));
+          assert.ok(statements.length > 0);
+          const control = (s: string) => /^(BEGIN|COMMIT|ROLLBACK|END|SAVEPOINT|RELEASE)\b/i.test(s);
+          if (spec.transaction === 'own') {
+            assert.match(statements[0], /^BEGIN\s+IMMEDIATE$/i, `sql/sqlite/${op}.sql must start with BEGIN IMMEDIATE`);
+            assert.match(statements[statements.length - 1], /^COMMIT$/i, `sql/sqlite/${op}.sql must end with COMMIT`);
+            assert.deepEqual(statements.slice(1, -1).filter(control), [], 'no other transaction control in between');
+          } else {
+            assert.deepEqual(statements.filter(control), [], `sql/sqlite/${op}.sql runs in the caller's transaction and must not control it`);
+          }
+          if (spec.transaction === 'read') {
+            assert.deepEqual(
+              statements.filter((s) => !/^(SELECT|WITH)\b/i.test(s)),
+              [],
+              `sql/sqlite/${op}.sql is a read and must only SELECT`,
+            );
+          }
+        });
 
       test(`transaction ownership '${spec.transaction}' in the procedure`, () => {
         const code = codeOf(read(procedureFile(op)));
@@ -273,13 +297,19 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
         if (spec.transaction === 'own') {
           assert.equal(starts, 1, `${op} owns its transaction: exactly one START TRANSACTION`);
           assert.ok(commits >= 1, `${op} owns its transaction: COMMIT`);
-          assert.match(code, /DECLARE\s+EXIT\s+HANDLER\s+FOR\s+SQLEXCEPTION\s+BEGIN\s+ROLLBACK\s*;\s*RESIGNAL\s*;\s*END/i,
-            `${op} owns its transaction and must roll it back on any error (EXIT HANDLER ... ROLLBACK; RESIGNAL)`);
+          assert.match(
+            code,
+            /DECLARE\s+EXIT\s+HANDLER\s+FOR\s+SQLEXCEPTION\s+BEGIN\s+ROLLBACK\s*;\s*RESIGNAL\s*;\s*END/i,
+            `${op} owns its transaction and must roll it back on any error (EXIT HANDLER ... ROLLBACK; RESIGNAL)`,
+          );
         } else if (spec.transaction === 'opens') {
           assert.equal(starts, 1, `${op} opens the caller's transaction: exactly one START TRANSACTION`);
           assert.equal(commits, 0, `${op} opens the caller's transaction and leaves it open: no COMMIT`);
-          assert.match(code, /DECLARE\s+EXIT\s+HANDLER\s+FOR\s+SQLEXCEPTION\s+BEGIN\s+ROLLBACK\s*;\s*RESIGNAL\s*;\s*END/i,
-            `${op} must not leave a transaction open when it fails (EXIT HANDLER ... ROLLBACK; RESIGNAL)`);
+          assert.match(
+            code,
+            /DECLARE\s+EXIT\s+HANDLER\s+FOR\s+SQLEXCEPTION\s+BEGIN\s+ROLLBACK\s*;\s*RESIGNAL\s*;\s*END/i,
+            `${op} must not leave a transaction open when it fails (EXIT HANDLER ... ROLLBACK; RESIGNAL)`,
+          );
         } else {
           assert.equal(starts, 0, `${op} runs in the caller's transaction: no START TRANSACTION`);
           assert.equal(commits, 0, `${op} runs in the caller's transaction: no COMMIT`);
@@ -300,7 +330,8 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
 
   test('procedures/oceanbase and sql/sqlite hold no other files (COMPATIBILITY.md allowed)', () => {
     const expected = new Set(OPERATION_NAMES.map((op) => `${op}.sql`));
-    const extraProcedures = fs.readdirSync(PROCEDURES_DIR)
+    const extraProcedures = fs
+      .readdirSync(PROCEDURES_DIR)
       .filter((f) => !expected.has(f) && f !== 'COMPATIBILITY.md' && !MYSQL_ONLY.has(f.replace(/\.sql$/, '')));
     const extraScripts = fs.readdirSync(SQLITE_SCRIPTS_DIR).filter((f) => !expected.has(f));
     assert.deepEqual(extraProcedures, [], 'procedures/oceanbase');
@@ -333,9 +364,14 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
     const problems: string[] = [];
     for (const op of MIGRATED_OPERATIONS) {
       const installer = latest.get(op);
-      if (!installer) { problems.push(`${op}: no migration installs it`); continue; }
+      if (!installer) {
+        problems.push(`${op}: no migration installs it`);
+        continue;
+      }
       const file = files.find((f) => f.name === installer)!;
-      const directive = parseDirectives(file.up, `${installer}.up.sql`).filter((d) => d.kind === 'procedure' && d.name === op).pop()!;
+      const directive = parseDirectives(file.up, `${installer}.up.sql`)
+        .filter((d) => d.kind === 'procedure' && d.name === op)
+        .pop()!;
       const pin = procedurePin(op);
       if (directive.value === null) {
         problems.push(`${installer}.up.sql:${directive.line}: "-- @procedure ${op}" has no pin; write "-- @procedure ${op} sha256=${pin}"`);
@@ -361,7 +397,10 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
           WHERE ROUTINE_SCHEMA = DATABASE() ORDER BY ROUTINE_NAME`,
       );
       // Compared in JavaScript order (the database's collation orders '_' differently).
-      assert.deepEqual(routines.map((r) => [String(r.name), r.type]).sort(), [...MIGRATED_OPERATIONS].sort().map((op) => [op, 'PROCEDURE']));
+      assert.deepEqual(
+        routines.map((r) => [String(r.name), r.type]).sort(),
+        [...MIGRATED_OPERATIONS].sort().map((op) => [op, 'PROCEDURE']),
+      );
       const params = await fx.query(
         `SELECT SPECIFIC_NAME AS routine, PARAMETER_NAME AS name, PARAMETER_MODE AS mode FROM information_schema.PARAMETERS
           WHERE SPECIFIC_SCHEMA = DATABASE() ORDER BY SPECIFIC_NAME, ORDINAL_POSITION`,

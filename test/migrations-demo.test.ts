@@ -25,15 +25,20 @@ async function withMigrator<T>(fx: BackendFixture, fn: (m: Migrator) => Promise<
 }
 
 async function tables(fx: BackendFixture): Promise<string[]> {
-  const rows = fx.backend === 'sqlite'
-    ? await fx.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-    : await fx.query('SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME');
+  const rows =
+    fx.backend === 'sqlite'
+      ? await fx.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+      : await fx.query('SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME');
   return rows.map((r) => String(r.name));
 }
 
 function previousMigration(backend: 'sqlite' | 'mysql'): string {
   const dir = path.join(MIGRATIONS_DIR, backend === 'sqlite' ? 'sqlite' : 'oceanbase');
-  const names = fs.readdirSync(dir).filter((f) => f.endsWith('.up.sql')).map((f) => f.slice(0, -'.up.sql'.length)).sort();
+  const names = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.up.sql'))
+    .map((f) => f.slice(0, -'.up.sql'.length))
+    .sort();
   const before = names.filter((n) => n < MINE[backend]);
   assert.ok(names.includes(MINE[backend]) && before.length > 0);
   return before[before.length - 1];
@@ -54,9 +59,16 @@ for (const backend of BACKENDS) {
       try {
         await withMigrator(fx, (m) => m.up());
         const production = await tables(fx);
-        assert.deepEqual(production.filter((t) => t.startsWith('ref_')), [], 'no demo table in a production schema');
+        assert.deepEqual(
+          production.filter((t) => t.startsWith('ref_')),
+          [],
+          'no demo table in a production schema',
+        );
         assert.ok(production.includes('pc_artifact_processing_intents') && production.includes('pc_durable_tasks'));
-        assert.ok(production.every((t) => t.startsWith('pc_') || t.startsWith('sqlite_')), `only supervisor and task tables: ${production.join(', ')}`);
+        assert.ok(
+          production.every((t) => t.startsWith('pc_') || t.startsWith('sqlite_')),
+          `only supervisor and task tables: ${production.join(', ')}`,
+        );
         assert.deepEqual((await withMigrator(fx, (m) => m.status())).demoTables, []);
 
         assert.deepEqual(await withMigrator(fx, (m) => m.up({ demo: true })), [], 'no migration pending; the demo schema is not one');
@@ -80,10 +92,16 @@ for (const backend of BACKENDS) {
         await fx.query("INSERT INTO ref_topic_sources (scope_id, seq, words) VALUES ('t-1', 1, 10), ('t-1', 2, 20)");
         await fx.query("INSERT INTO ref_files (file_id, state) VALUES ('f-1', 'indexed')");
         const sql = await withMigrator(fx, (m) => m.pendingSql());
-        assert.match(sql, /-- only when ref_topic_sources exists and SELECT 1 FROM ref_topic_sources LIMIT 1 returns no row[^\n]*\nDROP TABLE ref_topic_sources;/);
+        assert.match(
+          sql,
+          /-- only when ref_topic_sources exists and SELECT 1 FROM ref_topic_sources LIMIT 1 returns no row[^\n]*\nDROP TABLE ref_topic_sources;/,
+        );
         assert.deepEqual((await withMigrator(fx, (m) => m.up()))[0], MINE[backend]);
         assert.deepEqual((await tables(fx)).filter((t) => t.startsWith('ref_')).sort(), ['ref_files', 'ref_topic_sources']);
-        assert.deepEqual((await fx.query('SELECT scope_id, seq, words FROM ref_topic_sources ORDER BY seq')).map((r) => Number(r.words)), [10, 20]);
+        assert.deepEqual(
+          (await fx.query('SELECT scope_id, seq, words FROM ref_topic_sources ORDER BY seq')).map((r) => Number(r.words)),
+          [10, 20],
+        );
         assert.equal(String((await fx.query('SELECT state FROM ref_files'))[0].state), 'indexed');
         const status = await withMigrator(fx, (m) => m.status());
         assert.deepEqual(status.demoTables, ['ref_topic_sources', 'ref_files'], 'status names the kept tables for the DBA');
@@ -100,11 +118,17 @@ for (const backend of BACKENDS) {
       const fx = await createBackend(backend, { migrate: false });
       try {
         await withMigrator(fx, (m) => m.up({ to: MINE[backend] }));
-        assert.deepEqual((await tables(fx)).filter((t) => t.startsWith('ref_')), []);
+        assert.deepEqual(
+          (await tables(fx)).filter((t) => t.startsWith('ref_')),
+          [],
+        );
         assert.deepEqual(await withMigrator(fx, (m) => m.down()), [MINE[backend]]);
         assert.equal((await tables(fx)).filter((t) => t.startsWith('ref_')).length, 10);
         assert.deepEqual(await withMigrator(fx, (m) => m.up({ to: MINE[backend] })), [MINE[backend]]);
-        assert.deepEqual((await tables(fx)).filter((t) => t.startsWith('ref_')), []);
+        assert.deepEqual(
+          (await tables(fx)).filter((t) => t.startsWith('ref_')),
+          [],
+        );
       } finally {
         await fx.cleanup();
       }
@@ -114,15 +138,26 @@ for (const backend of BACKENDS) {
 
 test('apsup migrate up leaves the demo tables out; --with-demo installs them (SQLite, through the CLI)', async () => {
   const fx = await createBackend('sqlite', { migrate: false });
-  const cli = (args: string[]) => new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', path.join(PACKAGE_ROOT, 'src', 'cli', 'main.ts'), ...args], {
-      cwd: PACKAGE_ROOT, env: { ...process.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: fx.url }, timeout: 60_000,
-    }, (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }));
-  });
+  const cli = (args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', path.join(PACKAGE_ROOT, 'src', 'cli', 'main.ts'), ...args],
+        {
+          cwd: PACKAGE_ROOT,
+          env: { ...process.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: fx.url },
+          timeout: 60_000,
+        },
+        (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
   try {
     const up = await cli(['migrate', 'up']);
     assert.equal(up.code, 0, up.stderr);
-    assert.deepEqual((await tables(fx)).filter((t) => t.startsWith('ref_')), []);
+    assert.deepEqual(
+      (await tables(fx)).filter((t) => t.startsWith('ref_')),
+      [],
+    );
     const demo = await cli(['migrate', 'up', '--with-demo']);
     assert.equal(demo.code, 0, demo.stderr);
     assert.match(demo.stdout, /demo tables: installed/);

@@ -29,12 +29,19 @@ const sha256 = (data: string | Buffer) => crypto.createHash('sha256').update(dat
 
 function run(file: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [...(file.endsWith('.ts') ? ['--import', 'tsx'] : []), file, ...args], {
-      cwd: PACKAGE_ROOT, env: { ...process.env, ...env }, timeout: 60_000,
-    }, (error, stdout, stderr) => {
-      const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [...(file.endsWith('.ts') ? ['--import', 'tsx'] : []), file, ...args],
+      {
+        cwd: PACKAGE_ROOT,
+        env: { ...process.env, ...env },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -56,12 +63,18 @@ describe('append-only guard: lock files, directives, pins (no database)', () => 
       const dir = path.join(MIGRATIONS_DIR, backend);
       const text = fs.readFileSync(path.join(dir, 'CHECKSUMS'), 'utf8');
       assert.match(text, /^# Append-only lock/, 'the lock file starts with its header comment');
-      const entries = text.split('\n').filter((l) => l !== '' && !l.startsWith('#')).map((l) => {
-        const m = /^([0-9a-f]{64}) {2}(\S+)$/.exec(l);
-        assert.ok(m, `malformed CHECKSUMS line ${JSON.stringify(l)}`);
-        return { sum: m[1], file: m[2] };
-      });
-      const files = fs.readdirSync(dir).filter((f) => /\.(up|down)\.sql$/.test(f)).sort();
+      const entries = text
+        .split('\n')
+        .filter((l) => l !== '' && !l.startsWith('#'))
+        .map((l) => {
+          const m = /^([0-9a-f]{64}) {2}(\S+)$/.exec(l);
+          assert.ok(m, `malformed CHECKSUMS line ${JSON.stringify(l)}`);
+          return { sum: m[1], file: m[2] };
+        });
+      const files = fs
+        .readdirSync(dir)
+        .filter((f) => /\.(up|down)\.sql$/.test(f))
+        .sort();
       assert.deepEqual(entries.map((e) => e.file).sort(), files, 'every .up.sql/.down.sql is listed once (run node scripts/lock-migrations.mjs for a new one)');
       for (const e of entries) {
         assert.equal(sha256(fs.readFileSync(path.join(dir, e.file))), e.sum, `${backend}/${e.file} changed after it was locked: migrations are append-only`);
@@ -85,7 +98,10 @@ describe('append-only guard: lock files, directives, pins (no database)', () => 
       assert.ok(after.startsWith(before), 'existing lines are kept as they were');
       assert.equal(after.slice(before.length), `${sha256('-- scratch\nSELECT 1;\n')}  9999_scratch.up.sql\n`);
 
-      const first = fs.readdirSync(dir).filter((f) => f.endsWith('.up.sql')).sort()[0];
+      const first = fs
+        .readdirSync(dir)
+        .filter((f) => f.endsWith('.up.sql'))
+        .sort()[0];
       fs.appendFileSync(path.join(dir, first), '\n-- edited in place\n');
       fs.writeFileSync(path.join(dir, '9999_other.down.sql'), 'SELECT 2;\n');
       const refused = await run(LOCK_SCRIPT, ['--root', scratch.migrations]);
@@ -110,12 +126,18 @@ describe('append-only guard: lock files, directives, pins (no database)', () => 
 
   test('directive lines parse strictly: unknown words and trailing tokens are errors, never skipped', () => {
     const pin = 'a'.repeat(64);
-    assert.deepEqual(parseDirectives(`-- @procedure pc_aps_x sha256=${pin}\n--   @procedure pc_aps_y\n-- @drop-procedure pc_aps_z\n-- @require database_charset=utf8mb4\n-- a comment @procedure\n`, 'm'), [
-      { kind: 'procedure', name: 'pc_aps_x', value: pin, line: 1 },
-      { kind: 'procedure', name: 'pc_aps_y', value: null, line: 2 },
-      { kind: 'drop-procedure', name: 'pc_aps_z', value: null, line: 3 },
-      { kind: 'require', name: 'database_charset', value: 'utf8mb4', line: 4 },
-    ]);
+    assert.deepEqual(
+      parseDirectives(
+        `-- @procedure pc_aps_x sha256=${pin}\n--   @procedure pc_aps_y\n-- @drop-procedure pc_aps_z\n-- @require database_charset=utf8mb4\n-- a comment @procedure\n`,
+        'm',
+      ),
+      [
+        { kind: 'procedure', name: 'pc_aps_x', value: pin, line: 1 },
+        { kind: 'procedure', name: 'pc_aps_y', value: null, line: 2 },
+        { kind: 'drop-procedure', name: 'pc_aps_z', value: null, line: 3 },
+        { kind: 'require', name: 'database_charset', value: 'utf8mb4', line: 4 },
+      ],
+    );
     for (const bad of [
       '-- @procedure pc_aps_x sha256=abc',
       `-- @procedure pc_aps_x sha256=${pin} extra`,
@@ -126,7 +148,11 @@ describe('append-only guard: lock files, directives, pins (no database)', () => 
       '-- @drop-procedure pc_aps_x now',
       '-- @require database_charset',
     ]) {
-      assert.throws(() => parseDirectives(`SELECT 1;\n${bad}\n`, 'm.up.sql'), (e: unknown) => e instanceof MigrationDriftError && /m\.up\.sql:2: malformed directive/.test(e.message), bad);
+      assert.throws(
+        () => parseDirectives(`SELECT 1;\n${bad}\n`, 'm.up.sql'),
+        (e: unknown) => e instanceof MigrationDriftError && /m\.up\.sql:2: malformed directive/.test(e.message),
+        bad,
+      );
     }
   });
 
@@ -136,12 +162,17 @@ describe('append-only guard: lock files, directives, pins (no database)', () => 
       const files = listMigrations('oceanbase', scratch.migrations);
       const op = 'pc_aps_read_lease';
       const latest = [...files].reverse().find((f) => parseDirectives(f.up).some((d) => d.kind === 'procedure' && d.name === op))!;
-      assert.ok(parseDirectives(latest.up).some((d) => d.name === op && d.value === procedurePin(op)), `${latest.name} pins ${op}`);
+      assert.ok(
+        parseDirectives(latest.up).some((d) => d.name === op && d.value === procedurePin(op)),
+        `${latest.name} pins ${op}`,
+      );
       const context = { files, proceduresRoot: scratch.procedures };
       verifyPins(latest, context);
       fs.appendFileSync(path.join(scratch.procedures, `${op}.sql`), '\n-- changed without a migration\n');
-      assert.throws(() => verifyPins(latest, context), (e: unknown) => e instanceof MigrationDriftError
-        && new RegExp(`${op}\\.sql .*does not match its pin in ${latest.name}\\.up\\.sql`).test(e.message));
+      assert.throws(
+        () => verifyPins(latest, context),
+        (e: unknown) => e instanceof MigrationDriftError && new RegExp(`${op}\\.sql .*does not match its pin in ${latest.name}\\.up\\.sql`).test(e.message),
+      );
       // A new migration that reinstalls it with the new pin supersedes the old pin.
       const next = { name: '9999_reinstall', up: `-- @procedure ${op} sha256=${procedurePin(op, scratch.procedures)}\n`, down: null, checksum: '' };
       const chain = { files: [...files, next], proceduresRoot: scratch.procedures };
@@ -156,9 +187,10 @@ describe('append-only guard: lock files, directives, pins (no database)', () => 
 const TABLES = ['pc_artifact_processing_leases', 'pc_artifact_processing_intents', 'pc_artifact_processing_binding_states'];
 
 async function tableNames(fx: BackendFixture): Promise<string[]> {
-  const rows = fx.backend === 'sqlite'
-    ? await fx.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'pc\\_%' ESCAPE '\\'")
-    : await fx.query("SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'pc\\_%'");
+  const rows =
+    fx.backend === 'sqlite'
+      ? await fx.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'pc\\_%' ESCAPE '\\'")
+      : await fx.query("SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'pc\\_%'");
   return rows.map((r) => String(r.name)).sort();
 }
 
@@ -174,7 +206,10 @@ async function runPrintedScript(fx: BackendFixture, script: string): Promise<voi
   const statements: string[] = [];
   for (const line of script.split('\n')) {
     const d = /^DELIMITER\s+(\S+)\s*$/.exec(line);
-    if (d) { delimiter = d[1]; continue; }
+    if (d) {
+      delimiter = d[1];
+      continue;
+    }
     if (/^\s*--/.test(line) && buffer.length === 0) continue;
     buffer.push(line);
     if (line.trimEnd().endsWith(delimiter)) {
@@ -190,8 +225,12 @@ async function runPrintedScript(fx: BackendFixture, script: string): Promise<voi
 for (const backend of BACKENDS) {
   describe(`[${backend}] migrations`, () => {
     let fx: BackendFixture;
-    before(async () => { fx = await createBackend(backend, { migrate: false }); });
-    after(async () => { await fx.cleanup(); });
+    before(async () => {
+      fx = await createBackend(backend, { migrate: false });
+    });
+    after(async () => {
+      await fx.cleanup();
+    });
 
     test('up applies every migration once and records it in the ledger; status is clean', async () => {
       const applied = await withMigrator(fx, (m) => m.up());
@@ -205,8 +244,15 @@ for (const backend of BACKENDS) {
       if (backend === 'mysql') {
         assert.ok(status.procedures.length >= 14);
         const onDemand = status.procedures.filter((p) => p.state === 'on_demand').map((p) => p.name);
-        assert.deepEqual(onDemand, ['pc_aps_adopt_profile_apscheduler', 'pc_aps_adopt_topic_memory_pr1490'], 'adoption conversions are installed on demand, not drift');
-        assert.ok(status.procedures.every((p) => p.state === 'ok' || onDemand.includes(p.name)), JSON.stringify(status.procedures));
+        assert.deepEqual(
+          onDemand,
+          ['pc_aps_adopt_profile_apscheduler', 'pc_aps_adopt_topic_memory_pr1490'],
+          'adoption conversions are installed on demand, not drift',
+        );
+        assert.ok(
+          status.procedures.every((p) => p.state === 'ok' || onDemand.includes(p.name)),
+          JSON.stringify(status.procedures),
+        );
       }
     });
 
@@ -214,7 +260,10 @@ for (const backend of BACKENDS) {
       const files = await withMigrator(fx, async (m) => m.files);
       const last = files[files.length - 1];
       if (last.down === null) {
-        await assert.rejects(withMigrator(fx, (m) => m.down()), /has no down file and cannot be reverted/);
+        await assert.rejects(
+          withMigrator(fx, (m) => m.down()),
+          /has no down file and cannot be reverted/,
+        );
         const status = await withMigrator(fx, (m) => m.status());
         assert.equal(status.pending, 0, 'an irreversible migration stays applied');
         return;
@@ -231,9 +280,15 @@ for (const backend of BACKENDS) {
       try {
         fs.cpSync(MIGRATIONS_DIR, root, { recursive: true });
         const dir = path.join(root, backend === 'sqlite' ? 'sqlite' : 'oceanbase');
-        const first = fs.readdirSync(dir).filter((f) => f.endsWith('.up.sql')).sort()[0];
+        const first = fs
+          .readdirSync(dir)
+          .filter((f) => f.endsWith('.up.sql'))
+          .sort()[0];
         fs.appendFileSync(path.join(dir, first), '\n-- edited after it was applied\n');
-        await assert.rejects(withMigrator(fx, (m) => m.up(), root), (e: unknown) => e instanceof MigrationDriftError && /modified after it was applied/.test(e.message));
+        await assert.rejects(
+          withMigrator(fx, (m) => m.up(), root),
+          (e: unknown) => e instanceof MigrationDriftError && /modified after it was applied/.test(e.message),
+        );
         const status = await withMigrator(fx, (m) => m.status(), root);
         assert.equal(status.drift, true);
         assert.equal(status.migrations.find((m) => `${m.name}.up.sql` === first)?.state, 'modified');
@@ -306,10 +361,15 @@ describe('[mysql] procedure drift states, pins on up, and the CLI', () => {
       const changed = await withMigrator(fx, (m) => m.status(), migrations, procedures);
       assert.equal(changed.procedures.find((p) => p.name === op)?.state, 'file_changed');
       assert.equal(changed.drift, true);
-      assert.deepEqual(changed.procedures.filter((p) => p.state !== 'ok' && p.state !== 'on_demand').map((p) => p.name), [op]);
+      assert.deepEqual(
+        changed.procedures.filter((p) => p.state !== 'ok' && p.state !== 'on_demand').map((p) => p.name),
+        [op],
+      );
 
-      fs.writeFileSync(path.join(migrations, 'oceanbase', '9999_reinstall_read_lease.up.sql'),
-        `-- reinstalls ${op}\n-- @procedure ${op} sha256=${procedurePin(op, procedures)}\n`);
+      fs.writeFileSync(
+        path.join(migrations, 'oceanbase', '9999_reinstall_read_lease.up.sql'),
+        `-- reinstalls ${op}\n-- @procedure ${op} sha256=${procedurePin(op, procedures)}\n`,
+      );
       const pending = await withMigrator(fx, (m) => m.status(), migrations, procedures);
       assert.equal(pending.procedures.find((p) => p.name === op)?.state, 'pending');
       assert.equal(pending.drift, false);
@@ -335,8 +395,14 @@ describe('[mysql] procedure drift states, pins on up, and the CLI', () => {
       const applied = await withMigrator(fx, (m) => m.up(), scratch.migrations, scratch.procedures);
       const last = applied[applied.length - 1];
       assert.match(last, /^0006_/);
-      const refTables = async () => (await fx.query("SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('ref_files', 'ref_datasets')"))
-        .map((r) => String(r.name)).sort();
+      const refTables = async () =>
+        (
+          await fx.query(
+            "SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ('ref_files', 'ref_datasets')",
+          )
+        )
+          .map((r) => String(r.name))
+          .sort();
       const before = await refTables();
       assert.deepEqual(before, ['ref_datasets', 'ref_files'], '0006 created its tables');
       assert.deepEqual(await withMigrator(fx, (m) => m.down(), scratch.migrations, scratch.procedures), [last]);
@@ -358,8 +424,14 @@ describe('[mysql] procedure drift states, pins on up, and the CLI', () => {
       const { migrations, procedures } = scratch;
       fs.appendFileSync(path.join(procedures, 'pc_aps_assert_term.sql'), '\n-- changed without a migration\n');
       const stale = (e: unknown) => e instanceof MigrationDriftError && /pc_aps_assert_term\.sql .*does not match its pin/.test(e.message);
-      await assert.rejects(withMigrator(fx, (m) => m.up(), migrations, procedures), stale);
-      await assert.rejects(withMigrator(fx, (m) => m.pendingSql(), migrations, procedures), stale);
+      await assert.rejects(
+        withMigrator(fx, (m) => m.up(), migrations, procedures),
+        stale,
+      );
+      await assert.rejects(
+        withMigrator(fx, (m) => m.pendingSql(), migrations, procedures),
+        stale,
+      );
       assert.deepEqual(await tableNames(fx), [], 'nothing was applied');
     } finally {
       scratch.done();

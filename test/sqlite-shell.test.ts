@@ -26,11 +26,17 @@ function raisedCodes(): Map<string, string> {
 
 describe('the embedded database and the stock sqlite3 shell', () => {
   let fx: BackendFixture;
-  before(async () => { fx = await createBackend('sqlite'); });
-  after(async () => { await fx?.cleanup(); });
+  before(async () => {
+    fx = await createBackend('sqlite');
+  });
+  after(async () => {
+    await fx?.cleanup();
+  });
 
   test('every code an operation script raises has a literal trigger and a typed error', async () => {
-    const triggers = new Set((await fx.query("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'pc_aps_signals'")).map((r) => String(r.name)));
+    const triggers = new Set(
+      (await fx.query("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'pc_aps_signals'")).map((r) => String(r.name)),
+    );
     assert.equal(triggers.has('pc_aps_signals_raise'), false, 'the RAISE-with-expression trigger is gone');
     const codes = raisedCodes();
     assert.ok(codes.size >= 10, `found ${codes.size} raised codes`);
@@ -39,12 +45,23 @@ describe('the embedded database and the stock sqlite3 shell', () => {
       assert.ok((STORE_ERROR_CODES as readonly string[]).includes(code), `${code} (${file}) is not a typed store error`);
     }
     const store = fx.store as SqliteStore;
-    assert.throws(() => store.db.prepare("INSERT INTO pc_aps_signals (code) VALUES ('term_lost')").run(), { code: 'SQLITE_CONSTRAINT_TRIGGER', message: 'term_lost' });
-    assert.throws(() => store.db.prepare("INSERT INTO pc_aps_signals (code) VALUES ('no_such_code')").run(), { code: 'SQLITE_CONSTRAINT_TRIGGER', message: 'unknown_signal' });
-    await assert.rejects(store.transaction((tx) => store.assertTerm(tx, { supervisorKey: 'global', holderId: 'nobody', supervisorGeneration: 1 })), { name: 'TermLostError' });
+    assert.throws(() => store.db.prepare("INSERT INTO pc_aps_signals (code) VALUES ('term_lost')").run(), {
+      code: 'SQLITE_CONSTRAINT_TRIGGER',
+      message: 'term_lost',
+    });
+    assert.throws(() => store.db.prepare("INSERT INTO pc_aps_signals (code) VALUES ('no_such_code')").run(), {
+      code: 'SQLITE_CONSTRAINT_TRIGGER',
+      message: 'unknown_signal',
+    });
+    await assert.rejects(
+      store.transaction((tx) => store.assertTerm(tx, { supervisorKey: 'global', holderId: 'nobody', supervisorGeneration: 1 })),
+      { name: 'TermLostError' },
+    );
   });
 
-  test('the sqlite3 shell opens the schema and reads every table', { skip: hasShell || process.env.CI === 'true' ? false : 'the sqlite3 shell is not installed (.ci/run installs it)' }, async () => {
+  test('the sqlite3 shell opens the schema and reads every table', {
+    skip: hasShell || process.env.CI === 'true' ? false : 'the sqlite3 shell is not installed (.ci/run installs it)',
+  }, async () => {
     assert.ok(hasShell, 'the sqlite3 shell must be installed in CI (.ci/run installs it)');
     const file = (fx.target as { file: string }).file;
     const run = (sql: string) => spawnSync('sqlite3', ['-readonly', file, sql], { encoding: 'utf8' });

@@ -93,8 +93,13 @@ export function call<T>(child: ChildProcess, message: Record<string, unknown>): 
 export async function waitExit(child: ChildProcess, graceMs = 10_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   await new Promise<void>((resolve) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); }, graceMs);
-    child.once('exit', () => { clearTimeout(timer); resolve(); });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+    }, graceMs);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
   });
 }
 

@@ -20,9 +20,17 @@ let installed = false;
 
 function note(sql: unknown): void {
   counts.total += 1;
-  const text = typeof sql === 'string' ? sql : (sql as { sql?: string } | null)?.sql ?? '?';
-  const head = text.replace(/--[^\n]*\n/g, ' ').replace(/\s+/g, ' ').trim();
-  const kind = head.split(' ').slice(0, head.toUpperCase().startsWith('CALL') ? 2 : 1).join(' ').replace(/\(.*$/, '').toUpperCase();
+  const text = typeof sql === 'string' ? sql : ((sql as { sql?: string } | null)?.sql ?? '?');
+  const head = text
+    .replace(/--[^\n]*\n/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const kind = head
+    .split(' ')
+    .slice(0, head.toUpperCase().startsWith('CALL') ? 2 : 1)
+    .join(' ')
+    .replace(/\(.*$/, '')
+    .toUpperCase();
   counts.byKind[kind] = (counts.byKind[kind] ?? 0) + 1;
   counts.recent.push(head.slice(0, 80));
   if (counts.recent.length > 20) counts.recent.shift();

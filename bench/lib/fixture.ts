@@ -18,23 +18,33 @@ export async function openBenchDatabase(backend: Backend): Promise<BackendFixtur
   if (target.backend === 'sqlite') {
     const store = SqliteStore.open(target.file);
     return {
-      backend, db, store,
+      backend,
+      db,
+      store,
       async exec(sql, params = []) {
         const stmt = store.db.prepare(sql);
         if (stmt.reader) return stmt.all(...params) as Record<string, unknown>[];
         stmt.run(...params);
         return [];
       },
-      async close() { await store.close(); await db.drop(); },
+      async close() {
+        await store.close();
+        await db.drop();
+      },
     };
   }
   const store = MysqlStore.open({ host: target.host, port: target.port, user: target.user, password: target.password, database: target.database }, 16);
   return {
-    backend, db, store,
+    backend,
+    db,
+    store,
     async exec(sql, params = []) {
       const [rows] = await store.pool.query(sql, params);
       return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
     },
-    async close() { await store.close(); await db.drop(); },
+    async close() {
+      await store.close();
+      await db.drop();
+    },
   };
 }

@@ -35,8 +35,12 @@ export function formatNumber(n: number): string {
 export function machineInfo(): Record<string, unknown> {
   let commit = 'unknown';
   try {
-    commit = execSync('git rev-parse --short HEAD', { cwd: PACKAGE_ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-  } catch { /* not a git checkout */ }
+    commit = execSync('git rev-parse --short HEAD', { cwd: PACKAGE_ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
+  } catch {
+    /* not a git checkout */
+  }
   return {
     date: new Date().toISOString(),
     commit,
@@ -59,7 +63,11 @@ export function resultsDir(): string {
 /** The latest raw result of a suite in resultsDir() (for figures a suite compares with). */
 export function latestResult<T>(suite: string): { file: string; data: T } | null {
   const dir = resultsDir();
-  const file = fs.readdirSync(dir).filter((f) => f.startsWith(`${suite}-`) && f.endsWith('.json')).sort().at(-1);
+  const file = fs
+    .readdirSync(dir)
+    .filter((f) => f.startsWith(`${suite}-`) && f.endsWith('.json'))
+    .sort()
+    .at(-1);
   if (!file) return null;
   const full = path.join(dir, file);
   const relative = path.relative(process.cwd(), full);

@@ -40,9 +40,19 @@ const reply = (m: Msg, body: Record<string, unknown>) => process.send?.({ id: m.
 async function start(): Promise<void> {
   if (process.env.APSUP_BENCH_HOST === 'apsup-run') {
     let started!: () => void;
-    const ready = new Promise<void>((r) => { started = r; });
-    hostDone = runUntilSignal({ familiesModule: FAMILIES, logger }, (rt) => { runtime = rt; started(); });
-    await Promise.race([ready, hostDone.then((code) => { throw new Error(`apsup run ended during start-up (${code})`); })]);
+    const ready = new Promise<void>((r) => {
+      started = r;
+    });
+    hostDone = runUntilSignal({ familiesModule: FAMILIES, logger }, (rt) => {
+      runtime = rt;
+      started();
+    });
+    await Promise.race([
+      ready,
+      hostDone.then((code) => {
+        throw new Error(`apsup run ended during start-up (${code})`);
+      }),
+    ]);
     return;
   }
   const { registrations } = await loadFamilies(FAMILIES);

@@ -63,10 +63,11 @@ export async function stopApi(child: ChildProcess): Promise<void> {
  */
 export async function remainingWork(fx: BackendFixtureLike, bindings: string[]): Promise<{ dirty: number; owed: number }> {
   const marks = bindings.map(() => '?').join(', ');
-  const sql = fx.backend === 'sqlite'
-    ? `SELECT (SELECT COUNT(*) FROM pc_artifact_processing_intents WHERE binding_name IN (${marks}) AND dirty_generation > clean_generation) AS dirty,
+  const sql =
+    fx.backend === 'sqlite'
+      ? `SELECT (SELECT COUNT(*) FROM pc_artifact_processing_intents WHERE binding_name IN (${marks}) AND dirty_generation > clean_generation) AS dirty,
               (SELECT COUNT(*) FROM pc_artifact_processing_intents WHERE binding_name IN (${marks}) AND requested_generation > handled_generation) AS owed`
-    : `SELECT (SELECT COUNT(*) FROM pc_artifact_processing_intents WHERE binding_name IN (${marks}) AND has_ordinary_work = 1) AS dirty,
+      : `SELECT (SELECT COUNT(*) FROM pc_artifact_processing_intents WHERE binding_name IN (${marks}) AND has_ordinary_work = 1) AS dirty,
               (SELECT COUNT(*) FROM pc_artifact_processing_intents WHERE binding_name IN (${marks}) AND has_owed_request = 1) AS owed`;
   const rows = await fx.exec(sql, [...bindings, ...bindings]);
   return { dirty: Number(rows[0]?.dirty ?? 0), owed: Number(rows[0]?.owed ?? 0) };
@@ -75,10 +76,14 @@ export async function remainingWork(fx: BackendFixtureLike, bindings: string[]):
 /** The table the record processor writes its start times to. */
 export async function createStartsTable(fx: BackendFixtureLike): Promise<void> {
   if (fx.backend === 'sqlite') {
-    await fx.exec('CREATE TABLE IF NOT EXISTS bench_starts (id INTEGER PRIMARY KEY, scope_id TEXT NOT NULL, started_ms REAL NOT NULL, holder_id TEXT NOT NULL, supervisor_generation INTEGER NOT NULL)');
+    await fx.exec(
+      'CREATE TABLE IF NOT EXISTS bench_starts (id INTEGER PRIMARY KEY, scope_id TEXT NOT NULL, started_ms REAL NOT NULL, holder_id TEXT NOT NULL, supervisor_generation INTEGER NOT NULL)',
+    );
     await fx.exec('CREATE INDEX IF NOT EXISTS ix_bench_starts_scope ON bench_starts (scope_id)');
   } else {
-    await fx.exec('CREATE TABLE IF NOT EXISTS bench_starts (id BIGINT AUTO_INCREMENT PRIMARY KEY, scope_id VARCHAR(191) NOT NULL, started_ms DOUBLE NOT NULL, holder_id VARCHAR(128) NOT NULL, supervisor_generation BIGINT NOT NULL, KEY ix_bench_starts_scope (scope_id)) ENGINE = InnoDB');
+    await fx.exec(
+      'CREATE TABLE IF NOT EXISTS bench_starts (id BIGINT AUTO_INCREMENT PRIMARY KEY, scope_id VARCHAR(191) NOT NULL, started_ms DOUBLE NOT NULL, holder_id VARCHAR(128) NOT NULL, supervisor_generation BIGINT NOT NULL, KEY ix_bench_starts_scope (scope_id)) ENGINE = InnoDB',
+    );
   }
 }
 

@@ -8,9 +8,10 @@ export async function seedDirtyScopes(fx: BackendFixtureLike, bindingName: strin
   const chunk = 100_000;
   for (let offset = 0; offset < count; offset += chunk) {
     const n = Math.min(chunk, count - offset);
-    const digits = fx.backend === 'sqlite'
-      ? "(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
-      : '(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)';
+    const digits =
+      fx.backend === 'sqlite'
+        ? '(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)'
+        : '(SELECT 0 d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)';
     const concat = fx.backend === 'sqlite' ? "'scope-' || (n + ?)" : "CONCAT('scope-', n + ?)";
     const sql = `INSERT INTO pc_artifact_processing_intents (binding_name, scope_id, dirty_generation)
       SELECT ?, ${concat}, 1 FROM (

@@ -31,9 +31,11 @@ export interface OurTasks {
 }
 
 export async function prepareOurTasks(fx: BackendFixtureLike, capacity: number, synchronous: SqliteSynchronous): Promise<OurTasks> {
-  await fx.exec(fx.backend === 'sqlite'
-    ? 'CREATE TABLE bench_task_starts (task_id INTEGER PRIMARY KEY, started_ms REAL NOT NULL)'
-    : 'CREATE TABLE bench_task_starts (task_id BIGINT PRIMARY KEY, started_ms DOUBLE NOT NULL) ENGINE = InnoDB');
+  await fx.exec(
+    fx.backend === 'sqlite'
+      ? 'CREATE TABLE bench_task_starts (task_id INTEGER PRIMARY KEY, started_ms REAL NOT NULL)'
+      : 'CREATE TABLE bench_task_starts (task_id BIGINT PRIMARY KEY, started_ms DOUBLE NOT NULL) ENGINE = InnoDB',
+  );
   const tasks = new TaskStore(fx.store as BaseStore);
   // The database's claim cap (default 4) must not be below the worker's capacity.
   await tasks.setCapacity(Math.max(capacity, 4));
@@ -79,7 +81,8 @@ export async function waitTasksDone(ours: OurTasks, first: number, last: number,
     const rows = await ours.fx.exec('SELECT state, COUNT(*) AS n FROM pc_durable_tasks WHERE task_id BETWEEN ? AND ? GROUP BY state', [first, last]);
     const states = Object.fromEntries(rows.map((r) => [String(r.state), Number(r.n)]));
     if (!states.pending && !states.running) return states;
-    if (child && (child.exitCode !== null || child.signalCode !== null)) throw new Error(`apsup tasks worker exited (${child.exitCode ?? child.signalCode}); see ${benchLogFile('tasks')}*`);
+    if (child && (child.exitCode !== null || child.signalCode !== null))
+      throw new Error(`apsup tasks worker exited (${child.exitCode ?? child.signalCode}); see ${benchLogFile('tasks')}*`);
     if (now() > deadline) throw new Error(`tasks ${first}..${last} not done after ${timeoutMs} ms: ${JSON.stringify(states)}`);
     await sleep(50);
   }
@@ -87,9 +90,10 @@ export async function waitTasksDone(ours: OurTasks, first: number, last: number,
 
 /** Seconds from the first claim (started_at) to the last completion (finished_at), database clock. */
 export async function claimToCompletionSeconds(ours: OurTasks, first: number, last: number): Promise<number> {
-  const sql = ours.fx.backend === 'sqlite'
-    ? 'SELECT (julianday(MAX(finished_at)) - julianday(MIN(started_at))) * 86400.0 AS s FROM pc_durable_tasks WHERE task_id BETWEEN ? AND ?'
-    : 'SELECT TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(finished_at)) / 1000000.0 AS s FROM pc_durable_tasks WHERE task_id BETWEEN ? AND ?';
+  const sql =
+    ours.fx.backend === 'sqlite'
+      ? 'SELECT (julianday(MAX(finished_at)) - julianday(MIN(started_at))) * 86400.0 AS s FROM pc_durable_tasks WHERE task_id BETWEEN ? AND ?'
+      : 'SELECT TIMESTAMPDIFF(MICROSECOND, MIN(started_at), MAX(finished_at)) / 1000000.0 AS s FROM pc_durable_tasks WHERE task_id BETWEEN ? AND ?';
   const rows = await ours.fx.exec(sql, [first, last]);
   return Number(rows[0]?.s);
 }

@@ -53,7 +53,13 @@ async function emptyDatabase(backend: Backend) {
       return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
     },
   } as unknown as BackendFixture;
-  return { fx, async close() { await store.close(); await db.drop(); } };
+  return {
+    fx,
+    async close() {
+      await store.close();
+      await db.drop();
+    },
+  };
 }
 
 async function once(backend: Backend, scopes: number): Promise<{ preflightMs: number; adoptMs: number; intents: number }> {
@@ -68,7 +74,11 @@ async function once(backend: Backend, scopes: number): Promise<{ preflightMs: nu
       if (problems.length > 0) throw new Error(`preflight found problems: ${JSON.stringify(problems.slice(0, 3))}`);
       t = performance.now();
       const result = await adoptTopicMemoryPr1490({
-        driver, migrator: new Migrator(driver), openStore: () => openStore(fx.target), registration: legacyTopicMemory, schedule: legacyTopicMemory.schedule,
+        driver,
+        migrator: new Migrator(driver),
+        openStore: () => openStore(fx.target),
+        registration: legacyTopicMemory,
+        schedule: legacyTopicMemory.schedule,
       });
       const adoptMs = performance.now() - t;
       if (result.outcome !== 'adopted') throw new Error(`adoption ${result.outcome}: ${JSON.stringify(result.problems.slice(0, 3))}`);
@@ -96,11 +106,30 @@ export async function runAdoptSuite(options: AdoptOptions): Promise<AdoptRow[]> 
         intents = run.intents;
       }
       const adoptMs = median(adoptRuns);
-      rows.push({ backend, scopes, intents, preflightMs: median(preflightRuns), adoptMs, scopesPerSecond: scopes / (adoptMs / 1000), preflightRuns, adoptRuns });
+      rows.push({
+        backend,
+        scopes,
+        intents,
+        preflightMs: median(preflightRuns),
+        adoptMs,
+        scopesPerSecond: scopes / (adoptMs / 1000),
+        preflightRuns,
+        adoptRuns,
+      });
     }
   }
-  printTable('adopt topic-memory-pr1490: maintenance window (median)', ['backend', 'legacy scopes', 'intents', 'preflight ms', 'adoption ms', 'legacy scopes/s'],
-    rows.map((r) => [r.backend, formatNumber(r.scopes), formatNumber(r.intents), Math.round(r.preflightMs), Math.round(r.adoptMs), formatNumber(Math.round(r.scopesPerSecond))]));
+  printTable(
+    'adopt topic-memory-pr1490: maintenance window (median)',
+    ['backend', 'legacy scopes', 'intents', 'preflight ms', 'adoption ms', 'legacy scopes/s'],
+    rows.map((r) => [
+      r.backend,
+      formatNumber(r.scopes),
+      formatNumber(r.intents),
+      Math.round(r.preflightMs),
+      Math.round(r.adoptMs),
+      formatNumber(Math.round(r.scopesPerSecond)),
+    ]),
+  );
   console.log(`raw results: ${writeResult('adopt', { rows })}`);
   return rows;
 }

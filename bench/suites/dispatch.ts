@@ -52,9 +52,26 @@ export interface DispatchOptions {
   synchronous?: SqliteSynchronous[];
 }
 
-export interface DispatchPeerRow { system: string; backend: string; durability: string; notes: string; perSecond: number; steadyPerSecond: number; runs: DrainRun[] }
+export interface DispatchPeerRow {
+  system: string;
+  backend: string;
+  durability: string;
+  notes: string;
+  perSecond: number;
+  steadyPerSecond: number;
+  runs: DrainRun[];
+}
 
-export interface DispatchRun { seconds: number; perSecond: number; steadyPerSecond: number; invocations: number; failures: number; workerProcesses: number; completion: 'counted' | 'polled'; confirmPolls: number }
+export interface DispatchRun {
+  seconds: number;
+  perSecond: number;
+  steadyPerSecond: number;
+  invocations: number;
+  failures: number;
+  workerProcesses: number;
+  completion: 'counted' | 'polled';
+  confirmPolls: number;
+}
 
 export interface DispatchRow {
   backend: Backend;
@@ -68,7 +85,17 @@ export interface DispatchRow {
   runs: DispatchRun[];
 }
 
-interface Shape { backend: Backend; synchronous: SqliteSynchronous | null; durability: string; families: number; workersPerFamily: number; fx: BackendFixtureLike; bindings: string[]; env: NodeJS.ProcessEnv; runs: DispatchRun[] }
+interface Shape {
+  backend: Backend;
+  synchronous: SqliteSynchronous | null;
+  durability: string;
+  families: number;
+  workersPerFamily: number;
+  fx: BackendFixtureLike;
+  bindings: string[];
+  env: NodeJS.ProcessEnv;
+  runs: DispatchRun[];
+}
 
 const wallNow = () => performance.timeOrigin + performance.now();
 
@@ -80,7 +107,13 @@ function label(s: { backend: Backend; synchronous?: SqliteSynchronous | null; fa
   return `dispatch ${s.backend}${s.synchronous ? ` ${s.synchronous}` : ''} ${s.families} famil${s.families === 1 ? 'y' : 'ies'} x ${s.workersPerFamily} workers`;
 }
 
-async function prepare(backend: Backend, synchronous: SqliteSynchronous | null, families: number, workersPerFamily: number, invocations: number): Promise<Shape> {
+async function prepare(
+  backend: Backend,
+  synchronous: SqliteSynchronous | null,
+  families: number,
+  workersPerFamily: number,
+  invocations: number,
+): Promise<Shape> {
   const fx = await openBenchDatabase(backend);
   const bindings = BENCH_FAMILY_NAMES.slice(0, families).map(benchBinding);
   const counts = split(invocations, families);
@@ -133,7 +166,8 @@ async function runOnce(shape: Shape, invocations: number, rep: number, repeat: n
           if (marks.done !== undefined) confirmPolls += 1;
           if (work.dirty + work.owed === 0) {
             end = confirmPolls <= 1 && marks.done !== undefined ? marks.done : wallNow();
-            if (marks.done === undefined) progress(`${label(shape)}: the backlog drained before ${invocations} outcomes were counted; end time from the 2 s guard (up to 2 s late)`);
+            if (marks.done === undefined)
+              progress(`${label(shape)}: the backlog drained before ${invocations} outcomes were counted; end time from the 2 s guard (up to 2 s late)`);
             break;
           }
         }
@@ -141,12 +175,17 @@ async function runOnce(shape: Shape, invocations: number, rep: number, repeat: n
         // No outcome counter in the host (an older runtime): poll the database every 250 ms.
         const work = await remainingWork(fx, bindings);
         if (!tenthAt && work.dirty <= invocations - tenth) tenthAt = wallNow();
-        if (work.dirty + work.owed === 0) { end = wallNow(); break; }
+        if (work.dirty + work.owed === 0) {
+          end = wallNow();
+          break;
+        }
       }
       if (now - lastReport > 5000) {
         const status = (await call<{ status: RuntimeStatus }>(child, { type: 'status' })).status;
         const done = status.families.reduce((s, f) => s + f.invocations, 0);
-        progress(`${label(shape)}: repetition ${rep + 1}/${repeat}: ${done.toLocaleString('en-US')} of ${invocations.toLocaleString('en-US')} invocations after ${((now - t0) / 1000).toFixed(1)} s`);
+        progress(
+          `${label(shape)}: repetition ${rep + 1}/${repeat}: ${done.toLocaleString('en-US')} of ${invocations.toLocaleString('en-US')} invocations after ${((now - t0) / 1000).toFixed(1)} s`,
+        );
         lastReport = now;
       }
       if (now - t0 > 900_000) throw new Error(`${label(shape)}: backlog not drained after 900 s`);
@@ -156,17 +195,28 @@ async function runOnce(shape: Shape, invocations: number, rep: number, repeat: n
     const status = (await call<{ status: RuntimeStatus }>(child, { type: 'status' })).status;
     if (process.env.APSUP_BENCH_DISPATCH_COUNT === '1') {
       const counts = await call<StatementCounts>(child, { type: 'counts' });
-      const top = Object.entries(counts.byKind).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${(v / invocations).toFixed(2)}`).join(', ');
+      const top = Object.entries(counts.byKind)
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, v]) => `${k} ${(v / invocations).toFixed(2)}`)
+        .join(', ');
       progress(`${label(shape)}: host statements per invocation: ${(counts.total / invocations).toFixed(2)} (${top})`);
     }
     const seconds = (end - t0) / 1000;
     const done = status.families.reduce((s, f) => s + f.invocations, 0);
     const failures = status.families.reduce((s, f) => s + Object.values(f.failures).reduce((a, b) => a + b, 0), 0);
     const run: DispatchRun = {
-      seconds, perSecond: invocations / seconds, steadyPerSecond: (invocations - tenth) / ((end - (tenthAt || t0)) / 1000),
-      invocations: done, failures, workerProcesses: shape.families * shape.workersPerFamily, completion, confirmPolls,
+      seconds,
+      perSecond: invocations / seconds,
+      steadyPerSecond: (invocations - tenth) / ((end - (tenthAt || t0)) / 1000),
+      invocations: done,
+      failures,
+      workerProcesses: shape.families * shape.workersPerFamily,
+      completion,
+      confirmPolls,
     };
-    progress(`${label(shape)}: repetition ${rep + 1}/${repeat}: ${invocations.toLocaleString('en-US')} in ${seconds.toFixed(2)} s = ${Math.round(run.perSecond)}/s (after the first 10 %: ${Math.round(run.steadyPerSecond)}/s; invocations counted ${done}, failures ${failures}, completion ${completion})`);
+    progress(
+      `${label(shape)}: repetition ${rep + 1}/${repeat}: ${invocations.toLocaleString('en-US')} in ${seconds.toFixed(2)} s = ${Math.round(run.perSecond)}/s (after the first 10 %: ${Math.round(run.steadyPerSecond)}/s; invocations counted ${done}, failures ${failures}, completion ${completion})`,
+    );
     return run;
   } finally {
     child.off('message', onMark);
@@ -174,16 +224,20 @@ async function runOnce(shape: Shape, invocations: number, rep: number, repeat: n
   }
 }
 
-export async function runDispatchSuite(options: DispatchOptions): Promise<{ rows: DispatchRow[]; peer: PeerResult | null; peers: DispatchPeerRow[]; skipped: SkippedPeer[] }> {
+export async function runDispatchSuite(
+  options: DispatchOptions,
+): Promise<{ rows: DispatchRow[]; peer: PeerResult | null; peers: DispatchPeerRow[]; skipped: SkippedPeer[] }> {
   const shapes: Shape[] = [];
   const peerRows: DispatchPeerRow[] = [];
   let skipped: SkippedPeer[] = [];
   try {
     for (const backend of options.backends) {
-      for (const synchronous of backend === 'sqlite' ? options.synchronous ?? ['NORMAL' as const] : [null]) {
+      for (const synchronous of backend === 'sqlite' ? (options.synchronous ?? ['NORMAL' as const]) : [null]) {
         for (const families of options.familyCounts) {
           const perFamily = Math.max(1, Math.ceil(options.workers / families));
-          progress(`${label({ backend, synchronous, families, workersPerFamily: perFamily })}: seeding ${options.invocations.toLocaleString('en-US')} dirty scopes`);
+          progress(
+            `${label({ backend, synchronous, families, workersPerFamily: perFamily })}: seeding ${options.invocations.toLocaleString('en-US')} dirty scopes`,
+          );
           shapes.push(await prepare(backend, synchronous, families, perFamily, options.invocations));
         }
       }
@@ -191,15 +245,20 @@ export async function runDispatchSuite(options: DispatchOptions): Promise<{ rows
     const opened = options.peer ? await openPeers(options.workers) : { peers: [], skipped: [] };
     skipped = opened.skipped;
     for (const s of skipped) progress(`peer ${s.name}: skipped: ${s.reason}`);
-    for (const p of opened.peers) peerRows.push({ system: p.name, backend: p.backend, durability: p.durability, notes: p.notes, perSecond: 0, steadyPerSecond: 0, runs: [] });
+    for (const p of opened.peers)
+      peerRows.push({ system: p.name, backend: p.backend, durability: p.durability, notes: p.notes, perSecond: 0, steadyPerSecond: 0, runs: [] });
     try {
       for (let rep = 0; rep < options.repeat; rep += 1) {
         for (const shape of shapes) shape.runs.push(await runOnce(shape, options.invocations, rep, options.repeat));
         for (const [i, p] of opened.peers.entries()) {
-          progress(`peer ${p.name}: repetition ${rep + 1}/${options.repeat}: ${options.invocations.toLocaleString('en-US')} no-op jobs, concurrency ${options.workers}`);
+          progress(
+            `peer ${p.name}: repetition ${rep + 1}/${options.repeat}: ${options.invocations.toLocaleString('en-US')} no-op jobs, concurrency ${options.workers}`,
+          );
           const r = await p.drain(options.invocations, options.workers);
           peerRows[i].runs.push(r);
-          progress(`peer ${p.name}: repetition ${rep + 1}/${options.repeat}: ${Math.round(r.perSecond).toLocaleString('en-US')} jobs/s (after the first 10 %: ${Math.round(r.steadyPerSecond)}/s)`);
+          progress(
+            `peer ${p.name}: repetition ${rep + 1}/${options.repeat}: ${Math.round(r.perSecond).toLocaleString('en-US')} jobs/s (after the first 10 %: ${Math.round(r.steadyPerSecond)}/s)`,
+          );
         }
       }
     } finally {
@@ -214,27 +273,73 @@ export async function runDispatchSuite(options: DispatchOptions): Promise<{ rows
   }
   const gwRow = peerRows.find((r) => r.system === 'graphile-worker');
   const peer: PeerResult | null = gwRow
-    ? peerResult(gwRow.runs.map((r) => ({ jobs: r.jobs, concurrency: r.concurrency, seconds: r.seconds, perSecond: r.perSecond, steadyPerSecond: r.steadyPerSecond })))
-    : options.peer ? { ok: false, reason: skipped.find((s) => s.name === 'graphile-worker')?.reason ?? 'not run' } : null;
+    ? peerResult(
+        gwRow.runs.map((r) => ({ jobs: r.jobs, concurrency: r.concurrency, seconds: r.seconds, perSecond: r.perSecond, steadyPerSecond: r.steadyPerSecond })),
+      )
+    : options.peer
+      ? { ok: false, reason: skipped.find((s) => s.name === 'graphile-worker')?.reason ?? 'not run' }
+      : null;
   const rows: DispatchRow[] = shapes.map((s) => ({
-    backend: s.backend, synchronous: s.synchronous, durability: s.durability, families: s.families, workersPerFamily: s.workersPerFamily, invocations: options.invocations,
-    perSecond: median(s.runs.map((r) => r.perSecond)), steadyPerSecond: median(s.runs.map((r) => r.steadyPerSecond)), runs: s.runs,
+    backend: s.backend,
+    synchronous: s.synchronous,
+    durability: s.durability,
+    families: s.families,
+    workersPerFamily: s.workersPerFamily,
+    invocations: options.invocations,
+    perSecond: median(s.runs.map((r) => r.perSecond)),
+    steadyPerSecond: median(s.runs.map((r) => r.steadyPerSecond)),
+    runs: s.runs,
   }));
   const ratio = (v: number, p: number | undefined) => (p ? `${(v / p).toFixed(2)}x` : 'n/a');
   const range = (xs: number[]) => (xs.length > 1 ? `${Math.round(Math.min(...xs))} to ${Math.round(Math.max(...xs))}` : '');
   const gw = peer?.ok ? peer : undefined;
   printTable(
     `dispatch: ${options.invocations.toLocaleString('en-US')} no-op invocations end to end, worker budget ${options.workers} (median of ${options.repeat}; peers interleaved)`,
-    ['system', 'backend', 'durability', 'families x workers', 'invocations/s (from start)', 'range', 'after first 10 %', 'vs graphile-worker (from start)', 'vs graphile-worker (after 10 %)'],
     [
-      ...rows.map((r) => ['supervisor', r.backend, r.durability, `${r.families} x ${r.workersPerFamily}`, r.perSecond, range(r.runs.map((x) => x.perSecond)), r.steadyPerSecond,
-        ratio(r.perSecond, gw?.perSecond), ratio(r.steadyPerSecond, gw?.steadyPerSecond)] as Array<string | number>),
-      ...peerRows.map((r) => [r.system, r.backend, r.durability, `concurrency ${options.workers} (${r.notes})`, r.perSecond, range(r.runs.map((x) => x.perSecond)), r.steadyPerSecond,
-        ratio(r.perSecond, gw?.perSecond), ratio(r.steadyPerSecond, gw?.steadyPerSecond)] as Array<string | number>),
+      'system',
+      'backend',
+      'durability',
+      'families x workers',
+      'invocations/s (from start)',
+      'range',
+      'after first 10 %',
+      'vs graphile-worker (from start)',
+      'vs graphile-worker (after 10 %)',
+    ],
+    [
+      ...rows.map(
+        (r) =>
+          [
+            'supervisor',
+            r.backend,
+            r.durability,
+            `${r.families} x ${r.workersPerFamily}`,
+            r.perSecond,
+            range(r.runs.map((x) => x.perSecond)),
+            r.steadyPerSecond,
+            ratio(r.perSecond, gw?.perSecond),
+            ratio(r.steadyPerSecond, gw?.steadyPerSecond),
+          ] as Array<string | number>,
+      ),
+      ...peerRows.map(
+        (r) =>
+          [
+            r.system,
+            r.backend,
+            r.durability,
+            `concurrency ${options.workers} (${r.notes})`,
+            r.perSecond,
+            range(r.runs.map((x) => x.perSecond)),
+            r.steadyPerSecond,
+            ratio(r.perSecond, gw?.perSecond),
+            ratio(r.steadyPerSecond, gw?.steadyPerSecond),
+          ] as Array<string | number>,
+      ),
       ...skipped.map((s) => [s.name, '-', '-', 'skipped', s.reason, '', '', '', ''] as Array<string | number>),
     ],
   );
-  if (rows.some((r) => r.families * r.workersPerFamily > options.workers)) console.log(`note: ${options.workers} workers cannot be split over ${Math.max(...options.familyCounts)} families; each family got at least one`);
+  if (rows.some((r) => r.families * r.workersPerFamily > options.workers))
+    console.log(`note: ${options.workers} workers cannot be split over ${Math.max(...options.familyCounts)} families; each family got at least one`);
   console.log(`raw results: ${writeResult('dispatch', { invocations: options.invocations, workers: options.workers, rows, peer, peers: peerRows, skipped })}`);
   return { rows, peer, peers: peerRows, skipped };
 }

@@ -52,10 +52,18 @@ function startCandidate(env: NodeJS.ProcessEnv, index: number): ChildProcess {
 }
 
 async function lease(fx: BackendFixtureLike): Promise<{ holder: string | null; generation: number; expiresMs: number; acquiredMs: number; live: boolean }> {
-  const rows = await fx.exec("SELECT holder_id, supervisor_generation, expires_at, acquired_at, expires_at > UTC_TIMESTAMP(3) AS live FROM pc_artifact_processing_leases WHERE supervisor_key = 'global'");
+  const rows = await fx.exec(
+    "SELECT holder_id, supervisor_generation, expires_at, acquired_at, expires_at > UTC_TIMESTAMP(3) AS live FROM pc_artifact_processing_leases WHERE supervisor_key = 'global'",
+  );
   const r = rows[0];
   if (!r) return { holder: null, generation: 0, expiresMs: 0, acquiredMs: 0, live: false };
-  return { holder: (r.holder_id as string | null) ?? null, generation: Number(r.supervisor_generation), expiresMs: dbMs(r.expires_at), acquiredMs: dbMs(r.acquired_at), live: Number(r.live) === 1 };
+  return {
+    holder: (r.holder_id as string | null) ?? null,
+    generation: Number(r.supervisor_generation),
+    expiresMs: dbMs(r.expires_at),
+    acquiredMs: dbMs(r.acquired_at),
+    live: Number(r.live) === 1,
+  };
 }
 
 async function firstStartOf(fx: BackendFixtureLike, generation: number): Promise<number | null> {
@@ -94,7 +102,10 @@ export async function runFailoverSuite(options: FailoverOptions): Promise<Failov
     candidates.push(startCandidate(env, index++), startCandidate(env, index++));
     for (let rep = 0; rep < options.repeat; rep += 1) {
       // A leader that dispatches, and a second candidate alive next to it.
-      const current = await until('a live leader', 60_000, async () => { const l = await lease(fx); return l.live && l.holder ? l : null; });
+      const current = await until('a live leader', 60_000, async () => {
+        const l = await lease(fx);
+        return l.live && l.holder ? l : null;
+      });
       await until('the leader dispatching', 60_000, () => firstStartOf(fx, current.generation));
       const pid = Number(current.holder!.split(':').at(-2));
       const victim = candidates.find((c) => c.pid === pid);
@@ -118,7 +129,9 @@ export async function runFailoverSuite(options: FailoverOptions): Promise<Failov
         killToFirstInvocationMs: first - killedAt,
       };
       runs.push(run);
-      progress(`failover: repetition ${rep + 1}/${options.repeat}: killed pid ${pid} (generation ${before.generation}); old lease expired ${Math.round(run.killToExpiryMs)} ms after the kill, new term ${next.generation} acquired after ${Math.round(run.killToAcquiredMs)} ms, first invocation after ${Math.round(run.killToFirstInvocationMs)} ms`);
+      progress(
+        `failover: repetition ${rep + 1}/${options.repeat}: killed pid ${pid} (generation ${before.generation}); old lease expired ${Math.round(run.killToExpiryMs)} ms after the kill, new term ${next.generation} acquired after ${Math.round(run.killToAcquiredMs)} ms, first invocation after ${Math.round(run.killToFirstInvocationMs)} ms`,
+      );
       await waitExit(victim, 5_000);
       candidates.push(startCandidate(env, index++));
     }
@@ -131,8 +144,17 @@ export async function runFailoverSuite(options: FailoverOptions): Promise<Failov
   printTable(
     `failover (MariaDB): SIGKILL of the leader to the new leader's first invocation, TTL ${options.ttlSeconds} s, renewal every ${options.renewSeconds} s, ${options.backlog.toLocaleString('en-US')} owed requests, ${options.workers} workers per candidate (median of ${options.repeat})`,
     ['lease TTL s', 'renewal s', 'kill -> old lease expiry ms', 'kill -> new term ms', 'kill -> first invocation ms', 'worst ms', 'bound TTL + renewal ms'],
-    [[options.ttlSeconds, options.renewSeconds, median(runs.map((r) => r.killToExpiryMs)), median(runs.map((r) => r.killToAcquiredMs)),
-      median(runs.map((r) => r.killToFirstInvocationMs)), Math.max(...runs.map((r) => r.killToFirstInvocationMs)), bound]],
+    [
+      [
+        options.ttlSeconds,
+        options.renewSeconds,
+        median(runs.map((r) => r.killToExpiryMs)),
+        median(runs.map((r) => r.killToAcquiredMs)),
+        median(runs.map((r) => r.killToFirstInvocationMs)),
+        Math.max(...runs.map((r) => r.killToFirstInvocationMs)),
+        bound,
+      ],
+    ],
   );
   console.log(`raw results: ${writeResult('failover', { ...options, runs })}`);
   return runs;

@@ -9,7 +9,13 @@ import { openStore } from '../../src/store/open.ts';
 import { txQuery } from '../../src/store/tx-query.ts';
 import type { Term, TxHandle } from '../../src/store/types.ts';
 
-interface Go { type: 'go'; fenced: boolean; durationMs: number; term: Term; row: string }
+interface Go {
+  type: 'go';
+  fenced: boolean;
+  durationMs: number;
+  term: Term;
+  row: string;
+}
 
 const store = openStore(parseDatabaseUrl(process.env.APSUP_BENCH_DATABASE_URL));
 process.on('message', async (m: Go | { type: 'exit' }) => {

@@ -13,7 +13,15 @@ import { median, printTable, progress, writeResult } from '../lib/report.ts';
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fence-child.ts');
 
-export interface FenceRow { backend: Backend; workers: number; fenced: number; unfenced: number; ratio: number; fencedRuns: number[]; unfencedRuns: number[] }
+export interface FenceRow {
+  backend: Backend;
+  workers: number;
+  fenced: number;
+  unfenced: number;
+  ratio: number;
+  fencedRuns: number[];
+  unfencedRuns: number[];
+}
 
 export async function runFenceSuite(options: { backends: Backend[]; workers: number; repeat: number; durationMs: number }): Promise<FenceRow[]> {
   const rows: FenceRow[] = [];
@@ -31,11 +39,15 @@ export async function runFenceSuite(options: { backends: Backend[]; workers: num
       // Untimed warm-up of both variants (connections, buffer pool, prepared procedures): the first
       // measured window was consistently the slowest without it.
       for (const fenced of [true, false]) {
-        await Promise.all(children.map((c, i) => request(c, { type: 'go', fenced, durationMs: Math.max(200, options.durationMs / 4), term, row: `w${i}` }, 'done')));
+        await Promise.all(
+          children.map((c, i) => request(c, { type: 'go', fenced, durationMs: Math.max(200, options.durationMs / 4), term, row: `w${i}` }, 'done')),
+        );
       }
       for (let rep = 0; rep < options.repeat; rep += 1) {
         for (const fenced of rep % 2 === 0 ? [true, false] : [false, true]) {
-          const results = await Promise.all(children.map((c, i) => request<{ commits: number }>(c, { type: 'go', fenced, durationMs: options.durationMs, term, row: `w${i}` }, 'done')));
+          const results = await Promise.all(
+            children.map((c, i) => request<{ commits: number }>(c, { type: 'go', fenced, durationMs: options.durationMs, term, row: `w${i}` }, 'done')),
+          );
           const perSecond = results.reduce((s, r) => s + r.commits, 0) / (options.durationMs / 1000);
           (fenced ? fencedRuns : unfencedRuns).push(perSecond);
           progress(`fence ${backend}: repetition ${rep + 1}/${options.repeat} ${fenced ? 'fenced' : 'unfenced'}: ${Math.round(perSecond)} commits/s`);
@@ -43,7 +55,15 @@ export async function runFenceSuite(options: { backends: Backend[]; workers: num
       }
       const fencedMedian = median(fencedRuns);
       const unfencedMedian = median(unfencedRuns);
-      rows.push({ backend, workers: options.workers, fenced: fencedMedian, unfenced: unfencedMedian, ratio: fencedMedian / unfencedMedian, fencedRuns, unfencedRuns });
+      rows.push({
+        backend,
+        workers: options.workers,
+        fenced: fencedMedian,
+        unfenced: unfencedMedian,
+        ratio: fencedMedian / unfencedMedian,
+        fencedRuns,
+        unfencedRuns,
+      });
     } finally {
       for (const c of children) c.send({ type: 'exit' });
       await Promise.all(children.map((c) => new Promise((r) => c.once('exit', r))));

@@ -14,11 +14,15 @@ import { parseDatabaseUrl } from '../../src/config/database-url.ts';
 import { openSqliteDatabase } from '../../src/store/sqlite/sqlite-store.ts';
 import { MYSQL_SESSION_SETUP } from '../../src/store/mysql/mysql-store.ts';
 
-type Go = { type: 'go'; shape: 'single' | 'fenced'; durationMs: number; row: number; slot: number }
+type Go =
+  | { type: 'go'; shape: 'single' | 'fenced'; durationMs: number; row: number; slot: number }
   | { type: 'page'; from: number; to: number; size: number; sql: string }
   | { type: 'inv'; fenced: boolean; row: number; slot: number; n: number };
 
-interface Runner { tx(statements: Array<[string, unknown[]]>): Promise<void>; close(): Promise<void> }
+interface Runner {
+  tx(statements: Array<[string, unknown[]]>): Promise<void>;
+  close(): Promise<void>;
+}
 
 async function open(): Promise<Runner> {
   const target = parseDatabaseUrl(process.env.APSUP_BENCH_DATABASE_URL);
@@ -32,15 +36,29 @@ async function open(): Promise<Runner> {
         begin.run();
         for (const [sql, params] of statements) {
           let stmt = cache.get(sql);
-          if (!stmt) { stmt = db.prepare(sql); cache.set(sql, stmt); }
-          if (stmt.reader) stmt.all(params); else stmt.run(params);
+          if (!stmt) {
+            stmt = db.prepare(sql);
+            cache.set(sql, stmt);
+          }
+          if (stmt.reader) stmt.all(params);
+          else stmt.run(params);
         }
         commit.run();
       },
-      async close() { db.close(); },
+      async close() {
+        db.close();
+      },
     };
   }
-  const conn = await mysql.createConnection({ host: target.host, port: target.port, user: target.user, password: target.password, database: target.database, dateStrings: true, timezone: 'Z' });
+  const conn = await mysql.createConnection({
+    host: target.host,
+    port: target.port,
+    user: target.user,
+    password: target.password,
+    database: target.database,
+    dateStrings: true,
+    timezone: 'Z',
+  });
   for (const sql of MYSQL_SESSION_SETUP) await conn.query(sql);
   return {
     async tx(statements) {
@@ -48,7 +66,9 @@ async function open(): Promise<Runner> {
       for (const [sql, params] of statements) await conn.query(sql, params);
       await conn.query('COMMIT');
     },
-    async close() { await conn.end(); },
+    async close() {
+      await conn.end();
+    },
   };
 }
 

@@ -21,7 +21,12 @@ import { forkRuntime, runtimeEnv, sleep, stopRuntime } from '../lib/runtime-host
 import type { StatementCounts } from '../lib/count-statements.ts';
 import type { Backend } from '../../src/store/types.ts';
 
-export interface IdleOptions { backends: Backend[]; windowSeconds: number; settleSeconds: number; repeat: number }
+export interface IdleOptions {
+  backends: Backend[];
+  windowSeconds: number;
+  settleSeconds: number;
+  repeat: number;
+}
 
 type Host = 'runtime' | 'apsup-run';
 
@@ -50,7 +55,10 @@ async function serverStatus(admin: mysql.Connection): Promise<Record<string, num
 }
 
 async function otherSessions(admin: mysql.Connection, database: string): Promise<number> {
-  const [rows] = await admin.query("SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND COALESCE(DB, '') <> ? AND COMMAND NOT IN ('Daemon')", [database]);
+  const [rows] = await admin.query(
+    "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND COALESCE(DB, '') <> ? AND COMMAND NOT IN ('Daemon')",
+    [database],
+  );
   return Number((rows as Array<{ n: number }>)[0].n);
 }
 
@@ -59,13 +67,16 @@ async function measure(fx: BackendFixtureLike, host: Host, options: IdleOptions)
   let child: ChildProcess | null = null;
   let admin: mysql.Connection | null = null;
   try {
-    child = await forkRuntime(runtimeEnv(fx.db.url, {
-      APSUP_BENCH_FAMILIES: 1,
-      APSUP_BENCH_PROCESSOR: 'noop',
-      APSUP_BENCH_SCHEDULE_SECONDS: 300,
-      APSUP_BENCH_COUNT_SQL: 1,
-      APSUP_BENCH_HOST: host,
-    }), `idle-${backend}-${host}`);
+    child = await forkRuntime(
+      runtimeEnv(fx.db.url, {
+        APSUP_BENCH_FAMILIES: 1,
+        APSUP_BENCH_PROCESSOR: 'noop',
+        APSUP_BENCH_SCHEDULE_SECONDS: 300,
+        APSUP_BENCH_COUNT_SQL: 1,
+        APSUP_BENCH_HOST: host,
+      }),
+      `idle-${backend}-${host}`,
+    );
     await call(child, { type: 'start' });
     await sleep(options.settleSeconds * 1000);
     const startup = await call<StatementCounts>(child, { type: 'counts' });
@@ -88,7 +99,10 @@ async function measure(fx: BackendFixtureLike, host: Host, options: IdleOptions)
         const left = windowEnd - performance.now();
         if (left <= 0) break;
         await sleep(Math.min(left, 10_000));
-        if (windowEnd - performance.now() > 1) progress(`idle ${backend} ${host}: window ${w + 1}/${options.repeat}: ${Math.round((options.windowSeconds * 1000 - (windowEnd - performance.now())) / 1000)} of ${options.windowSeconds} s`);
+        if (windowEnd - performance.now() > 1)
+          progress(
+            `idle ${backend} ${host}: window ${w + 1}/${options.repeat}: ${Math.round((options.windowSeconds * 1000 - (windowEnd - performance.now())) / 1000)} of ${options.windowSeconds} s`,
+          );
       }
       let server: ServerCounts | undefined;
       if (admin && fx.db.target.backend === 'mysql') {
@@ -115,12 +129,33 @@ async function measure(fx: BackendFixtureLike, host: Host, options: IdleOptions)
     }
     const statements = median(windows.map((x) => x.statements));
     const servers = windows.map((x) => x.server).filter((x): x is ServerCounts => x !== undefined);
-    const server = servers.length === 0 ? undefined : {
-      questions: median(servers.map((x) => x.questions)), queries: median(servers.map((x) => x.queries)),
-      callProcedure: median(servers.map((x) => x.callProcedure)), otherSessions: Math.max(...servers.map((x) => x.otherSessions)),
+    const server =
+      servers.length === 0
+        ? undefined
+        : {
+            questions: median(servers.map((x) => x.questions)),
+            queries: median(servers.map((x) => x.queries)),
+            callProcedure: median(servers.map((x) => x.callProcedure)),
+            otherSessions: Math.max(...servers.map((x) => x.otherSessions)),
+          };
+    const row: IdleRow = {
+      backend,
+      host,
+      windowSeconds: options.windowSeconds,
+      startupStatements: startup.total,
+      statements,
+      perMinute: (statements / options.windowSeconds) * 60,
+      byKind,
+      server,
+      windows,
     };
-    const row: IdleRow = { backend, host, windowSeconds: options.windowSeconds, startupStatements: startup.total, statements, perMinute: (statements / options.windowSeconds) * 60, byKind, server, windows };
-    progress(`idle ${backend} ${host}: median ${statements} statements per ${options.windowSeconds} s window (${Object.entries(byKind).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'} over all windows)`);
+    progress(
+      `idle ${backend} ${host}: median ${statements} statements per ${options.windowSeconds} s window (${
+        Object.entries(byKind)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ') || 'none'
+      } over all windows)`,
+    );
     return row;
   } finally {
     await admin?.end().catch(() => undefined);
@@ -133,20 +168,45 @@ export async function runIdleSuite(options: IdleOptions): Promise<IdleRow[]> {
   const fixtures = await Promise.all(options.backends.map((b) => openBenchDatabase(b)));
   try {
     for (const host of ['runtime', 'apsup-run'] as Host[]) {
-      progress(`idle: ${host} host on ${options.backends.join(' and ')}, ${options.settleSeconds} s settling, then ${options.repeat} window(s) of ${options.windowSeconds} s`);
-      rows.push(...await Promise.all(fixtures.map((fx) => measure(fx, host, options))));
+      progress(
+        `idle: ${host} host on ${options.backends.join(' and ')}, ${options.settleSeconds} s settling, then ${options.repeat} window(s) of ${options.windowSeconds} s`,
+      );
+      rows.push(...(await Promise.all(fixtures.map((fx) => measure(fx, host, options)))));
     }
   } finally {
     for (const fx of fixtures) await fx.close();
   }
   printTable(
     `idle: SQL statements of an idle host with one interval family (300 s), median of ${options.repeat} consecutive ${options.windowSeconds} s windows after ${options.settleSeconds} s settling`,
-    ['backend', 'host', 'start-up statements', 'statements per window (median)', 'per minute', 'by kind (all windows)', 'server Questions/min', 'server Queries/min', 'other sessions'],
-    rows.map((r) => [r.backend, r.host === 'runtime' ? 'supervisor Runtime' : 'apsup run (with tasks)', String(r.startupStatements), String(r.statements), r.perMinute.toFixed(1),
-      Object.entries(r.byKind).map(([k, v]) => `${k} ${v}`).join(', ') || '-',
-      r.server ? ((r.server.questions / r.windowSeconds) * 60).toFixed(0) : '-', r.server ? ((r.server.queries / r.windowSeconds) * 60).toFixed(0) : '-', r.server ? String(r.server.otherSessions) : '-']),
+    [
+      'backend',
+      'host',
+      'start-up statements',
+      'statements per window (median)',
+      'per minute',
+      'by kind (all windows)',
+      'server Questions/min',
+      'server Queries/min',
+      'other sessions',
+    ],
+    rows.map((r) => [
+      r.backend,
+      r.host === 'runtime' ? 'supervisor Runtime' : 'apsup run (with tasks)',
+      String(r.startupStatements),
+      String(r.statements),
+      r.perMinute.toFixed(1),
+      Object.entries(r.byKind)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ') || '-',
+      r.server ? ((r.server.questions / r.windowSeconds) * 60).toFixed(0) : '-',
+      r.server ? ((r.server.queries / r.windowSeconds) * 60).toFixed(0) : '-',
+      r.server ? String(r.server.otherSessions) : '-',
+    ]),
   );
-  if (rows.some((r) => r.server && r.server.otherSessions > 0)) console.log('note: other sessions were connected to MariaDB during the window; the server counters include their statements, the client-side counts do not');
+  if (rows.some((r) => r.server && r.server.otherSessions > 0))
+    console.log(
+      'note: other sessions were connected to MariaDB during the window; the server counters include their statements, the client-side counts do not',
+    );
   console.log(`raw results: ${writeResult('idle', { ...options, rows })}`);
   return rows;
 }

@@ -15,7 +15,13 @@ import type { Backend } from '../../src/store/types.ts';
 import { TaskStore } from '../../src/tasks/task-store.ts';
 import { formatNumber, median, machineInfo, printTable, progress, writeResult } from '../lib/report.ts';
 
-interface Options { backends: Backend[]; items: number; batch: number; concurrency: number; repeat: number }
+interface Options {
+  backends: Backend[];
+  items: number;
+  batch: number;
+  concurrency: number;
+  repeat: number;
+}
 
 function parse(argv: string[]): Options {
   const o: Options = { backends: ['sqlite', 'mysql'], items: 4000, batch: 1000, concurrency: 4, repeat: 3 };
@@ -35,14 +41,16 @@ function parse(argv: string[]): Options {
 async function rate(count: number, loops: number, unit: number, work: (i: number) => Promise<unknown>): Promise<number> {
   let next = 0;
   const started = performance.now();
-  await Promise.all(Array.from({ length: loops }, async () => {
-    for (;;) {
-      const i = next;
-      next += unit;
-      if (i >= count) return;
-      await work(i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: loops }, async () => {
+      for (;;) {
+        const i = next;
+        next += unit;
+        if (i >= count) return;
+        await work(i);
+      }
+    }),
+  );
   return (count / (performance.now() - started)) * 1000;
 }
 
@@ -55,19 +63,38 @@ async function main(): Promise<void> {
     const store = openStore(db.target) as BaseStore;
     const tasks = new TaskStore(store);
     const runs: Record<string, number[]> = {};
-    const add = (name: string, v: number) => { (runs[name] ??= []).push(v); };
+    const add = (name: string, v: number) => {
+      (runs[name] ??= []).push(v);
+    };
     try {
       for (let r = 0; r < o.repeat; r++) {
         progress(`intake ${backend}: repetition ${r + 1}/${o.repeat}`);
         const keys = (tag: string, i: number, n: number) => Array.from({ length: n }, (_, j) => `${tag}-${r}-${i + j}`);
         const single = Math.max(o.concurrency, Math.floor(o.items / 4));
         add('mark dirty, single', await rate(single, o.concurrency, 1, (i) => store.markDirty('bench.single', `s-${r}-${i}`)));
-        add('mark dirty, batch', await rate(o.items, o.concurrency, o.batch, (i) => store.markDirtyBatch('bench.batch', keys('b', i, Math.min(o.batch, o.items - i)))));
+        add(
+          'mark dirty, batch',
+          await rate(o.items, o.concurrency, o.batch, (i) => store.markDirtyBatch('bench.batch', keys('b', i, Math.min(o.batch, o.items - i)))),
+        );
         add('accept request, single', await rate(single, o.concurrency, 1, (i) => store.acceptRequest('bench.single', `s-${r}-${i}`)));
-        add('accept request, batch', await rate(o.items, o.concurrency, o.batch, (i) => store.acceptRequestBatch('bench.batch', keys('b', i, Math.min(o.batch, o.items - i)))));
-        const task = (i: number) => ({ taskType: 'bench-noop', handlerVersion: 1, payload: { fileId: `f-${r}-${i}` }, dedupeKey: `k-${r}-${i}`, timeoutMs: 60_000 });
+        add(
+          'accept request, batch',
+          await rate(o.items, o.concurrency, o.batch, (i) => store.acceptRequestBatch('bench.batch', keys('b', i, Math.min(o.batch, o.items - i)))),
+        );
+        const task = (i: number) => ({
+          taskType: 'bench-noop',
+          handlerVersion: 1,
+          payload: { fileId: `f-${r}-${i}` },
+          dedupeKey: `k-${r}-${i}`,
+          timeoutMs: 60_000,
+        });
         add('task submit, single', await rate(single, o.concurrency, 1, (i) => tasks.submit(task(i))));
-        add('task submit, batch', await rate(o.items, o.concurrency, o.batch, (i) => tasks.submitBatch(Array.from({ length: Math.min(o.batch, o.items - i) }, (_, j) => task(o.items + i + j)))));
+        add(
+          'task submit, batch',
+          await rate(o.items, o.concurrency, o.batch, (i) =>
+            tasks.submitBatch(Array.from({ length: Math.min(o.batch, o.items - i) }, (_, j) => task(o.items + i + j))),
+          ),
+        );
       }
     } finally {
       await store.close();
@@ -78,7 +105,11 @@ async function main(): Promise<void> {
       results.push({ backend, name, perSecondMedian: median(values), runs: values });
     }
   }
-  printTable(`intake: items/s (batch ${o.batch}, ${o.concurrency} concurrent callers, median of ${o.repeat})`, ['backend', 'operation', 'items/s', 'runs'], rows);
+  printTable(
+    `intake: items/s (batch ${o.batch}, ${o.concurrency} concurrent callers, median of ${o.repeat})`,
+    ['backend', 'operation', 'items/s', 'runs'],
+    rows,
+  );
   const file = writeResult('intake', { options: o, machine: machineInfo(), results });
   console.log(`written ${file}`);
 }

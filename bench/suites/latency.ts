@@ -78,18 +78,22 @@ async function measurePath(backend: Backend, path: Path, options: LatencyOptions
     await createStartsTable(fx);
     const role = path === 'api process' ? 'background' : 'all';
     const pollSeconds = backend === 'mysql' ? (options.pollSeconds ?? 5) : null;
-    runtime = await forkRuntime(runtimeEnv(fx.db.url, {
-      APSUP_BENCH_FAMILIES: 1,
-      APSUP_BENCH_PROCESSOR: 'record',
-      APSUP_BENCH_MAX_WORKERS: options.workers,
-      POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_ROLE: role,
-      POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_POLL_SECONDS: pollSeconds ?? undefined,
-    }), `latency-${backend}`);
+    runtime = await forkRuntime(
+      runtimeEnv(fx.db.url, {
+        APSUP_BENCH_FAMILIES: 1,
+        APSUP_BENCH_PROCESSOR: 'record',
+        APSUP_BENCH_MAX_WORKERS: options.workers,
+        POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_ROLE: role,
+        POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_POLL_SECONDS: pollSeconds ?? undefined,
+      }),
+      `latency-${backend}`,
+    );
     await call(runtime, { type: 'start' });
     if (path !== 'in-process') api = await forkApi(fx.db.url, `latency-api-${backend}`);
-    const trigger = (scope: string) => (api
-      ? call<{ t0: number; t1: number }>(api, { type: 'trigger', binding: BINDING, scope })
-      : call<{ t0: number; t1: number }>(runtime!, { type: 'trigger', family: FAMILY, scope }));
+    const trigger = (scope: string) =>
+      api
+        ? call<{ t0: number; t1: number }>(api, { type: 'trigger', binding: BINDING, scope })
+        : call<{ t0: number; t1: number }>(runtime!, { type: 'trigger', family: FAMILY, scope });
     // Warm-up: one trigger per worker of the budget at once, so every worker process exists.
     await Promise.all(Array.from({ length: options.workers }, (_, i) => trigger(`warm-${i}`)));
     const warm = await waitStarts(fx, 'warm-', options.workers, 60_000);
@@ -98,7 +102,9 @@ async function measurePath(backend: Backend, path: Path, options: LatencyOptions
     const pooled: number[] = [];
     const acceptMs: number[] = [];
     for (let rep = 0; rep < options.repeat; rep += 1) {
-      progress(`latency ${backend} ${path}: round ${rep + 1}/${options.repeat}: ${options.triggers} triggers, one every ${options.gapMs} ms${pollSeconds ? `, poll ${pollSeconds} s` : ''}`);
+      progress(
+        `latency ${backend} ${path}: round ${rep + 1}/${options.repeat}: ${options.triggers} triggers, one every ${options.gapMs} ms${pollSeconds ? `, poll ${pollSeconds} s` : ''}`,
+      );
       const prefix = `lat-${rep}-`;
       const sent: Array<Promise<{ t0: number; t1: number }>> = [];
       const begin = performance.now();
@@ -120,19 +126,37 @@ async function measurePath(backend: Backend, path: Path, options: LatencyOptions
         const started = starts.get(`${prefix}${i}`);
         if (started !== undefined) latencies.push(started - accepted[i].t0);
       }
-      if (latencies.length < options.triggers) progress(`latency ${backend} ${path}: round ${rep + 1}: only ${latencies.length} of ${options.triggers} invocations started in time`);
+      if (latencies.length < options.triggers)
+        progress(`latency ${backend} ${path}: round ${rep + 1}: only ${latencies.length} of ${options.triggers} invocations started in time`);
       latencies.sort((a, b) => a - b);
       pooled.push(...latencies);
       acceptMs.push(...accepted.map((a) => a.t1 - a.t0));
-      const round = { triggers: latencies.length, p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99), max: latencies[latencies.length - 1] };
+      const round = {
+        triggers: latencies.length,
+        p50: percentile(latencies, 50),
+        p95: percentile(latencies, 95),
+        p99: percentile(latencies, 99),
+        max: latencies[latencies.length - 1],
+      };
       rounds.push(round);
-      progress(`latency ${backend} ${path}: round ${rep + 1}/${options.repeat}: p50 ${round.p50.toFixed(2)} ms, p95 ${round.p95.toFixed(2)} ms, p99 ${round.p99.toFixed(2)} ms`);
+      progress(
+        `latency ${backend} ${path}: round ${rep + 1}/${options.repeat}: p50 ${round.p50.toFixed(2)} ms, p95 ${round.p95.toFixed(2)} ms, p99 ${round.p99.toFixed(2)} ms`,
+      );
     }
     pooled.sort((a, b) => a - b);
     const row: LatencyRow = {
-      backend, path, pollSeconds: path === 'api process' ? pollSeconds : null, triggers: pooled.length, repeat: options.repeat,
-      p50: median(rounds.map((r) => r.p50)), p95: median(rounds.map((r) => r.p95)), p99: median(rounds.map((r) => r.p99)), max: median(rounds.map((r) => r.max)),
-      pooledP99: percentile(pooled, 99), acceptMedianMs: median(acceptMs), rounds,
+      backend,
+      path,
+      pollSeconds: path === 'api process' ? pollSeconds : null,
+      triggers: pooled.length,
+      repeat: options.repeat,
+      p50: median(rounds.map((r) => r.p50)),
+      p95: median(rounds.map((r) => r.p95)),
+      p99: median(rounds.map((r) => r.p99)),
+      max: median(rounds.map((r) => r.max)),
+      pooledP99: percentile(pooled, 99),
+      acceptMedianMs: median(acceptMs),
+      rounds,
     };
     return row;
   } finally {
@@ -151,7 +175,18 @@ export async function runLatencySuite(options: LatencyOptions): Promise<LatencyR
   printTable(
     `latency: explicit trigger to worker start, ${options.triggers.toLocaleString('en-US')} triggers per round one every ${options.gapMs} ms, budget ${options.workers} workers (ms; median of ${options.repeat} rounds)`,
     ['backend', 'trigger from', 'poll s', 'triggers (all rounds)', 'p50', 'p95', 'p99', 'max', 'p99 of all triggers', 'accept call median'],
-    rows.map((r) => [r.backend, r.path, r.pollSeconds === null ? '-' : String(r.pollSeconds), String(r.triggers), r.p50.toFixed(2), r.p95.toFixed(2), r.p99.toFixed(2), r.max.toFixed(2), r.pooledP99.toFixed(2), r.acceptMedianMs.toFixed(2)]),
+    rows.map((r) => [
+      r.backend,
+      r.path,
+      r.pollSeconds === null ? '-' : String(r.pollSeconds),
+      String(r.triggers),
+      r.p50.toFixed(2),
+      r.p95.toFixed(2),
+      r.p99.toFixed(2),
+      r.max.toFixed(2),
+      r.pooledP99.toFixed(2),
+      r.acceptMedianMs.toFixed(2),
+    ]),
   );
   console.log(`raw results: ${writeResult('latency', { ...options, rows })}`);
   return rows;

@@ -46,7 +46,15 @@ async function oneRun(pool: pg.Pool, schema: string, jobs: number, concurrency: 
   let done = 0;
   let tenth = 0;
   const t0 = performance.now();
-  const runner = await run({ pgPool: pool, schema, concurrency, noHandleSignals: true, pollInterval: 1000, logger: silent, taskList: { noop: async () => undefined } });
+  const runner = await run({
+    pgPool: pool,
+    schema,
+    concurrency,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    logger: silent,
+    taskList: { noop: async () => undefined },
+  });
   await new Promise<void>((resolve) => {
     runner.events.on('job:success', () => {
       done += 1;
@@ -60,7 +68,10 @@ async function oneRun(pool: pg.Pool, schema: string, jobs: number, concurrency: 
   return { jobs, concurrency, seconds, perSecond: jobs / seconds, steadyPerSecond: (jobs - Math.ceil(jobs / 10)) / ((end - tenth) / 1000) };
 }
 
-export interface PeerSession { run(jobs: number): Promise<PeerRun>; close(): Promise<void> }
+export interface PeerSession {
+  run(jobs: number): Promise<PeerRun>;
+  close(): Promise<void>;
+}
 
 /** A graphile-worker schema ready for runs (so the dispatch suite can interleave them with its own); never throws for a missing server. */
 export async function openPeer(concurrency: number): Promise<{ ok: true; session: PeerSession } | { ok: false; reason: string }> {
@@ -69,7 +80,9 @@ export async function openPeer(concurrency: number): Promise<{ ok: true; session
   const schema = `apsup_bench_gw_${process.pid}_${crypto.randomBytes(3).toString('hex')}`;
   const pool = new pg.Pool({ connectionString: PG_URL, max: concurrency + 4 });
   pool.on('error', (error) => progress(`peer: idle PostgreSQL client error: ${error.message}`));
-  pool.on('connect', (client) => { client.on('error', (error) => progress(`peer: PostgreSQL client error: ${error.message}`)); });
+  pool.on('connect', (client) => {
+    client.on('error', (error) => progress(`peer: PostgreSQL client error: ${error.message}`));
+  });
   try {
     await runMigrations({ pgPool: pool, schema, logger: silent });
   } catch (error) {
@@ -101,7 +114,9 @@ export async function runGraphileWorker(jobs: number, concurrency: number, repea
     for (let rep = 0; rep < repeat; rep += 1) {
       const r = await peer.session.run(jobs);
       runs.push(r);
-      progress(`peer graphile-worker: repetition ${rep + 1}/${repeat}: ${Math.round(r.perSecond).toLocaleString('en-US')} jobs/s (${jobs.toLocaleString('en-US')} jobs, concurrency ${concurrency})`);
+      progress(
+        `peer graphile-worker: repetition ${rep + 1}/${repeat}: ${Math.round(r.perSecond).toLocaleString('en-US')} jobs/s (${jobs.toLocaleString('en-US')} jobs, concurrency ${concurrency})`,
+      );
     }
   } finally {
     await peer.session.close();

@@ -41,8 +41,13 @@ async function scan(m: Extract<Msg, { type: 'scan' }>): Promise<Record<string, u
   const seconds = (performance.now() - started) / 1000;
   sampledPeak = Math.max(sampledPeak, process.memoryUsage().rss);
   return {
-    type: 'scanned', admitted, pages, seconds,
-    rssBeforeMiB: rssBefore / MiB, rssSampledPeakMiB: sampledPeak / MiB, maxRssMiB: (process.resourceUsage().maxRSS * 1024) / MiB,
+    type: 'scanned',
+    admitted,
+    pages,
+    seconds,
+    rssBeforeMiB: rssBefore / MiB,
+    rssSampledPeakMiB: sampledPeak / MiB,
+    maxRssMiB: (process.resourceUsage().maxRSS * 1024) / MiB,
   };
 }
 

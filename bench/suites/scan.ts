@@ -79,14 +79,26 @@ export async function runScanSuite(options: ScanOptions): Promise<Array<ScanRun 
             growth = Math.max(growth, r.rssSampledPeakMiB - r.rssBeforeMiB);
             lastAdmitted = r.admitted;
             rates.push(r.admitted / r.seconds);
-            progress(`scan ${backend} ${scopes.toLocaleString('en-US')}: repetition ${rep + 1}/${options.repeat}: ${Math.round(r.admitted / r.seconds).toLocaleString('en-US')}/s (${r.pages} pages), scanner peak RSS ${r.maxRssMiB.toFixed(1)} MiB`);
+            progress(
+              `scan ${backend} ${scopes.toLocaleString('en-US')}: repetition ${rep + 1}/${options.repeat}: ${Math.round(r.admitted / r.seconds).toLocaleString('en-US')}/s (${r.pages} pages), scanner peak RSS ${r.maxRssMiB.toFixed(1)} MiB`,
+            );
           }
         } finally {
           await call(child, { type: 'exit' }).catch(() => undefined);
           await waitExit(child, 5_000);
         }
         const perSecond = median(rates);
-        results.push({ backend, scopes, admitted: lastAdmitted, seconds: lastAdmitted / perSecond, perSecond, peakRssMiB: peakRss, baseRssMiB: baseRss, scanRssGrowthMiB: growth, runs: rates });
+        results.push({
+          backend,
+          scopes,
+          admitted: lastAdmitted,
+          seconds: lastAdmitted / perSecond,
+          perSecond,
+          peakRssMiB: peakRss,
+          baseRssMiB: baseRss,
+          scanRssGrowthMiB: growth,
+          runs: rates,
+        });
       } finally {
         await fx.close();
       }
@@ -103,15 +115,20 @@ export async function runScanSuite(options: ScanOptions): Promise<Array<ScanRun 
       const small = mine[0];
       const large = mine[mine.length - 1];
       const diff = large.peakRssMiB - small.peakRssMiB;
-      console.log(`${backend}: scanner peak RSS difference between ${small.scopes.toLocaleString('en-US')} and ${large.scopes.toLocaleString('en-US')} scopes: ${diff.toFixed(1)} MiB (${(diff * 1.048576).toFixed(1)} MB)`);
+      console.log(
+        `${backend}: scanner peak RSS difference between ${small.scopes.toLocaleString('en-US')} and ${large.scopes.toLocaleString('en-US')} scopes: ${diff.toFixed(1)} MiB (${(diff * 1.048576).toFixed(1)} MB)`,
+      );
     }
   }
   const json = writeResult('scan', results);
   console.log(`raw results: ${json}`);
-  const chart = await writeSvg(json.replace(/\.json$/, '.svg'), scanThroughputSpec(
-    results.map((r) => ({ backend: r.backend === 'mysql' ? 'MariaDB' : 'SQLite', scopes: r.scopes, perSecond: Math.round(r.perSecond) })),
-    `scan: admitted scopes/s by backlog size (pages of ${options.pageSize}, median of ${options.repeat})`,
-  ));
+  const chart = await writeSvg(
+    json.replace(/\.json$/, '.svg'),
+    scanThroughputSpec(
+      results.map((r) => ({ backend: r.backend === 'mysql' ? 'MariaDB' : 'SQLite', scopes: r.scopes, perSecond: Math.round(r.perSecond) })),
+      `scan: admitted scopes/s by backlog size (pages of ${options.pageSize}, median of ${options.repeat})`,
+    ),
+  );
   const latest = path.join(path.dirname(chart), 'scan-latest.svg');
   fs.copyFileSync(chart, latest);
   console.log(`chart: ${chart} (also ${latest})`);

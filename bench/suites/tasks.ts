@@ -18,7 +18,16 @@ import { median, printTable, progress, writeResult } from '../lib/report.ts';
 import { openBenchDatabase } from '../lib/fixture.ts';
 import { percentile } from '../lib/runtime-host.ts';
 import { ourDurability } from '../lib/durability.ts';
-import { claimToCompletionSeconds, ourLatency, prepareOurTasks, startTaskWorker, stopTaskWorker, submitNoops, waitTasksDone, type OurTasks } from '../lib/task-worker.ts';
+import {
+  claimToCompletionSeconds,
+  ourLatency,
+  prepareOurTasks,
+  startTaskWorker,
+  stopTaskWorker,
+  submitNoops,
+  waitTasksDone,
+  type OurTasks,
+} from '../lib/task-worker.ts';
 import { openPeers } from '../lib/peers/open.ts';
 import type { QueuePeer } from '../lib/peers/types.ts';
 import type { SqliteSynchronous } from '../../src/store/sqlite/synchronous.ts';
@@ -35,11 +44,37 @@ export interface TasksOptions {
   synchronous: SqliteSynchronous[];
 }
 
-export interface TasksRun { perSecond: number; submitPerSecond: number; p50: number; p95: number; p99: number; failures: number }
+export interface TasksRun {
+  perSecond: number;
+  submitPerSecond: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  failures: number;
+}
 
-export interface TasksRow { system: string; backend: string; durability: string; notes: string; runs: TasksRun[]; perSecond: number; submitPerSecond: number; p50: number; p95: number; p99: number }
+export interface TasksRow {
+  system: string;
+  backend: string;
+  durability: string;
+  notes: string;
+  runs: TasksRun[];
+  perSecond: number;
+  submitPerSecond: number;
+  p50: number;
+  p95: number;
+  p99: number;
+}
 
-interface System { label: string; backend: string; durability: string; notes: string; runs: TasksRun[]; once(rep: number): Promise<TasksRun>; close(): Promise<void> }
+interface System {
+  label: string;
+  backend: string;
+  durability: string;
+  notes: string;
+  runs: TasksRun[];
+  once(rep: number): Promise<TasksRun>;
+  close(): Promise<void>;
+}
 
 function latencyFigures(sorted: number[]): Pick<TasksRun, 'p50' | 'p95' | 'p99'> {
   return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99) };
@@ -50,7 +85,11 @@ async function ourSystem(backend: Backend, synchronous: SqliteSynchronous, optio
   const ours: OurTasks = await prepareOurTasks(fx, options.workers, synchronous);
   const label = `apsup tasks worker (${backend}${backend === 'sqlite' ? ` ${synchronous}` : ''})`;
   return {
-    label, backend, durability: await ourDurability(fx, synchronous), notes: `capacity ${options.workers}`, runs: [],
+    label,
+    backend,
+    durability: await ourDurability(fx, synchronous),
+    notes: `capacity ${options.workers}`,
+    runs: [],
     async once(rep) {
       const submitted = await submitNoops(ours, options.tasks);
       const first = submitted.ids[0];
@@ -61,8 +100,15 @@ async function ourSystem(backend: Backend, synchronous: SqliteSynchronous, optio
         const states = await waitTasksDone(ours, first, last, 1_800_000, child);
         const seconds = await claimToCompletionSeconds(ours, first, last);
         const lat = await ourLatency(ours, options.triggers, options.gapMs, child);
-        const run: TasksRun = { perSecond: options.tasks / seconds, submitPerSecond: submitted.perSecond, ...latencyFigures(lat), failures: options.tasks - (states.succeeded ?? 0) };
-        progress(`${label}: repetition ${rep + 1}/${options.repeat}: ${Math.round(run.perSecond * 100) / 100} tasks/s, ${Math.round(run.submitPerSecond)} submits/s, submit->start p50 ${run.p50.toFixed(1)} p99 ${run.p99.toFixed(1)} ms${run.failures ? `, ${run.failures} not succeeded` : ''}`);
+        const run: TasksRun = {
+          perSecond: options.tasks / seconds,
+          submitPerSecond: submitted.perSecond,
+          ...latencyFigures(lat),
+          failures: options.tasks - (states.succeeded ?? 0),
+        };
+        progress(
+          `${label}: repetition ${rep + 1}/${options.repeat}: ${Math.round(run.perSecond * 100) / 100} tasks/s, ${Math.round(run.submitPerSecond)} submits/s, submit->start p50 ${run.p50.toFixed(1)} p99 ${run.p99.toFixed(1)} ms${run.failures ? `, ${run.failures} not succeeded` : ''}`,
+        );
         return run;
       } finally {
         if (child) await stopTaskWorker(child);
@@ -74,13 +120,19 @@ async function ourSystem(backend: Backend, synchronous: SqliteSynchronous, optio
 
 function peerSystem(peer: QueuePeer, options: TasksOptions): System {
   return {
-    label: peer.name, backend: peer.backend, durability: peer.durability, notes: `concurrency ${options.workers}, ${peer.notes}`, runs: [],
+    label: peer.name,
+    backend: peer.backend,
+    durability: peer.durability,
+    notes: `concurrency ${options.workers}, ${peer.notes}`,
+    runs: [],
     async once(rep) {
       const drain = await peer.drain(options.tasks, options.workers);
       const submitPerSecond = await peer.submitRate(options.tasks);
       const lat = await peer.latency(options.triggers, options.gapMs, options.workers);
       const run: TasksRun = { perSecond: drain.firstStartPerSecond, submitPerSecond, ...latencyFigures(lat), failures: 0 };
-      progress(`${peer.name}: repetition ${rep + 1}/${options.repeat}: ${Math.round(run.perSecond)} jobs/s, ${Math.round(submitPerSecond)} submits/s, submit->start p50 ${run.p50.toFixed(1)} p99 ${run.p99.toFixed(1)} ms`);
+      progress(
+        `${peer.name}: repetition ${rep + 1}/${options.repeat}: ${Math.round(run.perSecond)} jobs/s, ${Math.round(submitPerSecond)} submits/s, submit->start p50 ${run.p50.toFixed(1)} p99 ${run.p99.toFixed(1)} ms`,
+      );
       return run;
     },
     close: () => peer.close(),
@@ -107,16 +159,39 @@ export async function runTasksSuite(options: TasksOptions): Promise<{ rows: Task
     for (const s of systems) await s.close().catch((e: unknown) => progress(`${s.label}: close failed: ${(e as Error).message}`));
   }
   const rows: TasksRow[] = systems.map((s) => ({
-    system: s.label, backend: s.backend, durability: s.durability, notes: s.notes, runs: s.runs,
-    perSecond: median(s.runs.map((r) => r.perSecond)), submitPerSecond: median(s.runs.map((r) => r.submitPerSecond)),
-    p50: median(s.runs.map((r) => r.p50)), p95: median(s.runs.map((r) => r.p95)), p99: median(s.runs.map((r) => r.p99)),
+    system: s.label,
+    backend: s.backend,
+    durability: s.durability,
+    notes: s.notes,
+    runs: s.runs,
+    perSecond: median(s.runs.map((r) => r.perSecond)),
+    submitPerSecond: median(s.runs.map((r) => r.submitPerSecond)),
+    p50: median(s.runs.map((r) => r.p50)),
+    p95: median(s.runs.map((r) => r.p95)),
+    p99: median(s.runs.map((r) => r.p99)),
   }));
   const range = (xs: number[]) => (xs.length > 1 ? `${Math.round(Math.min(...xs) * 100) / 100} to ${Math.round(Math.max(...xs) * 100) / 100}` : '');
   printTable(
     `tasks: ${options.tasks.toLocaleString('en-US')} no-op tasks, capacity/concurrency ${options.workers}; latency ${options.triggers} submits one every ${options.gapMs} ms (median of ${options.repeat}, systems interleaved)`,
-    ['system', 'backend', 'durability', 'tasks/s (first claim to last completion)', 'range', 'submits/s (one per call)', 'submit->start p50 ms', 'p95 ms', 'p99 ms', 'notes'],
     [
-      ...rows.map((r) => [r.system, r.backend, r.durability, r.perSecond, range(r.runs.map((x) => x.perSecond)), r.submitPerSecond, r.p50, r.p95, r.p99, r.notes] as Array<string | number>),
+      'system',
+      'backend',
+      'durability',
+      'tasks/s (first claim to last completion)',
+      'range',
+      'submits/s (one per call)',
+      'submit->start p50 ms',
+      'p95 ms',
+      'p99 ms',
+      'notes',
+    ],
+    [
+      ...rows.map(
+        (r) =>
+          [r.system, r.backend, r.durability, r.perSecond, range(r.runs.map((x) => x.perSecond)), r.submitPerSecond, r.p50, r.p95, r.p99, r.notes] as Array<
+            string | number
+          >,
+      ),
       ...skipped.map((s) => [s.name, '-', '-', 'skipped', '', '', '', '', '', s.reason] as Array<string | number>),
     ],
   );

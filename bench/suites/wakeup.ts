@@ -41,7 +41,9 @@ async function measure(channelOn: boolean, triggers: number, taskCount: number, 
   const db = await createEphemeralDatabase('mysql', { prefix: 'apsup_bench', mysqlAdminUrl: process.env.APSUP_TEST_MYSQL_URL });
   const store = openStore(db.target) as BaseStore;
   const tasks = new TaskStore(store);
-  await store.domainQuery('CREATE TABLE bench_starts (id BIGINT AUTO_INCREMENT PRIMARY KEY, scope_id VARCHAR(191) NOT NULL, started_ms DOUBLE NOT NULL, holder_id VARCHAR(128) NOT NULL, supervisor_generation BIGINT NOT NULL, KEY ix_bench_starts_scope (scope_id)) ENGINE = InnoDB');
+  await store.domainQuery(
+    'CREATE TABLE bench_starts (id BIGINT AUTO_INCREMENT PRIMARY KEY, scope_id VARCHAR(191) NOT NULL, started_ms DOUBLE NOT NULL, holder_id VARCHAR(128) NOT NULL, supervisor_generation BIGINT NOT NULL, KEY ix_bench_starts_scope (scope_id)) ENGINE = InnoDB',
+  );
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('POWERCONTEXT_SERVER_RUNTIME_')) env[k] = v;
   Object.assign(env, {
@@ -53,8 +55,19 @@ async function measure(channelOn: boolean, triggers: number, taskCount: number, 
     ...(channelOn ? { POWERCONTEXT_SERVER_RUNTIME_NOTIFY_REDIS_URL: REDIS } : {}),
   });
   const log = fs.openSync(benchLogFile(`wakeup-${channelOn ? 'on' : 'off'}`), 'w');
-  const host: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'run', '--role', 'background', '--families', 'bench/fixtures/families.ts'], { cwd: ROOT, env, stdio: ['ignore', log, log] });
-  const publisher = channelOn ? new NotifyChannel(parseNotifyConfig({ POWERCONTEXT_SERVER_RUNTIME_NOTIFY_REDIS_URL: REDIS })!, notifyNamespace(db.target), createLogger({ level: 'silent' }), { subscribe: false }) : null;
+  const host: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'run', '--role', 'background', '--families', 'bench/fixtures/families.ts'],
+    { cwd: ROOT, env, stdio: ['ignore', log, log] },
+  );
+  const publisher = channelOn
+    ? new NotifyChannel(
+        parseNotifyConfig({ POWERCONTEXT_SERVER_RUNTIME_NOTIFY_REDIS_URL: REDIS })!,
+        notifyNamespace(db.target),
+        createLogger({ level: 'silent' }),
+        { subscribe: false },
+      )
+    : null;
   await publisher?.start();
   const trigger = async (scope: string) => {
     const t0 = performance.timeOrigin + performance.now();
@@ -62,7 +75,13 @@ async function measure(channelOn: boolean, triggers: number, taskCount: number, 
     publisher?.publish('request', `bench-a\t${intent.pendingSequence}`);
     return t0;
   };
-  const starts = async (prefix: string) => new Map((await store.domainQuery('SELECT scope_id, MIN(started_ms) AS s FROM bench_starts WHERE scope_id LIKE ? GROUP BY scope_id', [`${prefix}%`])).map((r) => [String(r.scope_id), Number(r.s)]));
+  const starts = async (prefix: string) =>
+    new Map(
+      (await store.domainQuery('SELECT scope_id, MIN(started_ms) AS s FROM bench_starts WHERE scope_id LIKE ? GROUP BY scope_id', [`${prefix}%`])).map((r) => [
+        String(r.scope_id),
+        Number(r.s),
+      ]),
+    );
   try {
     for (;;) {
       const lease = await store.readLease('global');
@@ -72,9 +91,15 @@ async function measure(channelOn: boolean, triggers: number, taskCount: number, 
     }
     // Warm-up: every worker of the budget started once; a first task too.
     await Promise.all([0, 1, 2, 3].map((i) => trigger(`warm-${i}`)));
-    for (let t = 0; (await starts('warm-')).size < 4; t++) { if (t > 600) throw new Error('warm-up did not complete'); await sleep(100); }
+    for (let t = 0; (await starts('warm-')).size < 4; t++) {
+      if (t > 600) throw new Error('warm-up did not complete');
+      await sleep(100);
+    }
     const warmTask = await tasks.submit({ taskType: 'fx-quick', handlerVersion: 2, payload: {}, timeoutMs: 60_000 });
-    for (let t = 0; (await tasks.read(warmTask.taskId))?.startedAt === null; t++) { if (t > 600) throw new Error('task warm-up did not complete'); await sleep(100); }
+    for (let t = 0; (await tasks.read(warmTask.taskId))?.startedAt === null; t++) {
+      if (t > 600) throw new Error('task warm-up did not complete');
+      await sleep(100);
+    }
 
     progress(`wakeup ${channelOn ? 'with' : 'without'} the channel: ${triggers} triggers, one every ${gapMs} ms`);
     const sent = new Map<string, number>();
@@ -83,7 +108,10 @@ async function measure(channelOn: boolean, triggers: number, taskCount: number, 
       await sleep(gapMs);
     }
     let seen = new Map<string, number>();
-    for (let t = 0; t < 300 && seen.size < triggers; t++) { seen = await starts('t-'); await sleep(100); }
+    for (let t = 0; t < 300 && seen.size < triggers; t++) {
+      seen = await starts('t-');
+      await sleep(100);
+    }
     const triggerLat = [...sent].filter(([s]) => seen.has(s)).map(([s, t0]) => seen.get(s)! - t0);
 
     progress(`wakeup ${channelOn ? 'with' : 'without'} the channel: ${taskCount} tasks, one every ${taskGapMs} ms`);
@@ -99,7 +127,10 @@ async function measure(channelOn: boolean, triggers: number, taskCount: number, 
     for (const s of submitted) {
       for (let t = 0; t < 300; t++) {
         const task = await tasks.read(s.id);
-        if (task?.startedAt) { taskLat.push(task.startedAt.getTime() - s.t0); break; }
+        if (task?.startedAt) {
+          taskLat.push(task.startedAt.getTime() - s.t0);
+          break;
+        }
         await sleep(100);
       }
     }
@@ -107,7 +138,11 @@ async function measure(channelOn: boolean, triggers: number, taskCount: number, 
     return { channel: channelOn, trigger: stats(triggerLat), submit: stats(taskLat) };
   } finally {
     host.kill('SIGTERM');
-    await new Promise((r) => { if (host.exitCode !== null) r(null); else host.once('exit', r); setTimeout(r, 20_000); });
+    await new Promise((r) => {
+      if (host.exitCode !== null) r(null);
+      else host.once('exit', r);
+      setTimeout(r, 20_000);
+    });
     fs.closeSync(log);
     await publisher?.close();
     await store.close();
@@ -122,6 +157,19 @@ const gapMs = arg('--gap-ms', 50);
 const taskGapMs = arg('--task-gap-ms', 3000);
 const rows = [];
 for (const on of [false, true]) rows.push(await measure(on, triggers, taskCount, gapMs, taskGapMs));
-printTable('wakeup: cross-process latency on MariaDB (ms), apsup run --role background, default polls', ['channel', 'path', 'n', 'p50', 'p95', 'p99', 'max'],
-  rows.flatMap((r) => (['trigger', 'submit'] as const).map((p) => [r.channel ? 'redis' : 'off (poll)', `${p}->start`, r[p].n, r[p].p50.toFixed(1), r[p].p95.toFixed(1), r[p].p99.toFixed(1), r[p].max.toFixed(1)])));
+printTable(
+  'wakeup: cross-process latency on MariaDB (ms), apsup run --role background, default polls',
+  ['channel', 'path', 'n', 'p50', 'p95', 'p99', 'max'],
+  rows.flatMap((r) =>
+    (['trigger', 'submit'] as const).map((p) => [
+      r.channel ? 'redis' : 'off (poll)',
+      `${p}->start`,
+      r[p].n,
+      r[p].p50.toFixed(1),
+      r[p].p95.toFixed(1),
+      r[p].p99.toFixed(1),
+      r[p].max.toFixed(1),
+    ]),
+  ),
+);
 console.log(`written ${writeResult('wakeup', { triggers, taskCount, gapMs, taskGapMs, machine: machineInfo(), rows })}`);

@@ -78,7 +78,8 @@ function compile(): { dir: string } | { error: string } {
     for (const input of Object.keys(result.metafile.inputs)) {
       const file = path.resolve(input);
       if (!file.startsWith(SRC_DIR) || META_URL_USERS.has(path.relative(SRC_DIR, file))) continue;
-      if (fs.readFileSync(file, 'utf8').includes('import.meta')) throw new Error(`${path.relative(PACKAGE_ROOT, file)} uses import.meta; list it in entry.ts once its use is independent of its directory`);
+      if (fs.readFileSync(file, 'utf8').includes('import.meta'))
+        throw new Error(`${path.relative(PACKAGE_ROOT, file)} uses import.meta; list it in entry.ts once its use is independent of its directory`);
     }
     const hash = crypto.createHash('sha256');
     for (const f of result.outputFiles) hash.update(path.relative(CACHE_DIR, f.path)).update('\0').update(f.contents).update('\0');

@@ -47,7 +47,9 @@ export async function terminateChild(handle: ManagedChild, graceMs: number, befo
   let timer: NodeJS.Timeout | undefined;
   const graceful = await Promise.race([
     handle.exited.then(() => true),
-    new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), graceMs); }),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), graceMs);
+    }),
   ]);
   clearTimeout(timer);
   if (graceful || !isAlive(child)) {

@@ -17,14 +17,16 @@ export function needsTsLoader(file: string): boolean {
 /** Registers tsx's ESM hooks in this process if it runs precompiled and does not have them yet. */
 export function ensureTsLoader(): Promise<void> {
   if (process.env.APSUP_CHILD_PRECOMPILED !== '1') return Promise.resolve();
-  registered ??= import('tsx/esm/api').then((api) => { api.register(); });
+  registered ??= import('tsx/esm/api').then((api) => {
+    api.register();
+  });
   return registered;
 }
 
 /** import() of a file path, with an optional query (a fresh module instance per query). */
 export async function importUserModule(file: string, query = ''): Promise<Record<string, unknown>> {
   if (needsTsLoader(file)) await ensureTsLoader();
-  return await import(pathToFileURL(file).href + query) as Record<string, unknown>;
+  return (await import(pathToFileURL(file).href + query)) as Record<string, unknown>;
 }
 
 /**

@@ -7,7 +7,16 @@
  * a refused preflight); 2 bad usage or configuration.
  */
 import { ConfigError, parseDatabaseUrl, DATABASE_URL_VARIABLE } from '../config/database-url.ts';
-import { ADOPTION_SOURCES, PROFILE_APSCHEDULER, adoptProfileApscheduler, adoptTopicMemoryPr1490, formatAdoption, topicMemoryPr1490Plan, type AdoptionContext, type AdoptionSource } from '../migrations/adoption.ts';
+import {
+  ADOPTION_SOURCES,
+  PROFILE_APSCHEDULER,
+  adoptProfileApscheduler,
+  adoptTopicMemoryPr1490,
+  formatAdoption,
+  topicMemoryPr1490Plan,
+  type AdoptionContext,
+  type AdoptionSource,
+} from '../migrations/adoption.ts';
 import { TOPIC_MEMORY_PR1490 } from '../migrations/adoption-detect.ts';
 import { openMigrationDriver, type MigrationDriver } from '../migrations/drivers.ts';
 import { Migrator } from '../migrations/migrator.ts';
@@ -32,7 +41,9 @@ async function adoptionConfig(source: AdoptionSource, options: AdoptOptions) {
   const { config } = await buildRuntimeConfig({ familiesModule: options.familiesModule, env: options.env, command: 'migrate adopt' });
   const family = config.families.find((f) => f.registration.family === FAMILY_OF[source]);
   if (!family) {
-    throw new ConfigError(`adopting ${source} needs a registered ${FAMILY_OF[source]} family (registered: ${config.families.map((f) => f.registration.family).join(', ') || 'none'})`);
+    throw new ConfigError(
+      `adopting ${source} needs a registered ${FAMILY_OF[source]} family (registered: ${config.families.map((f) => f.registration.family).join(', ') || 'none'})`,
+    );
   }
   if (options.jobId !== undefined && !/^[A-Za-z0-9_.:-]{1,191}$/.test(options.jobId)) {
     throw new ConfigError(`--job-id must be 1-191 characters of letters, digits, '_', '.', ':' or '-', got ${JSON.stringify(options.jobId)}`);
@@ -40,8 +51,13 @@ async function adoptionConfig(source: AdoptionSource, options: AdoptOptions) {
   return { config, family };
 }
 
-async function adoptionContext(source: AdoptionSource, options: AdoptOptions, driver: MigrationDriver, checked?: Awaited<ReturnType<typeof adoptionConfig>>): Promise<AdoptionContext> {
-  const { config, family } = checked ?? await adoptionConfig(source, options);
+async function adoptionContext(
+  source: AdoptionSource,
+  options: AdoptOptions,
+  driver: MigrationDriver,
+  checked?: Awaited<ReturnType<typeof adoptionConfig>>,
+): Promise<AdoptionContext> {
+  const { config, family } = checked ?? (await adoptionConfig(source, options));
   return {
     driver,
     migrator: new Migrator(driver),

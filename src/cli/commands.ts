@@ -20,7 +20,10 @@ export interface CommandSpec {
 const json: OptionSpec = { type: 'boolean', doc: 'machine-readable output' };
 const families: OptionSpec = { type: 'string', doc: `the families module (default ${variableOf('FAMILIES_MODULE')})` };
 const DB = `${DATABASE_URL_VARIABLE} (default sqlite:./var/powercontext.sqlite)`;
-const LOGS = [`${LOG_LEVEL_VARIABLE} (fatal|error|warn|info|debug|trace|silent; default info)`, `${LOG_FORMAT_VARIABLE} (json|pretty; default pretty on a terminal, else json)`];
+const LOGS = [
+  `${LOG_LEVEL_VARIABLE} (fatal|error|warn|info|debug|trace|silent; default info)`,
+  `${LOG_FORMAT_VARIABLE} (json|pretty; default pretty on a terminal, else json)`,
+];
 const FAMILY_SETTINGS = `${variableOf('FAMILIES_MODULE')} and the families' settings (${variableOf('<PREFIX>_SCHEDULE_SECONDS')}, _CRON, _TIMEZONE, _SCHEDULE_ENABLED, _MAX_WORKERS, _WORKER_TIMEOUT_SECONDS)`;
 const TASK_OPTIONS: Record<string, OptionSpec> = {
   payload: { type: 'string', doc: "submit: the JSON payload ('-' reads standard input)" },
@@ -51,7 +54,9 @@ export const COMMANDS: Record<string, CommandSpec> = {
       "                       convert a replaced scheduler's state in a maintenance window; exit 4 when refused",
     ],
     options: {
-      json, families, yes: { type: 'boolean', doc: 'down: drop tables that hold rows' },
+      json,
+      families,
+      yes: { type: 'boolean', doc: 'down: drop tables that hold rows' },
       'dry-run': { type: 'boolean', doc: 'adopt: print the plan, change nothing' },
       'keep-legacy': { type: 'boolean', doc: "adopt: keep the replaced scheduler's tables" },
       'job-id': { type: 'string', doc: 'adopt profile-apscheduler: the APScheduler job id' },
@@ -88,7 +93,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
   'mode-switch': {
     usage: [
       'apsup mode-switch --to global|dedicated [--json]',
-      "          switch the supervisor mode after every host of the old mode stopped: invalidates the",
+      '          switch the supervisor mode after every host of the old mode stopped: invalidates the',
       "          old mode's terms and records the new mode",
     ],
     options: { to: { type: 'string', doc: 'global | dedicated' }, families, json },
@@ -104,10 +109,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     env: [DB],
   },
   status: {
-    usage: [
-      'apsup status --families <module> [--json]',
-      '          recorded mode, supervisor terms and per-family schedule and backlog (reads only)',
-    ],
+    usage: ['apsup status --families <module> [--json]', '          recorded mode, supervisor terms and per-family schedule and backlog (reads only)'],
     options: { families, json },
     env: [DB, FAMILY_SETTINGS],
   },
@@ -126,18 +128,22 @@ export const COMMANDS: Record<string, CommandSpec> = {
   },
 };
 
-const GLOBAL = [
-  '  -h, --help     this text (apsup <command> --help: that command)',
-  '  --verbose      add the stack trace to an error (or APSUP_DEBUG=1)',
-];
+const GLOBAL = ['  -h, --help     this text (apsup <command> --help: that command)', '  --verbose      add the stack trace to an error (or APSUP_DEBUG=1)'];
 
 export const EXIT_CODES = 'exit codes: 0 done, 1 unexpected (or the database cannot be reached), 2 bad input or configuration, 3 drift, 4 adoption refused';
 
 export function generalUsage(): string {
   const lines = ['usage:'];
   for (const spec of Object.values(COMMANDS)) for (const u of spec.usage) lines.push(`  ${u}`);
-  lines.push('', 'options:', ...GLOBAL, '', `database: ${DATABASE_URL_VARIABLE}=sqlite:<path> | mysql://user:pass@host:port/db | oceanbase://...`,
-    '          (default sqlite:./var/powercontext.sqlite)', EXIT_CODES);
+  lines.push(
+    '',
+    'options:',
+    ...GLOBAL,
+    '',
+    `database: ${DATABASE_URL_VARIABLE}=sqlite:<path> | mysql://user:pass@host:port/db | oceanbase://...`,
+    '          (default sqlite:./var/powercontext.sqlite)',
+    EXIT_CODES,
+  );
   return lines.join('\n');
 }
 

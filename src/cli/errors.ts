@@ -26,7 +26,10 @@ export class UsageError extends Error {
 
 /** A refusal with its own exit code and one-line message (nothing was changed). */
 export class CliRefusal extends Error {
-  constructor(message: string, readonly exitCode: number) {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
     super(message);
     this.name = 'CliRefusal';
   }
@@ -49,8 +52,15 @@ export function describeFailure(error: unknown, env: NodeJS.ProcessEnv = process
   if (error instanceof CliRefusal) return { code: error.exitCode, message };
   if (error instanceof MigrationDriftError) return { code: EXIT.drift, message };
   if (error instanceof AdoptionRequiredError) return { code: EXIT.adoptionRefused, message };
-  if (error instanceof UsageError || error instanceof ConfigError || error instanceof RegistrationError || error instanceof HostLockError
-    || error instanceof TasksUsageError || error instanceof InvalidArgumentError || error instanceof UnknownHandlerError) {
+  if (
+    error instanceof UsageError ||
+    error instanceof ConfigError ||
+    error instanceof RegistrationError ||
+    error instanceof HostLockError ||
+    error instanceof TasksUsageError ||
+    error instanceof InvalidArgumentError ||
+    error instanceof UnknownHandlerError
+  ) {
     return { code: EXIT.usage, message };
   }
   if (error instanceof StoreError && error.code === 'maintenance') {
@@ -58,13 +68,18 @@ export function describeFailure(error: unknown, env: NodeJS.ProcessEnv = process
   }
   const code = String((error as { code?: unknown })?.code ?? '');
   // node:util parseArgs: an unknown option or a missing option value is a usage error.
-  if (code.startsWith('ERR_PARSE_ARGS')) return { code: EXIT.usage, message: `${message.split('. To specify')[0]!.replace(/\.$/, '')} (apsup <command> --help)` };
+  if (code.startsWith('ERR_PARSE_ARGS'))
+    return { code: EXIT.usage, message: `${message.split('. To specify')[0]!.replace(/\.$/, '')} (apsup <command> --help)` };
   if (CONNECT_CODES.has(code)) return { code: EXIT.unexpected, message: `cannot reach ${databaseName(env)} (${DATABASE_URL_VARIABLE}): ${code}` };
   if (MYSQL_CONFIG_CODES.has(code)) return { code: EXIT.usage, message: `${databaseName(env)} (${DATABASE_URL_VARIABLE}) refused the connection: ${message}` };
   if (code === 'SQLITE_READONLY' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_PERM' || code === 'EACCES' || code === 'EROFS') {
-    return { code: EXIT.usage, message: `${databaseName(env)} (${DATABASE_URL_VARIABLE}) cannot be written or opened: ${message} (check the file's and its directory's permissions)` };
+    return {
+      code: EXIT.usage,
+      message: `${databaseName(env)} (${DATABASE_URL_VARIABLE}) cannot be written or opened: ${message} (check the file's and its directory's permissions)`,
+    };
   }
-  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') return { code: EXIT.usage, message: `${databaseName(env)} (${DATABASE_URL_VARIABLE}) is not a usable SQLite database: ${message}` };
+  if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT')
+    return { code: EXIT.usage, message: `${databaseName(env)} (${DATABASE_URL_VARIABLE}) is not a usable SQLite database: ${message}` };
   return { code: EXIT.unexpected, message };
 }
 

@@ -29,8 +29,12 @@ import { joinNegativeValues } from './tasks-input.ts';
 function expectArguments(command: string, rest: string[]): void {
   const [action] = rest;
   const counts: Record<string, [number, number, string]> = {
-    run: [0, 0, ''], start: [0, 0, ''], status: [0, 0, ''], 'mode-switch': [0, 0, ''],
-    trigger: [2, 2, '<family> <scope>'], 'mark-dirty': [2, 2, '<family> <scope>'],
+    run: [0, 0, ''],
+    start: [0, 0, ''],
+    status: [0, 0, ''],
+    'mode-switch': [0, 0, ''],
+    trigger: [2, 2, '<family> <scope>'],
+    'mark-dirty': [2, 2, '<family> <scope>'],
     maintenance: [1, 1, 'on|off|status'],
     migrate: action === 'adopt' ? [2, 2, 'adopt <source>'] : [1, 1, 'up|down|status|sql'],
   };
@@ -41,7 +45,8 @@ function expectArguments(command: string, rest: string[]): void {
     return;
   }
   const [min, max, shape] = counts[command]!;
-  if (rest.length > max) throw new UsageError(`${command}: unexpected argument ${JSON.stringify(rest[max])}${shape ? ` (usage: apsup ${command} ${shape})` : ''}`);
+  if (rest.length > max)
+    throw new UsageError(`${command}: unexpected argument ${JSON.stringify(rest[max])}${shape ? ` (usage: apsup ${command} ${shape})` : ''}`);
   if (rest.length < min && command !== 'migrate' && command !== 'maintenance') throw new UsageError(`${command} needs ${shape} (apsup ${command} --help)`);
 }
 
@@ -75,13 +80,16 @@ async function intent(kind: 'trigger' | 'mark-dirty', family: string, scope: str
   if (!f) throw new UsageError(`unknown family ${JSON.stringify(family)} (registered: ${config.families.map((x) => x.registration.family).join(', ')})`);
   const store = openStore(config.database);
   try {
-    const result = kind === 'trigger'
-      ? await store.acceptRequest(f.registration.bindingName, scope)
-      : await store.markDirty(f.registration.bindingName, scope);
+    const result = kind === 'trigger' ? await store.acceptRequest(f.registration.bindingName, scope) : await store.markDirty(f.registration.bindingName, scope);
     console.log(JSON.stringify({ status: 'accepted', family, ...result }));
     // After the commit: wake the background leader at once when a wake-up channel is configured.
-    await publishOnce(process.env, config.database, createLogger({ level: 'silent' }), kind === 'trigger' ? 'request' : 'dirty',
-      kind === 'trigger' ? `${family}\t${result.pendingSequence}` : family).catch(() => undefined);
+    await publishOnce(
+      process.env,
+      config.database,
+      createLogger({ level: 'silent' }),
+      kind === 'trigger' ? 'request' : 'dirty',
+      kind === 'trigger' ? `${family}\t${result.pendingSequence}` : family,
+    ).catch(() => undefined);
     return EXIT.ok;
   } catch (error) {
     if (error instanceof StoreError && error.code === 'maintenance') {
@@ -176,5 +184,7 @@ export async function cli(argv: string[]): Promise<number> {
 
 const invokedDirectly = process.argv[1] && /(?:^|[\\/])main\.ts$/.test(process.argv[1]);
 if (invokedDirectly) {
-  void cli(process.argv.slice(2)).then((code) => { process.exitCode = code; });
+  void cli(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
 }

@@ -47,11 +47,18 @@ export function droppedTables(downSql: string): string[] {
 
 async function down(m: Migrator, driver: MigrationDriver, yes: boolean): Promise<string[]> {
   const status = await m.status();
-  const last = status.migrations.filter((x) => x.state === 'applied' || x.state === 'modified').map((x) => x.name).sort().at(-1);
+  const last = status.migrations
+    .filter((x) => x.state === 'applied' || x.state === 'modified')
+    .map((x) => x.name)
+    .sort()
+    .at(-1);
   if (last === undefined) return [];
   const file = m.files.find((f) => f.name === last);
   if (file && file.down === null) {
-    throw new CliRefusal(`migrate down refused: migration ${last} has no down file and cannot be reverted (the schema is unchanged; see README "Migrations")`, EXIT.usage);
+    throw new CliRefusal(
+      `migrate down refused: migration ${last} has no down file and cannot be reverted (the schema is unchanged; see README "Migrations")`,
+      EXIT.usage,
+    );
   }
   if (file?.down && !yes) {
     const holding: string[] = [];
@@ -62,7 +69,10 @@ async function down(m: Migrator, driver: MigrationDriver, yes: boolean): Promise
       if (n > 0) holding.push(`${table} (${n} rows)`);
     }
     if (holding.length > 0) {
-      throw new CliRefusal(`migrate down refused: reverting ${last} drops tables that hold rows: ${holding.join(', ')}; run again with --yes to drop them`, EXIT.usage);
+      throw new CliRefusal(
+        `migrate down refused: reverting ${last} drops tables that hold rows: ${holding.join(', ')}; run again with --yes to drop them`,
+        EXIT.usage,
+      );
     }
   }
   return m.down();
@@ -113,6 +123,8 @@ export async function migrateCommand(action: string | undefined, options: Migrat
         env,
       });
     default:
-      throw new UsageError(`migrate needs up, down, status, sql or adopt${action === undefined ? '' : `, got ${JSON.stringify(action)}`} (apsup migrate --help)`);
+      throw new UsageError(
+        `migrate needs up, down, status, sql or adopt${action === undefined ? '' : `, got ${JSON.stringify(action)}`} (apsup migrate --help)`,
+      );
   }
 }

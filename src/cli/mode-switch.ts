@@ -64,7 +64,9 @@ export async function modeSwitchCommand(options: ModeSwitchOptions): Promise<num
       }
     }
     if (live.length > 0) {
-      console.error(`apsup: mode-switch refused: a live candidate of the ${from} mode holds a lease: ${live.join('; ')}. Stop every ${from} host first (or wait for its lease to expire).`);
+      console.error(
+        `apsup: mode-switch refused: a live candidate of the ${from} mode holds a lease: ${live.join('; ')}. Stop every ${from} host first (or wait for its lease to expire).`,
+      );
       return 2;
     }
     let result;
@@ -91,7 +93,9 @@ export async function modeSwitchCommand(options: ModeSwitchOptions): Promise<num
       for (const t of summary.invalidated) console.log(`invalidated ${t.supervisorKey}: generation ${t.supervisorGeneration}, holder cleared`);
       if (summary.invalidated.length === 0) console.log(`no term of the ${from} mode in the database: nothing to invalidate`);
       if (before.maintenance) console.log('maintenance window ended: writes, triggers and starts are accepted again');
-      console.log(`requests, dirty marks and checkpoints kept; start the runtime with ${'POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_SUPERVISOR_MODE'}=${to}`);
+      console.log(
+        `requests, dirty marks and checkpoints kept; start the runtime with ${'POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_SUPERVISOR_MODE'}=${to}`,
+      );
     }
     return 0;
   } finally {

@@ -19,9 +19,10 @@ export async function checkProfileSidecar(store: Store, config: RuntimeConfig, l
   if (!m) return;
   const [, binding, jobId] = m as unknown as [string, string, string];
   if (!config.families.some((f) => f.registration.bindingName === binding)) return;
-  const table = store.backend === 'sqlite'
-    ? await store.domainQuery("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'apscheduler_jobs'")
-    : await store.domainQuery("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'apscheduler_jobs'");
+  const table =
+    store.backend === 'sqlite'
+      ? await store.domainQuery("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'apscheduler_jobs'")
+      : await store.domainQuery("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'apscheduler_jobs'");
   if (table.length === 0) return;
   const jobs = await store.domainQuery('SELECT id FROM apscheduler_jobs WHERE id = ?', [jobId]);
   if (jobs.length === 0) return;

@@ -48,7 +48,8 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     notifyConfig = settings.NOTIFY_REDIS_URL;
     // A15: a variable nothing reads is most likely a typo of the closest known one (a warning: a
     // rolling upgrade may set a variable only the newer version reads).
-    for (const u of config.unknownVariables) logger.warn({ variable: u.variable, closest: u.closest }, `unknown setting ${u.variable} is ignored (did you mean ${u.closest}?)`);
+    for (const u of config.unknownVariables)
+      logger.warn({ variable: u.variable, closest: u.closest }, `unknown setting ${u.variable} is ignored (did you mean ${u.closest}?)`);
     // Nothing starts on a schema the code was not written for (pending migration, drifted procedure).
     if (!options.schemaChecked) await requireMigratedSchema(config.database, { command: options.command ?? 'run', allMigrations: true, drift: true });
     if (config.database.backend === 'sqlite' && config.role !== 'api') releaseLock = acquireSqliteHostLock(config.database.file);
@@ -74,14 +75,18 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     releaseLock();
     let failure = error;
     if (error instanceof StoreError && (error.code === 'mode_mismatch' || error.code === 'maintenance')) {
-      failure = new CliRefusal(error.code === 'mode_mismatch'
-        ? `this database records supervisor mode ${mode === 'global' ? 'dedicated' : 'global'}; refusing to start in ${mode} mode (switch first: apsup mode-switch --to ${mode})`
-        : 'the deployment is in maintenance (a mode switch or `apsup maintenance on`); not starting until it ends', EXIT.usage);
+      failure = new CliRefusal(
+        error.code === 'mode_mismatch'
+          ? `this database records supervisor mode ${mode === 'global' ? 'dedicated' : 'global'}; refusing to start in ${mode} mode (switch first: apsup mode-switch --to ${mode})`
+          : 'the deployment is in maintenance (a mode switch or `apsup maintenance on`); not starting until it ends',
+        EXIT.usage,
+      );
     }
     // A refusal is logged for machines (JSON) and printed once as `apsup: ...` by the caller; in
     // human-readable logs the printed line alone says it.
     const { code, message } = describeFailure(failure);
-    if (code !== EXIT.unexpected && !prettyLogs()) logger.fatal({ err: message, exitCode: code }, code === EXIT.usage ? 'invalid configuration; not starting' : 'refused; not starting');
+    if (code !== EXIT.unexpected && !prettyLogs())
+      logger.fatal({ err: message, exitCode: code }, code === EXIT.usage ? 'invalid configuration; not starting' : 'refused; not starting');
     throw failure;
   }
   // Signals are handled from before the term is taken: a SIGTERM at any point after start-up
@@ -89,7 +94,9 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
   // a second signal during it forces the exit after the same two steps (shutdown.ts).
   const signals = new ShutdownSignals(logger);
   let terms: Array<{ supervisorKey: string; supervisorGeneration: number }> = [];
-  void signals.requested.then(() => { terms = liveTerms(runtime); });
+  void signals.requested.then(() => {
+    terms = liveTerms(runtime);
+  });
   signals.onForce(async () => {
     const store = openStore(runtime.config.database);
     try {
@@ -127,7 +134,11 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     if (observabilityAddress) {
       const explicit = (options.env ?? process.env)[OBSERVABILITY_ADDRESS_VARIABLE] !== undefined;
       observability = await ObservabilityServer.start(runtime, { address: observabilityAddress, logger, taskRunner: runner }).catch((error: Error) => {
-        (explicit ? logger.error : logger.info).call(logger, { address: observabilityAddress, err: error.message, variable: OBSERVABILITY_ADDRESS_VARIABLE }, 'observability endpoint not started');
+        (explicit ? logger.error : logger.info).call(
+          logger,
+          { address: observabilityAddress, err: error.message, variable: OBSERVABILITY_ADDRESS_VARIABLE },
+          'observability endpoint not started',
+        );
         return null;
       });
     }
@@ -150,7 +161,8 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
 
 /** The terms this host holds now (invalidated by a forced shutdown). */
 function liveTerms(runtime: Runtime): Array<{ supervisorKey: string; supervisorGeneration: number }> {
-  return runtime.status().supervisors
-    .filter((s) => s.supervisorGeneration !== null)
+  return runtime
+    .status()
+    .supervisors.filter((s) => s.supervisorGeneration !== null)
     .map((s) => ({ supervisorKey: s.supervisorKey, supervisorGeneration: s.supervisorGeneration! }));
 }

@@ -25,8 +25,12 @@ export async function requireMigratedSchema(target: DatabaseTarget, need: Schema
     const status = await new Migrator(driver).status();
     if (need.drift && status.drift) {
       const migrations = status.migrations.filter((m) => m.state === 'modified' || m.state === 'missing_file').map((m) => `migration ${m.name} ${m.state}`);
-      const procedures = status.procedures.filter((p) => p.state !== 'ok' && p.state !== 'pending' && p.state !== 'on_demand').map((p) => `procedure ${p.name} ${p.state}`);
-      throw new MigrationDriftError(`${need.command} refused: the schema has drifted (${[...migrations, ...procedures].slice(0, 5).join(', ')}); see apsup migrate status`);
+      const procedures = status.procedures
+        .filter((p) => p.state !== 'ok' && p.state !== 'pending' && p.state !== 'on_demand')
+        .map((p) => `procedure ${p.name} ${p.state}`);
+      throw new MigrationDriftError(
+        `${need.command} refused: the schema has drifted (${[...migrations, ...procedures].slice(0, 5).join(', ')}); see apsup migrate status`,
+      );
     }
     const applied = status.migrations.filter((m) => m.state !== 'pending').length;
     if (applied === 0) throw new CliRefusal(`${need.command}: the database has no supervisor schema yet; run apsup migrate up`, EXIT.usage);

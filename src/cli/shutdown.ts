@@ -18,8 +18,13 @@ export class ShutdownSignals {
   private readonly onInt = () => this.receive('SIGINT');
   private readonly onTerm = () => this.receive('SIGTERM');
 
-  constructor(private readonly logger: Logger, private readonly exit: (code: number) => void = (code) => process.exit(code)) {
-    this.requested = new Promise((r) => { this.resolve = r; });
+  constructor(
+    private readonly logger: Logger,
+    private readonly exit: (code: number) => void = (code) => process.exit(code),
+  ) {
+    this.requested = new Promise((r) => {
+      this.resolve = r;
+    });
     process.on('SIGINT', this.onInt);
     process.on('SIGTERM', this.onTerm);
   }
@@ -45,15 +50,20 @@ export class ShutdownSignals {
     if (this.forcing) return;
     this.forcing = true;
     const code = signal === 'SIGTERM' ? 143 : 130;
-    this.logger.warn({ signal, first: this.signal }, 'second signal during shutdown: forcing (invalidating the term and releasing the host lock, then exiting)');
+    this.logger.warn(
+      { signal, first: this.signal },
+      'second signal during shutdown: forcing (invalidating the term and releasing the host lock, then exiting)',
+    );
     const timer = setTimeout(() => this.exit(code), FORCE_BOUND_MS);
     timer.unref();
-    void (this.force?.() ?? Promise.resolve()).catch((error: Error) => {
-      this.logger.error({ err: error.message }, 'forced shutdown: cleanup failed');
-    }).finally(() => {
-      clearTimeout(timer);
-      this.exit(code);
-    });
+    void (this.force?.() ?? Promise.resolve())
+      .catch((error: Error) => {
+        this.logger.error({ err: error.message }, 'forced shutdown: cleanup failed');
+      })
+      .finally(() => {
+        clearTimeout(timer);
+        this.exit(code);
+      });
   }
 
   /** Removes the handlers (after the clean shutdown finished). */

@@ -160,16 +160,23 @@ export function formatStatus(report: StatusReport): string {
   const lines: string[] = [];
   lines.push(`database: ${report.database} (${report.backend}), db time ${report.dbNow}`);
   lines.push(`mode: ${report.mode ?? '(none recorded yet)'}${report.maintenance ? ' [MAINTENANCE]' : ''}`);
-  if (report.sqliteHost) lines.push(`sqlite host: ${report.sqliteHost.pid === null ? 'none' : `pid ${report.sqliteHost.pid} ${report.sqliteHost.alive ? 'running' : 'dead (stale lock)'}`}`);
+  if (report.sqliteHost)
+    lines.push(
+      `sqlite host: ${report.sqliteHost.pid === null ? 'none' : `pid ${report.sqliteHost.pid} ${report.sqliteHost.alive ? 'running' : 'dead (stale lock)'}`}`,
+    );
   lines.push('supervisors:');
   for (const s of report.supervisors) {
-    lines.push(`  ${s.supervisorKey.padEnd(28)} ${s.live ? 'LIVE' : 'idle'}  holder ${s.holderId ?? '-'}  generation ${s.supervisorGeneration}  expires ${s.expiresAt ?? '-'}`);
+    lines.push(
+      `  ${s.supervisorKey.padEnd(28)} ${s.live ? 'LIVE' : 'idle'}  holder ${s.holderId ?? '-'}  generation ${s.supervisorGeneration}  expires ${s.expiresAt ?? '-'}`,
+    );
   }
   lines.push('families:');
   const n = (v: number) => (v >= report.countCap ? `>=${v}` : String(v));
   for (const f of report.families) {
     lines.push(`  ${f.family} (binding ${f.binding}): ${policyText(f.policy)}; checkpoint ${f.lastCheckpointAt ?? 'never'}; next due ${f.nextDueAt ?? '-'}`);
-    lines.push(`    scan generation ${f.scanGeneration}${f.scanInProgress ? ' (in progress)' : ''}; owed invocations ${n(f.owedInvocations)}; ordinary backlog ${n(f.ordinaryBacklog)}`);
+    lines.push(
+      `    scan generation ${f.scanGeneration}${f.scanInProgress ? ' (in progress)' : ''}; owed invocations ${n(f.owedInvocations)}; ordinary backlog ${n(f.ordinaryBacklog)}`,
+    );
   }
   return lines.join('\n');
 }

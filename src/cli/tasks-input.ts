@@ -83,7 +83,8 @@ export function intOption(name: string, value: string | undefined, min: number, 
 export function timeoutOption(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const seconds = Number(value);
-  if (value.trim() === '' || !Number.isFinite(seconds) || seconds <= 0) throw new TasksUsageError(`--timeout-seconds must be a positive, finite number, got ${JSON.stringify(value)}`);
+  if (value.trim() === '' || !Number.isFinite(seconds) || seconds <= 0)
+    throw new TasksUsageError(`--timeout-seconds must be a positive, finite number, got ${JSON.stringify(value)}`);
   const ms = Math.round(seconds * 1000);
   if (ms < 1) throw new TasksUsageError(`--timeout-seconds ${value} rounds to 0 ms; the smallest timeout is 0.001 (1 ms)`);
   return ms;

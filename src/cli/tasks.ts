@@ -35,7 +35,17 @@ export const TASKS_USAGE = `usage:
   exit codes: 0 done, 1 refused by the database or failed, 2 invalid command or input`;
 
 /** The string options of `apsup tasks` (main.ts joins negative-number values to them). */
-export const TASKS_STRING_OPTIONS = ['payload', 'payload-file', 'dedupe-key', 'timeout-seconds', 'handler-version', 'state', 'before', 'limit', 'older-than-days'] as const;
+export const TASKS_STRING_OPTIONS = [
+  'payload',
+  'payload-file',
+  'dedupe-key',
+  'timeout-seconds',
+  'handler-version',
+  'state',
+  'before',
+  'limit',
+  'older-than-days',
+] as const;
 
 export interface TasksArgs {
   positionals: string[];
@@ -57,7 +67,8 @@ const id = (value: string | undefined) => intOption('a task id', value, 1, Numbe
 export function tasksFailure(error: unknown): { code: number; message: string } {
   const message = (error as Error)?.message ?? String(error);
   if (error instanceof CliRefusal) return { code: error.exitCode, message };
-  const usage = error instanceof TasksUsageError || error instanceof InvalidArgumentError || error instanceof UnknownHandlerError || error instanceof ConfigError;
+  const usage =
+    error instanceof TasksUsageError || error instanceof InvalidArgumentError || error instanceof UnknownHandlerError || error instanceof ConfigError;
   if (usage) return { code: 2, message };
   if (error instanceof StoreError) return { code: 1, message };
   return { code: 1, message: message.split('\n')[0] };
@@ -94,7 +105,13 @@ async function run(args: TasksArgs): Promise<number> {
       case 'submit': {
         const registry = await loadTaskRegistry(config.tasksModule);
         const service = new TaskService(tasks, registry, config);
-        const submitted = await service.submit({ taskType: arg!, payload: input.payload, dedupeKey: args.dedupeKey, timeoutMs: input.timeoutMs, handlerVersion: input.handlerVersion });
+        const submitted = await service.submit({
+          taskType: arg!,
+          payload: input.payload,
+          dedupeKey: args.dedupeKey,
+          timeoutMs: input.timeoutMs,
+          handlerVersion: input.handlerVersion,
+        });
         out(submitted);
         // After the commit: other processes' runners probe at once when a wake-up channel is configured.
         await publishOnce(process.env, target, createLogger({ level: 'silent' }), 'task', String(submitted.taskId)).catch(() => undefined);
@@ -106,7 +123,9 @@ async function run(args: TasksArgs): Promise<number> {
         else {
           for (const t of page.tasks) {
             const progress = t.progressCurrent !== null ? ` ${t.progressCurrent}/${t.progressTotal ?? '?'}` : '';
-            console.log(`${String(t.taskId).padStart(6)}  ${t.state.padEnd(9)} ${t.taskType}@v${t.handlerVersion}  attempts=${t.attemptCount}${progress}${t.progressMessage ? `  "${t.progressMessage}"` : ''}`);
+            console.log(
+              `${String(t.taskId).padStart(6)}  ${t.state.padEnd(9)} ${t.taskType}@v${t.handlerVersion}  attempts=${t.attemptCount}${progress}${t.progressMessage ? `  "${t.progressMessage}"` : ''}`,
+            );
           }
           if (page.nextBeforeTaskId) {
             const keep = `${args.state ? ` --state ${args.state}` : ''}${args.limit ? ` --limit ${args.limit}` : ''}`;
@@ -167,7 +186,16 @@ async function run(args: TasksArgs): Promise<number> {
   }
 }
 
-interface Input { payload?: unknown; timeoutMs?: number; handlerVersion?: number; taskId?: number; before?: number; limit?: number; days?: number; capacity?: number }
+interface Input {
+  payload?: unknown;
+  timeoutMs?: number;
+  handlerVersion?: number;
+  taskId?: number;
+  before?: number;
+  limit?: number;
+  days?: number;
+  capacity?: number;
+}
 
 function validateInput(action: string, arg: string | undefined, args: TasksArgs): Input {
   switch (action) {
@@ -186,7 +214,10 @@ function validateInput(action: string, arg: string | undefined, args: TasksArgs)
         before: args.before === undefined ? undefined : intOption('--before', args.before, 1, Number.MAX_SAFE_INTEGER),
         limit: args.limit === undefined ? undefined : intOption('--limit', args.limit, 1, 1000),
       };
-    case 'show': case 'cancel': case 'delete': case 'resume':
+    case 'show':
+    case 'cancel':
+    case 'delete':
+    case 'resume':
       return { taskId: id(arg) };
     case 'prune':
       return { days: daysOption(args.olderThanDays) };

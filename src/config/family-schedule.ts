@@ -20,7 +20,10 @@ export const BUILTIN_PREFIXES = ['MEMORY', 'TOPIC_MEMORY', 'EXPERIENCE', 'PROFIL
 /** Built-in prefixes whose schedule is switched on by the enable flag alone (legacy Profile). */
 const ENABLE_FLAG_ONLY = new Set(['PROFILE']);
 
-export interface Setting { value: string; source: string }
+export interface Setting {
+  value: string;
+  source: string;
+}
 export type Parse<T> = (value: string, variable: string) => T;
 
 export interface ScheduleInputs {
@@ -30,17 +33,23 @@ export interface ScheduleInputs {
   enabled?: Setting;
 }
 
-export function resolveSchedule(registration: FamilyRegistration, s: ScheduleInputs, parse: { seconds: Parse<number>; bool: Parse<boolean> }): SchedulePolicyDecl {
+export function resolveSchedule(
+  registration: FamilyRegistration,
+  s: ScheduleInputs,
+  parse: { seconds: Parse<number>; bool: Parse<boolean> },
+): SchedulePolicyDecl {
   const p = registration.configPrefix;
   const { seconds, cron, tz, enabled } = s;
   const builtin = BUILTIN_PREFIXES.includes(p);
   if (seconds && cron) throw new ConfigError(`${seconds.source} and ${cron.source} are both set: a family has either an interval or a cron schedule, not both`);
-  if (seconds && tz) throw new ConfigError(`${tz.source} is set together with ${seconds.source}: a time zone applies only to a cron schedule (${ENV_PREFIX}${p}_CRON)`);
+  if (seconds && tz)
+    throw new ConfigError(`${tz.source} is set together with ${seconds.source}: a time zone applies only to a cron schedule (${ENV_PREFIX}${p}_CRON)`);
   if (tz && !cron && registration.schedule.kind !== 'cron') throw new ConfigError(`${tz.source} is set but family ${registration.family} has no cron schedule`);
   const on = enabled ? parse.bool(enabled.value.toLowerCase(), enabled.source) : undefined;
   // Legacy off: 0 on a built-in schedule key (never a refusal there).
   const secondsOff = builtin && seconds !== undefined && /^0+$/.test(seconds.value);
-  if (secondsOff && on === true) throw new ConfigError(`${enabled!.source}=true contradicts ${seconds!.source}=0 (the legacy "off"): set a positive interval or leave the schedule off`);
+  if (secondsOff && on === true)
+    throw new ConfigError(`${enabled!.source}=true contradicts ${seconds!.source}=0 (the legacy "off"): set a positive interval or leave the schedule off`);
   let schedule: SchedulePolicyDecl = registration.schedule;
   if (seconds && !secondsOff) schedule = { kind: 'interval', seconds: parse.seconds(seconds.value, seconds.source) };
   if (cron) {
@@ -54,13 +63,19 @@ export function resolveSchedule(registration: FamilyRegistration, s: ScheduleInp
     // Name the variable that supplied the value, or the registration default it overrides.
     const tzVar = tz?.source ?? `the registered time zone of family ${registration.family} (${ENV_PREFIX}${p}_TIMEZONE)`;
     if (!isValidTimezone(schedule.timezone)) throw new ConfigError(`${tzVar} must be a valid IANA time zone, got ${JSON.stringify(schedule.timezone)}`);
-    const problem = cronProblem(schedule.expression, schedule.timezone, cron?.source ?? `the registered cron of family ${registration.family} (${ENV_PREFIX}${p}_CRON)`);
+    const problem = cronProblem(
+      schedule.expression,
+      schedule.timezone,
+      cron?.source ?? `the registered cron of family ${registration.family} (${ENV_PREFIX}${p}_CRON)`,
+    );
     if (problem) throw new ConfigError(problem);
   }
   if (on === false || secondsOff) return { kind: 'off' };
   if (on === true) {
     if (schedule.kind === 'off') {
-      throw new ConfigError(`${enabled!.source}=true but family ${registration.family} has no interval or cron schedule (set ${ENV_PREFIX}${p}_SCHEDULE_SECONDS or ${ENV_PREFIX}${p}_CRON)`);
+      throw new ConfigError(
+        `${enabled!.source}=true but family ${registration.family} has no interval or cron schedule (set ${ENV_PREFIX}${p}_SCHEDULE_SECONDS or ${ENV_PREFIX}${p}_CRON)`,
+      );
     }
     return schedule;
   }

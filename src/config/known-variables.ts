@@ -5,7 +5,10 @@
  */
 import type { FamilyRegistration } from '../registry/registration.ts';
 
-export interface UnknownVariable { variable: string; closest: string }
+export interface UnknownVariable {
+  variable: string;
+  closest: string;
+}
 
 function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -22,7 +25,12 @@ function distance(a: string, b: string): number {
 }
 
 /** `known` are names without the prefix (runtime settings, aliases, the families' fields). */
-export function unknownVariables(env: Record<string, string | undefined>, prefix: string, known: Iterable<string>, registrations: FamilyRegistration[]): UnknownVariable[] {
+export function unknownVariables(
+  env: Record<string, string | undefined>,
+  prefix: string,
+  known: Iterable<string>,
+  registrations: FamilyRegistration[],
+): UnknownVariable[] {
   const names = new Set<string>([...known, ...registrations.flatMap((r) => r.settings ?? [])]);
   const out: UnknownVariable[] = [];
   for (const variable of Object.keys(env).sort()) {
@@ -34,7 +42,10 @@ export function unknownVariables(env: Record<string, string | undefined>, prefix
     for (const n of names) {
       // A truncated or extended name (LEASE_TTL for LEASE_TTL_SECONDS) is the closest of all.
       const d = n.startsWith(rest) || rest.startsWith(n) ? Math.abs(n.length - rest.length) / 100 : distance(rest, n);
-      if (d < best || (d === best && n < closest)) { best = d; closest = n; }
+      if (d < best || (d === best && n < closest)) {
+        best = d;
+        closest = n;
+      }
     }
     out.push({ variable, closest: `${prefix}${closest}` });
   }

@@ -18,14 +18,17 @@ export interface ConfigOptions {
   command?: string;
 }
 
-export async function buildRuntimeConfig(options: ConfigOptions): Promise<{ config: RuntimeConfig; module: string; settings: Settings; env: NodeJS.ProcessEnv }> {
+export async function buildRuntimeConfig(
+  options: ConfigOptions,
+): Promise<{ config: RuntimeConfig; module: string; settings: Settings; env: NodeJS.ProcessEnv }> {
   const env = { ...(options.env ?? process.env) };
   if (options.role !== undefined) {
-    if (!['all', 'api', 'background'].includes(options.role)) throw new ConfigError(`--role must be all, api or background, got ${JSON.stringify(options.role)}`);
+    if (!['all', 'api', 'background'].includes(options.role))
+      throw new ConfigError(`--role must be all, api or background, got ${JSON.stringify(options.role)}`);
     env[ROLE_VARIABLE] = options.role;
   }
   const settings = readSettings(env);
-  const modulePath = options.demo ? REFERENCE_FAMILIES_MODULE : options.familiesModule ?? settings.FAMILIES_MODULE;
+  const modulePath = options.demo ? REFERENCE_FAMILIES_MODULE : (options.familiesModule ?? settings.FAMILIES_MODULE);
   // RFC 8: the api role runs no processor, so it needs none of their files.
   const requireProcessors = settings.ARTIFACT_PROCESSING_ROLE !== 'api';
   const { module, registrations } = await loadFamilies(modulePath, { allowReference: options.demo, command: options.command ?? 'run', requireProcessors });

@@ -22,9 +22,15 @@ export interface Bounds {
 
 export function decimal(bounds: Bounds): z.ZodType<number, string> {
   const shape = bounds.integer ? INTEGER : DECIMAL;
-  return z.string()
-    .regex(shape, bounds.integer ? 'must be a whole decimal number (digits only)' : 'must be a decimal number (digits, optionally a fraction; no sign, exponent or hex)')
+  return z
+    .string()
+    .regex(
+      shape,
+      bounds.integer ? 'must be a whole decimal number (digits only)' : 'must be a decimal number (digits, optionally a fraction; no sign, exponent or hex)',
+    )
     .transform(Number)
-    .refine((n) => (bounds.min === undefined ? n > 0 : n >= bounds.min), { message: bounds.min === undefined ? 'must be positive' : `must be at least ${bounds.min}` })
+    .refine((n) => (bounds.min === undefined ? n > 0 : n >= bounds.min), {
+      message: bounds.min === undefined ? 'must be positive' : `must be at least ${bounds.min}`,
+    })
     .refine((n) => n <= bounds.max, { message: `must be at most ${bounds.max}` });
 }

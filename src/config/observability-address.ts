@@ -9,7 +9,10 @@ export interface ObservabilityAddress {
   port: number;
 }
 
-export const observabilityAddress = z.string().trim().min(1, 'must not be empty')
+export const observabilityAddress = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
   .transform((v, ctx): ObservabilityAddress | null => {
     if (v.toLowerCase() === 'off') return null;
     const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(v);

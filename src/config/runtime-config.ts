@@ -123,7 +123,9 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     const target = `${prefix}_${field}`;
     const existing = values.get(target);
     if (existing && !sameSetting(existing.value, v)) {
-      throw new ConfigError(`${ENV_PREFIX}${alias} (compatibility alias of ${ENV_PREFIX}${target}) is ${JSON.stringify(v)} but ${ENV_PREFIX}${target} is ${JSON.stringify(existing.value)}: set only one, or the same value`);
+      throw new ConfigError(
+        `${ENV_PREFIX}${alias} (compatibility alias of ${ENV_PREFIX}${target}) is ${JSON.stringify(v)} but ${ENV_PREFIX}${target} is ${JSON.stringify(existing.value)}: set only one, or the same value`,
+      );
     }
     if (!existing) values.set(target, { value: v, source: `${ENV_PREFIX}${alias}` });
     aliasesUsed.push({ alias: `${ENV_PREFIX}${alias}`, target: `${ENV_PREFIX}${target}` });
@@ -158,7 +160,11 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     const p = registration.configPrefix;
     const get = (field: FamilyField) => values.get(`${p}_${field}`);
     const sources: Record<string, string> = {};
-    const note = (field: FamilyField) => { const v = get(field); if (v) sources[field] = v.source; return v; };
+    const note = (field: FamilyField) => {
+      const v = get(field);
+      if (v) sources[field] = v.source;
+      return v;
+    };
     const seconds = note('SCHEDULE_SECONDS');
     const cron = note('CRON');
     const tz = note('TIMEZONE');
@@ -166,12 +172,16 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     const maxWorkersRaw = note('MAX_WORKERS');
     const timeoutRaw = note('WORKER_TIMEOUT_SECONDS');
 
-    const schedule = resolveSchedule(registration, { seconds, cron, tz, enabled }, {
-      seconds: (v, variable) => parseWith(intervalSeconds, v, variable),
-      bool: (v, variable) => parseWith(bool, v, variable),
-    });
-    const maxWorkers = maxWorkersRaw ? parseWith(workers, maxWorkersRaw.value, maxWorkersRaw.source) : registration.defaults?.maxWorkers ?? 2;
-    const timeout = timeoutRaw ? parseWith(timeoutSeconds, timeoutRaw.value, timeoutRaw.source) : registration.defaults?.workerTimeoutSeconds ?? 600;
+    const schedule = resolveSchedule(
+      registration,
+      { seconds, cron, tz, enabled },
+      {
+        seconds: (v, variable) => parseWith(intervalSeconds, v, variable),
+        bool: (v, variable) => parseWith(bool, v, variable),
+      },
+    );
+    const maxWorkers = maxWorkersRaw ? parseWith(workers, maxWorkersRaw.value, maxWorkersRaw.source) : (registration.defaults?.maxWorkers ?? 2);
+    const timeout = timeoutRaw ? parseWith(timeoutSeconds, timeoutRaw.value, timeoutRaw.source) : (registration.defaults?.workerTimeoutSeconds ?? 600);
     return { registration, schedule, maxWorkers, workerTimeoutMs: Math.round(timeout * 1000), sources };
   });
 
@@ -199,11 +209,7 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
 
 /** Variable names (without the prefix) this configuration reads. */
 function knownSettings(registrations: FamilyRegistration[]): string[] {
-  return [
-    ...Object.keys(SETTINGS),
-    ...ALIASES.map((a) => a.alias),
-    ...registrations.flatMap((r) => FAMILY_FIELDS.map((f) => `${r.configPrefix}_${f}`)),
-  ];
+  return [...Object.keys(SETTINGS), ...ALIASES.map((a) => a.alias), ...registrations.flatMap((r) => FAMILY_FIELDS.map((f) => `${r.configPrefix}_${f}`))];
 }
 
 /** The effective configuration as it may be logged (no credentials, no connection string). */

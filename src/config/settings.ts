@@ -40,55 +40,159 @@ const optionalText = text.optional() as z.ZodType<string | undefined, string | u
 /** The table. Tuning names keep their legacy ARTIFACT_PROCESSING_ prefix (RFC 11). */
 export const SETTINGS = {
   DATABASE_URL: def({
-    group: 'runtime', doc: 'sqlite:<path> | mysql://user:pass@host:port/db | oceanbase://...', default: DEFAULT_DATABASE_URL, blankIsUnset: false,
+    group: 'runtime',
+    doc: 'sqlite:<path> | mysql://user:pass@host:port/db | oceanbase://...',
+    default: DEFAULT_DATABASE_URL,
+    blankIsUnset: false,
     schema: z.string().transform((v) => parseDatabaseUrl(v, DATABASE_URL_VARIABLE)),
   }),
   ARTIFACT_PROCESSING_SUPERVISOR_MODE: def({
-    group: 'runtime', doc: 'global | dedicated (RFC 9; the database records one mode)', default: 'global',
+    group: 'runtime',
+    doc: 'global | dedicated (RFC 9; the database records one mode)',
+    default: 'global',
     schema: z.enum(['global', 'dedicated'], { message: 'must be global or dedicated' }),
   }),
   ARTIFACT_PROCESSING_ROLE: def({
-    group: 'runtime', doc: 'all | api | background (RFC 8; SQLite: all only)', default: 'all',
+    group: 'runtime',
+    doc: 'all | api | background (RFC 8; SQLite: all only)',
+    default: 'all',
     schema: z.enum(['all', 'api', 'background'], { message: 'must be all, api or background' }),
   }),
   SQLITE_SYNCHRONOUS: def({
-    group: 'runtime', doc: 'NORMAL | FULL: SQLite durability (NORMAL survives a process crash, FULL also a power loss)', default: 'NORMAL',
+    group: 'runtime',
+    doc: 'NORMAL | FULL: SQLite durability (NORMAL survives a process crash, FULL also a power loss)',
+    default: 'NORMAL',
     schema: z.string().transform((v) => parseSqliteSynchronous(v)),
   }),
   NOTIFY_REDIS_URL: def({
-    group: 'runtime', doc: 'redis://host:port/db of the optional wake-up channel (MySQL/OceanBase), or off', default: 'off',
+    group: 'runtime',
+    doc: 'redis://host:port/db of the optional wake-up channel (MySQL/OceanBase), or off',
+    default: 'off',
     schema: z.string().transform((v) => parseNotifyConfig({ [NOTIFY_REDIS_URL_VARIABLE]: v })),
   }),
   FAMILIES_MODULE: def({ group: 'runtime', doc: 'the families module (run requires it, or --families)', schema: optionalText }),
   TASKS_MODULE: def({ group: 'tasks', doc: 'the durable task handlers module', defaultDoc: 'the reference task module', schema: optionalText }),
   OBSERVABILITY_ADDRESS: def({
-    group: 'observability', doc: 'host:port of GET /metrics, /healthz, /readyz, or off', default: '127.0.0.1:9464', blankIsUnset: false,
+    group: 'observability',
+    doc: 'host:port of GET /metrics, /healthz, /readyz, or off',
+    default: '127.0.0.1:9464',
+    blankIsUnset: false,
     schema: observabilityAddress,
   }),
-  ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: def({ group: 'tuning', doc: 'supervisor term lease (MySQL)', default: '15', schema: num({ min: 1, max: LEASE_TTL_MAX_SECONDS }) }),
-  ARTIFACT_PROCESSING_RENEW_SECONDS: def({ group: 'tuning', doc: 'term renewal period (< lease TTL)', default: '5', schema: num({ min: 0.05, max: LEASE_TTL_MAX_SECONDS }) }),
-  ARTIFACT_PROCESSING_POLL_SECONDS: def({ group: 'tuning', doc: 'scan and discovery poll period', default: '5', schema: num({ min: 0.05, max: TIMER_MAX_SECONDS }) }),
-  ARTIFACT_PROCESSING_RETRY_BASE_SECONDS: def({ group: 'tuning', doc: 'first retry backoff (RFC 7)', default: '30', schema: num({ min: 0.01, max: TIMER_MAX_SECONDS }) }),
-  ARTIFACT_PROCESSING_RETRY_MAX_SECONDS: def({ group: 'tuning', doc: 'largest retry backoff (>= base)', default: '1800', schema: num({ min: 0.01, max: TIMER_MAX_SECONDS }) }),
-  ARTIFACT_PROCESSING_CONFLICT_RETRY_SECONDS: def({ group: 'tuning', doc: 'retry after a conflicting commit', default: '2', schema: num({ min: 0.01, max: TIMER_MAX_SECONDS }) }),
-  ARTIFACT_PROCESSING_READY_QUEUE_SIZE: def({ group: 'tuning', doc: 'in-memory ready keys per family', default: '64', schema: num({ min: 1, max: 100_000, integer: true }) }),
-  ARTIFACT_PROCESSING_SCAN_PAGE_SIZE: def({ group: 'tuning', doc: 'keys per admission/discovery page', default: '500', schema: num({ min: 1, max: 5000, integer: true }) }),
-  ARTIFACT_PROCESSING_TERMINATE_GRACE_SECONDS: def({ group: 'tuning', doc: 'SIGTERM to SIGKILL grace of a worker', default: '5', schema: num({ min: 0.05, max: TIMER_MAX_SECONDS }) }),
-  ARTIFACT_PROCESSING_DISCOVERY_TIMEOUT_SECONDS: def({ group: 'tuning', doc: 'bound of one provider discovery', default: '10', schema: num({ min: 0.05, max: TIMER_MAX_SECONDS }) }),
-  ARTIFACT_PROCESSING_WARM_WORKERS: def({ group: 'tuning', doc: 'idle workers per family started ahead of need (0: on demand)', default: '1', schema: num({ min: 0, max: MAX_WORKERS_MAX, integer: true }) }),
-  DURABLE_TASK_MAX_TIMEOUT_SECONDS: def({ group: 'tasks', doc: 'largest task timeout (beyond the Node timer range: the runner chains timers)', default: String(26 * 3600), schema: num({ max: TASK_TIMEOUT_MAX_SECONDS }) }),
-  DURABLE_TASK_DEFAULT_TIMEOUT_SECONDS: def({ group: 'tasks', doc: 'timeout of a task that sets none (<= max)', defaultDoc: 'DURABLE_TASK_MAX_TIMEOUT_SECONDS', schema: num({ max: TASK_TIMEOUT_MAX_SECONDS }).optional() as z.ZodType<number | undefined, string | undefined> }),
+  ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: def({
+    group: 'tuning',
+    doc: 'supervisor term lease (MySQL)',
+    default: '15',
+    schema: num({ min: 1, max: LEASE_TTL_MAX_SECONDS }),
+  }),
+  ARTIFACT_PROCESSING_RENEW_SECONDS: def({
+    group: 'tuning',
+    doc: 'term renewal period (< lease TTL)',
+    default: '5',
+    schema: num({ min: 0.05, max: LEASE_TTL_MAX_SECONDS }),
+  }),
+  ARTIFACT_PROCESSING_POLL_SECONDS: def({
+    group: 'tuning',
+    doc: 'scan and discovery poll period',
+    default: '5',
+    schema: num({ min: 0.05, max: TIMER_MAX_SECONDS }),
+  }),
+  ARTIFACT_PROCESSING_RETRY_BASE_SECONDS: def({
+    group: 'tuning',
+    doc: 'first retry backoff (RFC 7)',
+    default: '30',
+    schema: num({ min: 0.01, max: TIMER_MAX_SECONDS }),
+  }),
+  ARTIFACT_PROCESSING_RETRY_MAX_SECONDS: def({
+    group: 'tuning',
+    doc: 'largest retry backoff (>= base)',
+    default: '1800',
+    schema: num({ min: 0.01, max: TIMER_MAX_SECONDS }),
+  }),
+  ARTIFACT_PROCESSING_CONFLICT_RETRY_SECONDS: def({
+    group: 'tuning',
+    doc: 'retry after a conflicting commit',
+    default: '2',
+    schema: num({ min: 0.01, max: TIMER_MAX_SECONDS }),
+  }),
+  ARTIFACT_PROCESSING_READY_QUEUE_SIZE: def({
+    group: 'tuning',
+    doc: 'in-memory ready keys per family',
+    default: '64',
+    schema: num({ min: 1, max: 100_000, integer: true }),
+  }),
+  ARTIFACT_PROCESSING_SCAN_PAGE_SIZE: def({
+    group: 'tuning',
+    doc: 'keys per admission/discovery page',
+    default: '500',
+    schema: num({ min: 1, max: 5000, integer: true }),
+  }),
+  ARTIFACT_PROCESSING_TERMINATE_GRACE_SECONDS: def({
+    group: 'tuning',
+    doc: 'SIGTERM to SIGKILL grace of a worker',
+    default: '5',
+    schema: num({ min: 0.05, max: TIMER_MAX_SECONDS }),
+  }),
+  ARTIFACT_PROCESSING_DISCOVERY_TIMEOUT_SECONDS: def({
+    group: 'tuning',
+    doc: 'bound of one provider discovery',
+    default: '10',
+    schema: num({ min: 0.05, max: TIMER_MAX_SECONDS }),
+  }),
+  ARTIFACT_PROCESSING_WARM_WORKERS: def({
+    group: 'tuning',
+    doc: 'idle workers per family started ahead of need (0: on demand)',
+    default: '1',
+    schema: num({ min: 0, max: MAX_WORKERS_MAX, integer: true }),
+  }),
+  DURABLE_TASK_MAX_TIMEOUT_SECONDS: def({
+    group: 'tasks',
+    doc: 'largest task timeout (beyond the Node timer range: the runner chains timers)',
+    default: String(26 * 3600),
+    schema: num({ max: TASK_TIMEOUT_MAX_SECONDS }),
+  }),
+  DURABLE_TASK_DEFAULT_TIMEOUT_SECONDS: def({
+    group: 'tasks',
+    doc: 'timeout of a task that sets none (<= max)',
+    defaultDoc: 'DURABLE_TASK_MAX_TIMEOUT_SECONDS',
+    schema: num({ max: TASK_TIMEOUT_MAX_SECONDS }).optional() as z.ZodType<number | undefined, string | undefined>,
+  }),
   DURABLE_TASK_LEASE_SECONDS: def({ group: 'tasks', doc: 'attempt lease', default: '30', schema: num({ min: 1, max: 3600 }) }),
   DURABLE_TASK_CAPACITY: def({ group: 'tasks', doc: 'attempts this process runs at once', default: '4', schema: num({ integer: true, max: 10_000 }) }),
   DURABLE_TASK_SWEEP_SECONDS: def({ group: 'tasks', doc: 'expired-attempt sweep period', default: '30', schema: num({ min: 0.1, max: 86_400 }) }),
   DURABLE_TASK_READINESS_TTL_SECONDS: def({ group: 'tasks', doc: 'worker readiness publication TTL', default: '15', schema: num({ min: 1, max: 600 }) }),
-  DURABLE_TASK_TERMINATE_GRACE_SECONDS: def({ group: 'tasks', doc: 'SIGTERM to SIGKILL grace of an attempt', default: '5', schema: num({ min: 0.1, max: 600 }) }),
+  DURABLE_TASK_TERMINATE_GRACE_SECONDS: def({
+    group: 'tasks',
+    doc: 'SIGTERM to SIGKILL grace of an attempt',
+    default: '5',
+    schema: num({ min: 0.1, max: 600 }),
+  }),
   DURABLE_TASK_PROGRESS_MIN_STEP: def({ group: 'tasks', doc: 'smallest progress change written', default: '1', schema: num({ max: Number.MAX_SAFE_INTEGER }) }),
   DURABLE_TASK_WAKEUP_POLL_MS: def({ group: 'tasks', doc: 'pending-work probe period (MySQL)', default: '500', schema: num({ min: 50, max: 60_000 }) }),
-  DURABLE_TASK_MAX_ATTEMPTS: def({ group: 'tasks', doc: 'attempts of an idempotent task through requeues', default: '3', schema: num({ integer: true, max: 1000 }) }),
-  DURABLE_TASK_FAILURE_HOOK_MAX_ATTEMPTS: def({ group: 'tasks', doc: 'failed convergences before failing without the hook', default: '5', schema: num({ integer: true, max: 1000 }) }),
-  DURABLE_TASK_WORKER_MAX_ATTEMPTS: def({ group: 'tasks', doc: 'attempts one warm task worker process runs before it retires (1: a process per attempt)', default: '100', schema: num({ integer: true, min: 1, max: 1_000_000 }) }),
-  DURABLE_TASK_FAILURE_HOOK_TIMEOUT_SECONDS: def({ group: 'tasks', doc: 'bound of one convergence transaction', default: '10', schema: num({ min: 0.1, max: 3600 }) }),
+  DURABLE_TASK_MAX_ATTEMPTS: def({
+    group: 'tasks',
+    doc: 'attempts of an idempotent task through requeues',
+    default: '3',
+    schema: num({ integer: true, max: 1000 }),
+  }),
+  DURABLE_TASK_FAILURE_HOOK_MAX_ATTEMPTS: def({
+    group: 'tasks',
+    doc: 'failed convergences before failing without the hook',
+    default: '5',
+    schema: num({ integer: true, max: 1000 }),
+  }),
+  DURABLE_TASK_WORKER_MAX_ATTEMPTS: def({
+    group: 'tasks',
+    doc: 'attempts one warm task worker process runs before it retires (1: a process per attempt)',
+    default: '100',
+    schema: num({ integer: true, min: 1, max: 1_000_000 }),
+  }),
+  DURABLE_TASK_FAILURE_HOOK_TIMEOUT_SECONDS: def({
+    group: 'tasks',
+    doc: 'bound of one convergence transaction',
+    default: '10',
+    schema: num({ min: 0.1, max: 3600 }),
+  }),
 } satisfies Record<string, SettingDef>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -103,9 +207,11 @@ function input(d: SettingDef, raw: unknown): string | undefined {
 }
 
 /** The one schema: the environment in, every setting parsed (or the first problem, naming its variable). */
-export const settingsSchema = z.object(Object.fromEntries(Object.entries(SETTINGS).map(([name, d]) => [
-  variableOf(name), z.preprocess((raw) => input(d as SettingDef, raw), (d as SettingDef).schema as z.ZodType),
-])));
+export const settingsSchema = z.object(
+  Object.fromEntries(
+    Object.entries(SETTINGS).map(([name, d]) => [variableOf(name), z.preprocess((raw) => input(d as SettingDef, raw), (d as SettingDef).schema as z.ZodType)]),
+  ),
+);
 
 type Env = Record<string, string | undefined>;
 /** Every setting of `env`, validated (the start-up reads it once and passes the result on). */

@@ -64,9 +64,7 @@ export async function createEphemeralDatabase(
   try {
     admin = await mysql.createConnection({ host: base.host, port: base.port, user: base.user, password: base.password, database: base.database });
   } catch (error) {
-    throw new Error(
-      `MySQL ${base.host}:${base.port} does not answer (${(error as Error).message}); start MariaDB (see .ci/run) or set APSUP_TEST_MYSQL_URL`,
-    );
+    throw new Error(`MySQL ${base.host}:${base.port} does not answer (${(error as Error).message}); start MariaDB (see .ci/run) or set APSUP_TEST_MYSQL_URL`);
   }
   const database = `${prefix}_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
   await admin.query(`CREATE DATABASE ${database} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);

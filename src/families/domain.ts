@@ -38,7 +38,11 @@ export async function appendJournal(
   const run = async (t: TxHandle) => {
     const seq = (await scalar(t, `SELECT COALESCE(MAX(seq), 0) AS s FROM ${table} WHERE scope_id = ?${forUpdate(store.backend)}`, [scopeId])) + 1;
     const names = Object.keys(columns);
-    await txQuery(t, `INSERT INTO ${table} (scope_id, seq${names.map((n) => `, ${n}`).join('')}) VALUES (?, ?${names.map(() => ', ?').join('')})`, [scopeId, seq, ...names.map((n) => columns[n])]);
+    await txQuery(t, `INSERT INTO ${table} (scope_id, seq${names.map((n) => `, ${n}`).join('')}) VALUES (?, ?${names.map(() => ', ?').join('')})`, [
+      scopeId,
+      seq,
+      ...names.map((n) => columns[n]),
+    ]);
     await store.markDirty(bindingName, scopeId, t);
     return seq;
   };

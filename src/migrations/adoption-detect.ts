@@ -14,10 +14,12 @@ export const TOPIC_MEMORY_PR1490_LEDGER_NAME = 'topic_memory_pr1490';
 
 export class AdoptionRequiredError extends Error {
   constructor(readonly phase: BaselinePhase) {
-    super(phase === 'baseline'
-      ? 'this database holds the Topic Memory PR #1490 scheduler tables (pc_artifact_processing_pending, binding states with last_auto_wave_completed_at) and has not been adopted: '
-        + `stop every PR #1490 supervisor, then run \`apsup migrate adopt ${TOPIC_MEMORY_PR1490}\` in a maintenance window (\`--dry-run\` prints the plan)`
-      : `an adoption of the Topic Memory PR #1490 tables was interrupted after its set-aside step: resume it with \`apsup migrate adopt ${TOPIC_MEMORY_PR1490}\``);
+    super(
+      phase === 'baseline'
+        ? 'this database holds the Topic Memory PR #1490 scheduler tables (pc_artifact_processing_pending, binding states with last_auto_wave_completed_at) and has not been adopted: ' +
+            `stop every PR #1490 supervisor, then run \`apsup migrate adopt ${TOPIC_MEMORY_PR1490}\` in a maintenance window (\`--dry-run\` prints the plan)`
+        : `an adoption of the Topic Memory PR #1490 tables was interrupted after its set-aside step: resume it with \`apsup migrate adopt ${TOPIC_MEMORY_PR1490}\``,
+    );
     this.name = 'AdoptionRequiredError';
   }
 }
@@ -29,7 +31,7 @@ export async function topicMemoryPr1490Phase(driver: MigrationDriver): Promise<B
     if (rows.length > 0) return rows[0].state === 'retired' ? 'retired' : 'converted';
   }
   if (await driver.tableExists('pc_aps_pr1490_binding_states')) return 'set_aside';
-  if (await driver.tableExists('pc_artifact_processing_pending') && !(await driver.tableExists('pc_artifact_processing_intents'))) return 'baseline';
+  if ((await driver.tableExists('pc_artifact_processing_pending')) && !(await driver.tableExists('pc_artifact_processing_intents'))) return 'baseline';
   return 'none';
 }
 

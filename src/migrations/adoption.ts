@@ -92,12 +92,14 @@ export async function runPreflight(driver: MigrationDriver, file: string, params
   const statements = splitSqlStatements(adoptionFile(driver.backend, file));
   for (const [index, sql] of statements.entries()) {
     const rows = await driver.read(sql, params);
-    problems.push(...rows.map((r) => ({
-      problem: String(r.problem),
-      bindingName: r.binding_name === null || r.binding_name === undefined ? null : String(r.binding_name),
-      scopeId: r.scope_id === null || r.scope_id === undefined ? null : String(r.scope_id),
-      detail: String(r.detail),
-    })));
+    problems.push(
+      ...rows.map((r) => ({
+        problem: String(r.problem),
+        bindingName: r.binding_name === null || r.binding_name === undefined ? null : String(r.binding_name),
+        scopeId: r.scope_id === null || r.scope_id === undefined ? null : String(r.scope_id),
+        detail: String(r.detail),
+      })),
+    );
     if (index === 0 && problems.length > 0) break;
   }
   return problems;
@@ -116,10 +118,7 @@ function conversionPlan(backend: MigrationBackend, op: OperationName, params: Ar
     const bound = params.map(([name, value]) => `--   :${name} = ${sqlLiteral(value)}`).join('\n');
     return [{ sql: `-- sql/sqlite/${op}.sql, run with:\n${bound}\n${script}` }];
   }
-  return [
-    ...procedureInstall(op, installedBy),
-    { sql: `CALL ${op}(${params.map(([, value]) => sqlLiteral(value)).join(', ')})` },
-  ];
+  return [...procedureInstall(op, installedBy), { sql: `CALL ${op}(${params.map(([, value]) => sqlLiteral(value)).join(', ')})` }];
 }
 
 function statementsOf(backend: MigrationBackend, text: string): PlannedStatement[] {
@@ -152,7 +151,9 @@ async function calibrate(openStore: () => Store, registration: FamilyRegistratio
         family: registration.family,
         signal: new AbortController().signal,
         limit,
-        markDirty: async (scopeId) => { await store.markDirty(registration.bindingName, scopeId); },
+        markDirty: async (scopeId) => {
+          await store.markDirty(registration.bindingName, scopeId);
+        },
         query: (sql, params) => store.domainQuery(sql, params),
       });
       total += marked;
@@ -190,12 +191,23 @@ export async function topicMemoryPr1490Plan(ctx: AdoptionContext): Promise<strin
     `-- preflight (read-only, before anything changes): migrations/${backend}/adopt/topic_memory_pr1490.preflight.sql`,
   ];
   if (phase === 'baseline') {
-    parts.push(renderPlan(backend, `step 1: set aside (migrations/${backend}/adopt/topic_memory_pr1490.set_aside.sql)`,
-      statementsOf(backend, adoptionFile(backend, 'topic_memory_pr1490.set_aside.sql'))));
+    parts.push(
+      renderPlan(
+        backend,
+        `step 1: set aside (migrations/${backend}/adopt/topic_memory_pr1490.set_aside.sql)`,
+        statementsOf(backend, adoptionFile(backend, 'topic_memory_pr1490.set_aside.sql')),
+      ),
+    );
   }
   if (phase === 'baseline' || phase === 'set_aside') {
     for (const m of await migrator.pendingPlans({ to: after })) parts.push(renderPlan(backend, `step 2: ${m.title}`, m.plan));
-    parts.push(renderPlan(backend, `step 3: conversion ${TOPIC_OP}`, conversionPlan(backend, TOPIC_OP, [['binding_name', binding]], `adopt:${TOPIC_MEMORY_PR1490_LEDGER_NAME}`)));
+    parts.push(
+      renderPlan(
+        backend,
+        `step 3: conversion ${TOPIC_OP}`,
+        conversionPlan(backend, TOPIC_OP, [['binding_name', binding]], `adopt:${TOPIC_MEMORY_PR1490_LEDGER_NAME}`),
+      ),
+    );
   }
   const later = phase === 'baseline' || phase === 'set_aside' ? await migrator.pendingPlans({ after }) : await migrator.pendingPlans();
   for (const m of later) parts.push(renderPlan(backend, `step 4: ${m.title}`, m.plan));
@@ -213,7 +225,14 @@ export async function adoptTopicMemoryPr1490(ctx: AdoptionContext): Promise<Adop
   let phase = await topicMemoryPr1490Phase(driver);
   if (phase === 'none') {
     return result(source, 'refused', {
-      problems: [{ problem: 'no_baseline', bindingName: null, scopeId: null, detail: 'no Topic Memory PR #1490 tables (pc_artifact_processing_pending with the PR #1490 binding states) in this database' }],
+      problems: [
+        {
+          problem: 'no_baseline',
+          bindingName: null,
+          scopeId: null,
+          detail: 'no Topic Memory PR #1490 tables (pc_artifact_processing_pending with the PR #1490 binding states) in this database',
+        },
+      ],
     });
   }
   if (phase === 'retired') return result(source, 'already_adopted', { steps: ['already adopted and retired'] });
@@ -241,12 +260,15 @@ export async function adoptTopicMemoryPr1490(ctx: AdoptionContext): Promise<Adop
       // The conversion rolled back as a whole; the set-aside tables still hold every legacy row.
       return result(source, 'refused', {
         steps,
-        problems: [{
-          problem: error.code,
-          bindingName: binding,
-          scopeId: null,
-          detail: 'the conversion was rolled back (nothing converted); the PR #1490 binding states and lease are set aside as pc_aps_pr1490_*: correct the data and run the adoption again to resume',
-        }],
+        problems: [
+          {
+            problem: error.code,
+            bindingName: binding,
+            scopeId: null,
+            detail:
+              'the conversion was rolled back (nothing converted); the PR #1490 binding states and lease are set aside as pc_aps_pr1490_*: correct the data and run the adoption again to resume',
+          },
+        ],
       });
     }
     steps.push(`converted: ${String(conversion.summary)}`);
@@ -300,29 +322,50 @@ export function decideProfileCheckpoint(
     return { ...base, checkpointAt: null, reason: 'paused APScheduler job: treated as a first enable, the first check catches up at once' };
   }
   const next = new Date(Math.round(job.nextRunTime * 1000));
-  const fireAtOrBefore = CronExpressionParser.parse(cron.expression, { currentDate: new Date(next.getTime() + 1), tz: cron.timezone }).prev().toDate();
+  const fireAtOrBefore = CronExpressionParser.parse(cron.expression, { currentDate: new Date(next.getTime() + 1), tz: cron.timezone })
+    .prev()
+    .toDate();
   if (fireAtOrBefore.getTime() === next.getTime()) {
     const taken = CronExpressionParser.parse(cron.expression, { currentDate: next, tz: cron.timezone }).prev().toDate();
     if (taken.getTime() > dbNow.getTime()) {
       return {
-        ...base, checkpointAt: null, reason: 'next_run_time is ahead of the database clock',
-        problem: { problem: 'job_ahead_of_clock', bindingName: null, scopeId: null, detail: `next_run_time ${next.toISOString()} implies a fire taken at ${taken.toISOString()}, after the database time ${dbNow.toISOString()}` },
+        ...base,
+        checkpointAt: null,
+        reason: 'next_run_time is ahead of the database clock',
+        problem: {
+          problem: 'job_ahead_of_clock',
+          bindingName: null,
+          scopeId: null,
+          detail: `next_run_time ${next.toISOString()} implies a fire taken at ${taken.toISOString()}, after the database time ${dbNow.toISOString()}`,
+        },
       };
     }
     return {
       ...base,
       checkpointAt: taken,
-      reason: next.getTime() <= dbNow.getTime()
-        ? `latest fire taken ${taken.toISOString()}; the fire of ${next.toISOString()} was missed: one catch-up at the first check`
-        : `latest fire taken ${taken.toISOString()}; the next check is the fire of ${next.toISOString()}`,
+      reason:
+        next.getTime() <= dbNow.getTime()
+          ? `latest fire taken ${taken.toISOString()}; the fire of ${next.toISOString()} was missed: one catch-up at the first check`
+          : `latest fire taken ${taken.toISOString()}; the next check is the fire of ${next.toISOString()}`,
     };
   }
   if (next.getTime() <= dbNow.getTime()) {
-    return { ...base, checkpointAt: null, reason: `next_run_time ${next.toISOString()} is the pending first-enable catch-up (not a cron fire): kept, the first check catches up at once` };
+    return {
+      ...base,
+      checkpointAt: null,
+      reason: `next_run_time ${next.toISOString()} is the pending first-enable catch-up (not a cron fire): kept, the first check catches up at once`,
+    };
   }
   return {
-    ...base, checkpointAt: null, reason: 'next_run_time is not a fire of the configured cron',
-    problem: { problem: 'job_not_a_cron_fire', bindingName: null, scopeId: null, detail: `next_run_time ${next.toISOString()} is not a fire of cron "${cron.expression}" (${cron.timezone}): the job runs another schedule than the configuration` },
+    ...base,
+    checkpointAt: null,
+    reason: 'next_run_time is not a fire of the configured cron',
+    problem: {
+      problem: 'job_not_a_cron_fire',
+      bindingName: null,
+      scopeId: null,
+      detail: `next_run_time ${next.toISOString()} is not a fire of cron "${cron.expression}" (${cron.timezone}): the job runs another schedule than the configuration`,
+    },
   };
 }
 
@@ -346,14 +389,19 @@ export async function adoptProfileApscheduler(ctx: AdoptionContext): Promise<Ado
   const jobId = ctx.jobId ?? DEFAULT_PROFILE_JOB_ID;
   const refuse = (problem: string, detail: string) => result(source, 'refused', { problems: [{ problem, bindingName: binding, scopeId: null, detail }] });
   if (ctx.schedule.kind !== 'cron') {
-    return refuse('not_cron', `the effective schedule of ${ctx.registration.family} is ${ctx.schedule.kind}, not cron: configure the Profile cron and time zone before adopting its APScheduler job`);
+    return refuse(
+      'not_cron',
+      `the effective schedule of ${ctx.registration.family} is ${ctx.schedule.kind}, not cron: configure the Profile cron and time zone before adopting its APScheduler job`,
+    );
   }
   const status = await migrator.status();
   if (status.pending > 0 || status.drift) {
     return refuse('schema_not_current', 'the schema is not up to date: run `apsup migrate up` (after the Topic Memory adoption where it applies) first');
   }
-  if (await driver.tableExists('pc_aps_adoptions')
-    && (await driver.read("SELECT 1 FROM pc_aps_adoptions WHERE adoption = 'profile_apscheduler'")).length > 0) {
+  if (
+    (await driver.tableExists('pc_aps_adoptions')) &&
+    (await driver.read("SELECT 1 FROM pc_aps_adoptions WHERE adoption = 'profile_apscheduler'")).length > 0
+  ) {
     return result(source, 'already_adopted', { steps: ['already adopted'] });
   }
   const problems = await runPreflight(driver, 'profile_apscheduler.preflight.sql', { binding_name: binding, job_id: jobId });

@@ -73,7 +73,10 @@ export function sha256(text: string): string {
 
 export function listMigrations(backend: MigrationBackend, root: string = MIGRATIONS_DIR): MigrationFile[] {
   const dir = path.join(root, backend);
-  const files = fs.readdirSync(dir).filter((f) => f.endsWith('.up.sql')).sort();
+  const files = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.up.sql'))
+    .sort();
   return files.map((file) => {
     const name = file.slice(0, -'.up.sql'.length);
     if (!NAME.test(name)) throw new Error(`migrations/${backend}/${file}: name must look like 0001_some_name.up.sql`);
@@ -96,11 +99,18 @@ export function procedureText(name: string, root: string = PROCEDURES_DIR): stri
 
 /** The pin of a procedure file: sha256 of the file's bytes, as `sha256sum` prints it. */
 export function procedurePin(name: string, root: string = PROCEDURES_DIR): string {
-  return crypto.createHash('sha256').update(fs.readFileSync(procedurePath(name, root))).digest('hex');
+  return crypto
+    .createHash('sha256')
+    .update(fs.readFileSync(procedurePath(name, root)))
+    .digest('hex');
 }
 
 export function listProcedureFiles(root: string = PROCEDURES_DIR): string[] {
-  return fs.readdirSync(root).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4)).sort();
+  return fs
+    .readdirSync(root)
+    .filter((f) => f.endsWith('.sql'))
+    .map((f) => f.slice(0, -4))
+    .sort();
 }
 
 const DIRECTIVE_LINE = /^--\s*@/;
@@ -130,9 +140,9 @@ export function parseDirectives(text: string, file = 'migration'): Directive[] {
       }
     }
     throw new MigrationDriftError(
-      `${file}:${index + 1}: malformed directive ${JSON.stringify(line)}; expected "-- @procedure <name> sha256=<64 hex>", `
-      + '"-- @drop-procedure <name>", "-- @require database_charset=<charset>", "-- @drop-table-if-empty <table>" '
-      + 'or "-- @procedure-characteristics all-installed"',
+      `${file}:${index + 1}: malformed directive ${JSON.stringify(line)}; expected "-- @procedure <name> sha256=<64 hex>", ` +
+        '"-- @drop-procedure <name>", "-- @require database_charset=<charset>", "-- @drop-table-if-empty <table>" ' +
+        'or "-- @procedure-characteristics all-installed"',
     );
   });
   return out;
@@ -140,7 +150,9 @@ export function parseDirectives(text: string, file = 'migration'): Directive[] {
 
 /** Names given by one kind of directive, in line order (parses strictly, see parseDirectives). */
 export function directives(text: string, directive: string): string[] {
-  return parseDirectives(text).filter((d) => d.kind === directive).map((d) => d.name);
+  return parseDirectives(text)
+    .filter((d) => d.kind === directive)
+    .map((d) => d.name);
 }
 
 /** For each procedure, the name of the last migration (in `files`) whose up file installs it. */
@@ -171,8 +183,8 @@ export function verifyPins(migration: MigrationFile, context: PlanContext = {}):
     const actual = procedurePin(d.name, context.proceduresRoot);
     if (actual !== d.value) {
       throw new MigrationDriftError(
-        `procedures/oceanbase/${d.name}.sql (sha256 ${actual.slice(0, 12)}) does not match its pin in ${migration.name}.up.sql:${d.line} `
-        + `(sha256 ${d.value.slice(0, 12)}): a changed procedure ships through a NEW migration with "-- @procedure ${d.name} sha256=${actual}"`,
+        `procedures/oceanbase/${d.name}.sql (sha256 ${actual.slice(0, 12)}) does not match its pin in ${migration.name}.up.sql:${d.line} ` +
+          `(sha256 ${d.value.slice(0, 12)}): a changed procedure ships through a NEW migration with "-- @procedure ${d.name} sha256=${actual}"`,
       );
     }
   }
@@ -204,31 +216,32 @@ export function procedureInstall(name: string, installedBy: string, proceduresRo
     characteristicsStatement(name, text),
     { sql: `DELETE FROM ${PROCEDURE_LEDGER_TABLE} WHERE procedure_name = ${quote(name)}` },
     {
-      sql: `INSERT INTO ${PROCEDURE_LEDGER_TABLE} (procedure_name, file_checksum, definition_checksum, migration_name, installed_at)\n`
-        + `SELECT ${quote(name)}, ${quote(sha256(text))}, SHA2(ROUTINE_DEFINITION, 256), ${quote(installedBy)}, UTC_TIMESTAMP(3)\n`
-        + `  FROM information_schema.ROUTINES\n WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE' AND ROUTINE_NAME = ${quote(name)}`,
+      sql:
+        `INSERT INTO ${PROCEDURE_LEDGER_TABLE} (procedure_name, file_checksum, definition_checksum, migration_name, installed_at)\n` +
+        `SELECT ${quote(name)}, ${quote(sha256(text))}, SHA2(ROUTINE_DEFINITION, 256), ${quote(installedBy)}, UTC_TIMESTAMP(3)\n` +
+        `  FROM information_schema.ROUTINES\n WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE' AND ROUTINE_NAME = ${quote(name)}`,
     },
   ];
 }
 
 /** Drops a procedure installed by procedureInstall and its checksum record. */
 export function procedureRemoval(name: string): PlannedStatement[] {
-  return [
-    { sql: `DROP PROCEDURE IF EXISTS ${name}` },
-    { sql: `DELETE FROM ${PROCEDURE_LEDGER_TABLE} WHERE procedure_name = ${quote(name)}` },
-  ];
+  return [{ sql: `DROP PROCEDURE IF EXISTS ${name}` }, { sql: `DELETE FROM ${PROCEDURE_LEDGER_TABLE} WHERE procedure_name = ${quote(name)}` }];
 }
 
 /** The statements checking the `-- @require` lines of a migration (MySQL/OceanBase). */
 export function requirementChecks(migration: MigrationFile): PlannedStatement[] {
-  return parseDirectives(migration.up, `${migration.name}.up.sql`).filter((d) => d.kind === 'require').map((d) => ({
-    sql: 'SELECT @@character_set_database AS database_charset',
-    check: {
-      expect: d.value!,
-      message: `migration ${migration.name} requires the database default character set ${d.value} (procedure parameters and variables `
-        + `take it at CREATE PROCEDURE time; see procedures/oceanbase/COMPATIBILITY.md): ALTER DATABASE <name> CHARACTER SET ${d.value} COLLATE ${d.value}_bin, then migrate again`,
-    },
-  }));
+  return parseDirectives(migration.up, `${migration.name}.up.sql`)
+    .filter((d) => d.kind === 'require')
+    .map((d) => ({
+      sql: 'SELECT @@character_set_database AS database_charset',
+      check: {
+        expect: d.value!,
+        message:
+          `migration ${migration.name} requires the database default character set ${d.value} (procedure parameters and variables ` +
+          `take it at CREATE PROCEDURE time; see procedures/oceanbase/COMPATIBILITY.md): ALTER DATABASE <name> CHARACTER SET ${d.value} COLLATE ${d.value}_bin, then migrate again`,
+      },
+    }));
 }
 
 /** The procedures the migrations before `migration` install (adoption's on-demand ones are not). */
@@ -239,7 +252,8 @@ function installedBefore(migration: MigrationFile, context: PlanContext): string
 
 /** The guarded DROPs of a migration's `-- @drop-table-if-empty` lines, in line order. */
 export function conditionalDrops(migration: MigrationFile): PlannedStatement[] {
-  return parseDirectives(migration.up, `${migration.name}.up.sql`).filter((d) => d.kind === 'drop-table-if-empty')
+  return parseDirectives(migration.up, `${migration.name}.up.sql`)
+    .filter((d) => d.kind === 'drop-table-if-empty')
     .map((d) => ({ sql: `DROP TABLE ${d.name}`, onlyIfEmpty: d.name }));
 }
 
@@ -248,7 +262,9 @@ export function planUp(backend: MigrationBackend, migration: MigrationFile, cont
     return [
       { sql: migration.up.trim() },
       ...conditionalDrops(migration),
-      { sql: `INSERT INTO ${LEDGER_TABLE} (name, checksum, applied_at) VALUES (${quote(migration.name)}, ${quote(migration.checksum)}, strftime('%Y-%m-%d %H:%M:%f', 'now'))` },
+      {
+        sql: `INSERT INTO ${LEDGER_TABLE} (name, checksum, applied_at) VALUES (${quote(migration.name)}, ${quote(migration.checksum)}, strftime('%Y-%m-%d %H:%M:%f', 'now'))`,
+      },
     ];
   }
   verifyPins(migration, context);
@@ -260,17 +276,16 @@ export function planUp(backend: MigrationBackend, migration: MigrationFile, cont
     for (const name of installedBefore(migration, context)) plan.push(characteristicsStatement(name, procedureText(name, context.proceduresRoot)));
   }
   for (const name of directives(migration.up, 'procedure')) plan.push(...procedureInstall(name, migration.name, context.proceduresRoot));
-  plan.push({ sql: `INSERT INTO ${LEDGER_TABLE} (name, checksum, applied_at) VALUES (${quote(migration.name)}, ${quote(migration.checksum)}, UTC_TIMESTAMP(3))` });
+  plan.push({
+    sql: `INSERT INTO ${LEDGER_TABLE} (name, checksum, applied_at) VALUES (${quote(migration.name)}, ${quote(migration.checksum)}, UTC_TIMESTAMP(3))`,
+  });
   return plan;
 }
 
 export function planDown(backend: MigrationBackend, migration: MigrationFile): PlannedStatement[] {
   if (migration.down === null) throw new Error(`migration ${migration.name} has no down file and cannot be reverted`);
   if (backend === 'sqlite') {
-    return [
-      { sql: migration.down.trim() },
-      { sql: `DELETE FROM ${LEDGER_TABLE} WHERE name = ${quote(migration.name)}` },
-    ];
+    return [{ sql: migration.down.trim() }, { sql: `DELETE FROM ${LEDGER_TABLE} WHERE name = ${quote(migration.name)}` }];
   }
   const plan: PlannedStatement[] = [];
   for (const name of directives(migration.down, 'drop-procedure')) {
@@ -289,7 +304,10 @@ export function renderPlan(backend: MigrationBackend, title: string, plan: Plann
     if (statement.procedure) {
       lines.push('DELIMITER //', statement.sql, '//', 'DELIMITER ;');
     } else if (statement.onlyIfEmpty) {
-      lines.push(`-- only when ${statement.onlyIfEmpty} exists and SELECT 1 FROM ${statement.onlyIfEmpty} LIMIT 1 returns no row (a table holding rows is kept):`, `${statement.sql};`);
+      lines.push(
+        `-- only when ${statement.onlyIfEmpty} exists and SELECT 1 FROM ${statement.onlyIfEmpty} LIMIT 1 returns no row (a table holding rows is kept):`,
+        `${statement.sql};`,
+      );
     } else if (statement.check) {
       lines.push(`-- stop unless this returns ${statement.check.expect}:`, `${statement.sql};`);
     } else if (backend === 'sqlite' && /;\s*$/.test(statement.sql)) {

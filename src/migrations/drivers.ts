@@ -7,8 +7,17 @@ import { openSqliteDatabase } from '../store/sqlite/sqlite-store.ts';
 import { MYSQL_SESSION_SETUP, sessionProblem } from '../store/mysql/mysql-store.ts';
 import { LEDGER_TABLE, MigrationDriftError, PROCEDURE_LEDGER_TABLE, ledgerBootstrap, type MigrationBackend, type PlannedStatement } from './catalog.ts';
 
-export interface AppliedMigration { name: string; checksum: string; appliedAt: string }
-export interface RecordedProcedure { name: string; fileChecksum: string; definitionChecksum: string | null; migrationName: string }
+export interface AppliedMigration {
+  name: string;
+  checksum: string;
+  appliedAt: string;
+}
+export interface RecordedProcedure {
+  name: string;
+  fileChecksum: string;
+  definitionChecksum: string | null;
+  migrationName: string;
+}
 
 export interface MigrationDriver {
   readonly backend: MigrationBackend;
@@ -41,7 +50,10 @@ function namedParams(sql: string, params: Record<string, unknown>): Record<strin
 
 export class SqliteMigrationDriver implements MigrationDriver {
   readonly backend = 'sqlite' as const;
-  constructor(readonly db: BetterSqlite3.Database, private readonly owned: boolean) {}
+  constructor(
+    readonly db: BetterSqlite3.Database,
+    private readonly owned: boolean,
+  ) {}
 
   async bootstrap(): Promise<void> {
     for (const sql of ledgerBootstrap('sqlite')) this.db.exec(sql);
@@ -69,7 +81,11 @@ export class SqliteMigrationDriver implements MigrationDriver {
   }
 
   async applied(): Promise<AppliedMigration[]> {
-    const rows = this.db.prepare(`SELECT name, checksum, applied_at FROM ${LEDGER_TABLE} ORDER BY name`).all() as Array<{ name: string; checksum: string; applied_at: string }>;
+    const rows = this.db.prepare(`SELECT name, checksum, applied_at FROM ${LEDGER_TABLE} ORDER BY name`).all() as Array<{
+      name: string;
+      checksum: string;
+      applied_at: string;
+    }>;
     return rows.map((r) => ({ name: r.name, checksum: r.checksum, appliedAt: r.applied_at }));
   }
 
@@ -155,11 +171,17 @@ export class MysqlMigrationDriver implements MigrationDriver {
 
   async applied(): Promise<AppliedMigration[]> {
     const [rows] = await this.conn.query(`SELECT name, checksum, applied_at FROM ${LEDGER_TABLE} ORDER BY name`);
-    return (rows as Array<{ name: string; checksum: string; applied_at: string }>).map((r) => ({ name: r.name, checksum: r.checksum, appliedAt: String(r.applied_at) }));
+    return (rows as Array<{ name: string; checksum: string; applied_at: string }>).map((r) => ({
+      name: r.name,
+      checksum: r.checksum,
+      appliedAt: String(r.applied_at),
+    }));
   }
 
   async recordedProcedures(): Promise<RecordedProcedure[]> {
-    const [rows] = await this.conn.query(`SELECT procedure_name, file_checksum, definition_checksum, migration_name FROM ${PROCEDURE_LEDGER_TABLE} ORDER BY procedure_name`);
+    const [rows] = await this.conn.query(
+      `SELECT procedure_name, file_checksum, definition_checksum, migration_name FROM ${PROCEDURE_LEDGER_TABLE} ORDER BY procedure_name`,
+    );
     return (rows as Array<Record<string, string | null>>).map((r) => ({
       name: String(r.procedure_name),
       fileChecksum: String(r.file_checksum),
@@ -181,8 +203,7 @@ export class MysqlMigrationDriver implements MigrationDriver {
   }
 
   async tableExists(name: string): Promise<boolean> {
-    const [rows] = await this.conn.query(
-      'SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?', [name]);
+    const [rows] = await this.conn.query('SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?', [name]);
     return (rows as unknown[]).length > 0;
   }
 

@@ -7,9 +7,24 @@
  */
 import { Umzug, type UmzugStorage } from 'umzug';
 import {
-  MigrationDriftError, demoSchemaPlan, demoTables, ledgerBootstrap as ledgerStatements, directives, listMigrations, listProcedureFiles, planDown, planUp, procedureText,
-  PROCEDURE_LEDGER_TABLE, renderPlan, requirementChecks, sha256, verifyPins,
-  type MigrationBackend, type MigrationFile, type PlanContext,
+  MigrationDriftError,
+  demoSchemaPlan,
+  demoTables,
+  ledgerBootstrap as ledgerStatements,
+  directives,
+  listMigrations,
+  listProcedureFiles,
+  planDown,
+  planUp,
+  procedureText,
+  PROCEDURE_LEDGER_TABLE,
+  renderPlan,
+  requirementChecks,
+  sha256,
+  verifyPins,
+  type MigrationBackend,
+  type MigrationFile,
+  type PlanContext,
 } from './catalog.ts';
 import type { MigrationDriver } from './drivers.ts';
 import { AdoptionRequiredError, detectUnadoptedBaseline } from './adoption-detect.ts';
@@ -68,7 +83,11 @@ export class Migrator {
    * @param migrationsRoot folder holding sqlite/ and oceanbase/ (default: the package's migrations/)
    * @param proceduresRoot folder of the procedure files (default: the package's procedures/oceanbase/)
    */
-  constructor(private readonly driver: MigrationDriver, private readonly migrationsRoot?: string, private readonly proceduresRoot?: string) {
+  constructor(
+    private readonly driver: MigrationDriver,
+    private readonly migrationsRoot?: string,
+    private readonly proceduresRoot?: string,
+  ) {
     this.backend = driver.backend;
     this.files = listMigrations(this.backend, migrationsRoot);
     this.context = { files: this.files, proceduresRoot };
@@ -110,8 +129,8 @@ export class Migrator {
       }
       if (file.checksum !== applied.checksum) {
         throw new MigrationDriftError(
-          `migration ${applied.name} was modified after it was applied (database ${applied.checksum.slice(0, 12)}, file ${file.checksum.slice(0, 12)}); `
-          + 'migrations are append-only: restore the file and add a new migration',
+          `migration ${applied.name} was modified after it was applied (database ${applied.checksum.slice(0, 12)}, file ${file.checksum.slice(0, 12)}); ` +
+            'migrations are append-only: restore the file and add a new migration',
         );
       }
     }
@@ -215,20 +234,29 @@ export class Migrator {
       if (!this.files.some((f) => f.name === row.name)) migrations.push({ name: row.name, state: 'missing_file', appliedAt: row.appliedAt });
     }
     const procedures = this.backend === 'oceanbase' ? await this.procedureStatus(new Set(appliedByName.keys())) : [];
-    const drift = migrations.some((m) => m.state === 'modified' || m.state === 'missing_file')
-      || procedures.some((p) => p.state !== 'ok' && p.state !== 'pending' && p.state !== 'on_demand');
+    const drift =
+      migrations.some((m) => m.state === 'modified' || m.state === 'missing_file') ||
+      procedures.some((p) => p.state !== 'ok' && p.state !== 'pending' && p.state !== 'on_demand');
     const adoptions = (await this.driver.tableExists('pc_aps_adoptions'))
       ? (await this.driver.read('SELECT adoption, state, summary, converted_at, retired_at FROM pc_aps_adoptions ORDER BY adoption')).map((r) => ({
-        adoption: String(r.adoption),
-        state: String(r.state),
-        summary: String(r.summary),
-        convertedAt: String(r.converted_at),
-        retiredAt: r.retired_at === null || r.retired_at === undefined ? null : String(r.retired_at),
-      }))
+          adoption: String(r.adoption),
+          state: String(r.state),
+          summary: String(r.summary),
+          convertedAt: String(r.converted_at),
+          retiredAt: r.retired_at === null || r.retired_at === undefined ? null : String(r.retired_at),
+        }))
       : [];
     const demo: string[] = [];
     for (const table of demoTables(this.backend, this.migrationsRoot)) if (await this.driver.tableExists(table)) demo.push(table);
-    return { backend: this.backend, adoptions, migrations, procedures, drift, pending: migrations.filter((m) => m.state === 'pending').length, demoTables: demo };
+    return {
+      backend: this.backend,
+      adoptions,
+      migrations,
+      procedures,
+      drift,
+      pending: migrations.filter((m) => m.state === 'pending').length,
+      demoTables: demo,
+    };
   }
 
   private async procedureStatus(appliedNames: Set<string>): Promise<ProcedureStatusEntry[]> {
@@ -249,7 +277,11 @@ export class Migrator {
         } else if (migrationsForIt.length === 0) {
           result.push({ name, state: 'no_migration', detail: 'procedure file exists but no migration installs it' });
         } else {
-          result.push({ name, state: 'pending', detail: `installed by pending ${migrationsForIt.filter((m) => !appliedNames.has(m)).join(', ') || migrationsForIt.join(', ')}` });
+          result.push({
+            name,
+            state: 'pending',
+            detail: `installed by pending ${migrationsForIt.filter((m) => !appliedNames.has(m)).join(', ') || migrationsForIt.join(', ')}`,
+          });
         }
         continue;
       }
@@ -263,7 +295,11 @@ export class Migrator {
       if (body === undefined) {
         result.push({ name, state: 'missing', detail: `recorded as installed by ${record.migrationName} but absent from the database` });
       } else if (record.definitionChecksum !== null && body !== record.definitionChecksum) {
-        result.push({ name, state: 'definition_changed', detail: 'the installed body differs from the one installed by the migration (changed outside migrations)' });
+        result.push({
+          name,
+          state: 'definition_changed',
+          detail: 'the installed body differs from the one installed by the migration (changed outside migrations)',
+        });
       } else if (fileChecksum !== record.fileChecksum) {
         const pendingReinstall = migrationsForIt.some((m) => !appliedNames.has(m));
         result.push({
@@ -271,7 +307,9 @@ export class Migrator {
           state: pendingReinstall ? 'pending' : 'file_changed',
           detail: pendingReinstall
             ? 'file changed; a pending migration reinstalls it'
-            : (fileChecksum === null ? 'procedure file was removed' : 'file differs from the installed version; ship it through a new migration'),
+            : fileChecksum === null
+              ? 'procedure file was removed'
+              : 'file differs from the installed version; ship it through a new migration',
         });
       } else {
         result.push({ name, state: 'ok', detail: `installed by ${record.migrationName}` });
@@ -299,6 +337,10 @@ export function formatStatus(status: MigrationStatus): string {
   if (status.demoTables.length > 0) {
     lines.push(`demo tables (apsup start / migrate up --with-demo; not part of a production schema): ${status.demoTables.join(', ')}`);
   }
-  lines.push(status.drift ? 'DRIFT: the database does not match the migration files (see above)' : `schema: ${status.pending === 0 ? 'up to date' : `${status.pending} pending migration(s)`}`);
+  lines.push(
+    status.drift
+      ? 'DRIFT: the database does not match the migration files (see above)'
+      : `schema: ${status.pending === 0 ? 'up to date' : `${status.pending} pending migration(s)`}`,
+  );
   return lines.join('\n');
 }

@@ -52,10 +52,16 @@ export class NotifyChannel {
   private closed = false;
 
   /** @param options.subscribe false: a publisher only (a CLI command that accepts one intent) */
-  constructor(private readonly config: NotifyConfig, private readonly namespace: string, private readonly logger: Logger, options: { subscribe?: boolean } = {}) {
+  constructor(
+    private readonly config: NotifyConfig,
+    private readonly namespace: string,
+    private readonly logger: Logger,
+    options: { subscribe?: boolean } = {},
+  ) {
     const common = { lazyConnect: true, connectTimeout: 2000, retryStrategy: backoff, maxRetriesPerRequest: 1 } as const;
     this.pub = new Redis(config.url, { ...common, enableOfflineQueue: false });
-    this.sub = options.subscribe === false ? null : new Redis(config.url, { ...common, enableOfflineQueue: true, maxRetriesPerRequest: null, autoResubscribe: true });
+    this.sub =
+      options.subscribe === false ? null : new Redis(config.url, { ...common, enableOfflineQueue: true, maxRetriesPerRequest: null, autoResubscribe: true });
     for (const client of this.clients()) {
       client.on('error', (error: Error) => this.failed(error));
       client.on('ready', () => this.recovered());
@@ -83,11 +89,14 @@ export class NotifyChannel {
     const sub = this.sub;
     await Promise.all([
       this.pub.connect().catch((error: Error) => this.failed(error)),
-      sub?.connect().then(() => sub.subscribe(...channels)).catch((error: Error) => {
-        this.failed(error);
-        // Subscribed once the connection is back (the offline queue keeps this command).
-        void sub.subscribe(...channels).catch(() => undefined);
-      }),
+      sub
+        ?.connect()
+        .then(() => sub.subscribe(...channels))
+        .catch((error: Error) => {
+          this.failed(error);
+          // Subscribed once the connection is back (the offline queue keeps this command).
+          void sub.subscribe(...channels).catch(() => undefined);
+        }),
     ]);
   }
 
@@ -95,13 +104,18 @@ export class NotifyChannel {
   async publishAndFlush(topic: NotifyTopic, payload: string, boundMs = 1000): Promise<boolean> {
     if (this.closed || this.pub.status !== 'ready') return false;
     this.stats.published += 1;
-    const sent = this.pub.publish(this.channel(topic), payload).then(() => true, (error: Error) => {
-      this.stats.publishFailures += 1;
-      this.failed(error);
-      return false;
-    });
+    const sent = this.pub.publish(this.channel(topic), payload).then(
+      () => true,
+      (error: Error) => {
+        this.stats.publishFailures += 1;
+        this.failed(error);
+        return false;
+      },
+    );
     let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), boundMs); });
+    const bound = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), boundMs);
+    });
     try {
       return await Promise.race([sent, bound]);
     } finally {
@@ -165,7 +179,9 @@ export class NotifyChannel {
 
   private failed(error: Error): void {
     // ioredis messages name host:port at most; the URL (and its credentials) is never logged.
-    this.lastError = String(error?.message ?? error).replace(/redis(s)?:\/\/\S+/g, this.config.redacted).slice(0, 200);
+    this.lastError = String(error?.message ?? error)
+      .replace(/redis(s)?:\/\/\S+/g, this.config.redacted)
+      .slice(0, 200);
     if (this.warned || this.closed) return;
     this.warned = true;
     this.logger.warn({ redis: this.config.redacted, err: this.lastError }, 'wake-up channel unavailable; falling back to polling until Redis is back');

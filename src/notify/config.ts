@@ -25,7 +25,9 @@ export function parseNotifyConfig(env: NodeJS.ProcessEnv = process.env): NotifyC
     throw new ConfigError(`${NOTIFY_REDIS_URL_VARIABLE} is not a valid URL (expected redis://[user:pass@]host[:port][/db], or off)`);
   }
   if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
-    throw new ConfigError(`${NOTIFY_REDIS_URL_VARIABLE} has unsupported scheme ${JSON.stringify(url.protocol.replace(/:$/, ''))} (expected redis or rediss, or off)`);
+    throw new ConfigError(
+      `${NOTIFY_REDIS_URL_VARIABLE} has unsupported scheme ${JSON.stringify(url.protocol.replace(/:$/, ''))} (expected redis or rediss, or off)`,
+    );
   }
   if (!url.hostname) throw new ConfigError(`${NOTIFY_REDIS_URL_VARIABLE} needs a host (redis://host:6379)`);
   const port = url.port === '' ? 6379 : Number(url.port);

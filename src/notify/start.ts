@@ -13,7 +13,12 @@ export interface NotifyAttachable {
 }
 
 /** A host's channel: the runtime publishes and (background) subscribes, the task runner subscribes. */
-export async function startNotify(config: NotifyConfig | null, database: DatabaseTarget, logger: Logger, attach: Array<NotifyAttachable | null>): Promise<NotifyChannel | null> {
+export async function startNotify(
+  config: NotifyConfig | null,
+  database: DatabaseTarget,
+  logger: Logger,
+  attach: Array<NotifyAttachable | null>,
+): Promise<NotifyChannel | null> {
   if (!config) return null;
   const channel = new NotifyChannel(config, notifyNamespace(database), logger);
   for (const a of attach) a?.attachNotify(channel);

@@ -51,7 +51,10 @@ export class PersistedFacts {
   private readonly tasks: TaskStore | null;
   private taskCache: { at: number; value: Promise<{ counts: Array<{ state: string; taskType: string; n: number }>; capped: boolean }> } | null = null;
 
-  constructor(private readonly runtime: Runtime, options: FactOptions = {}) {
+  constructor(
+    private readonly runtime: Runtime,
+    options: FactOptions = {},
+  ) {
     this.cap = options.owedCap ?? 5000;
     this.pageSize = options.owedPageSize ?? 1000;
     this.cacheMs = options.cacheMs ?? 1000;
@@ -74,7 +77,9 @@ export class PersistedFacts {
         }
         return out;
       })();
-      value.catch(() => { this.owedCache = null; });
+      value.catch(() => {
+        this.owedCache = null;
+      });
       this.owedCache = { at: now, value };
     }
     return this.owedCache.value;
@@ -85,7 +90,9 @@ export class PersistedFacts {
     const now = Date.now();
     if (!this.leaseCache || now - this.leaseCache.at > this.cacheMs) {
       const value = this.runtime.leases().then((leases) => leases.map((l) => ({ supervisorKey: l.supervisorKey, live: l.live })));
-      value.catch(() => { this.leaseCache = null; });
+      value.catch(() => {
+        this.leaseCache = null;
+      });
       this.leaseCache = { at: now, value };
     }
     return this.leaseCache.value;
@@ -97,7 +104,9 @@ export class PersistedFacts {
     const now = Date.now();
     if (!this.taskCache || now - this.taskCache.at > this.cacheMs) {
       const value = this.tasks.countActive(this.cap * 20);
-      value.catch(() => { this.taskCache = null; });
+      value.catch(() => {
+        this.taskCache = null;
+      });
       this.taskCache = { at: now, value };
     }
     return this.taskCache.value;

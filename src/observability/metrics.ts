@@ -45,27 +45,28 @@ export function createRuntimeMetrics(runtime: Runtime, facts: PersistedFacts, op
   const partitions = () => runtime.supervisors.flatMap((s) => s.partitions);
   const families = () => runtime.status().families;
 
-  const gauge = (name: string, help: string, read: (f: ReturnType<typeof families>[number]) => number) => new client.Gauge({
-    name: `${PREFIX}${name}`,
-    help,
-    labelNames: ['family'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const f of families()) this.set({ family: f.family }, read(f));
-    },
-  });
+  const gauge = (name: string, help: string, read: (f: ReturnType<typeof families>[number]) => number) =>
+    new client.Gauge({
+      name: `${PREFIX}${name}`,
+      help,
+      labelNames: ['family'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const f of families()) this.set({ family: f.family }, read(f));
+      },
+    });
   gauge('budget_available', 'Worker budget of the family not in use (budget - running).', (f) => Math.max(0, f.budget - f.running));
   gauge('budget_used', 'Workers of the family running an invocation.', (f) => f.running);
   // A gauge: no _total suffix (reserved for counters); was artifact_processing_budget_total.
   gauge('budget_limit', 'Configured worker budget of the family (_MAX_WORKERS).', (f) => f.budget);
-  gauge('ready', 'Keys in the family\'s bounded ready queue.', (f) => f.ready);
+  gauge('ready', "Keys in the family's bounded ready queue.", (f) => f.ready);
   gauge('retry_wait', 'Keys of the family waiting for a retry (backoff).', (f) => f.retryWait);
-  gauge('degraded', '1 when the family\'s last examination or pending-work provider failed.', (f) => (f.health === 'degraded' ? 1 : 0));
+  gauge('degraded', "1 when the family's last examination or pending-work provider failed.", (f) => (f.health === 'degraded' ? 1 : 0));
 
   new client.Gauge({
     name: `${PREFIX}discovery_latency_seconds`,
-    help: 'Duration of the family\'s last owed-request discovery read.',
+    help: "Duration of the family's last owed-request discovery read.",
     labelNames: ['family'],
     registers: [registry],
     collect() {
@@ -142,7 +143,8 @@ export function createRuntimeMetrics(runtime: Runtime, facts: PersistedFacts, op
     labelNames: ['supervisor_key'],
     registers: [registry],
     collect() {
-      for (const s of runtime.status().supervisors) this.inc({ supervisor_key: s.supervisorKey }, seen.delta(`renew/${s.supervisorKey}`, s.renewalFailuresTotal));
+      for (const s of runtime.status().supervisors)
+        this.inc({ supervisor_key: s.supervisorKey }, seen.delta(`renew/${s.supervisorKey}`, s.renewalFailuresTotal));
     },
   });
   new client.Gauge({
@@ -158,7 +160,7 @@ export function createRuntimeMetrics(runtime: Runtime, facts: PersistedFacts, op
 
   const duration = new client.Histogram({
     name: `${PREFIX}invocation_duration_seconds`,
-    help: 'Duration of worker invocations, from dispatch to the worker\'s outcome.',
+    help: "Duration of worker invocations, from dispatch to the worker's outcome.",
     labelNames: ['family'],
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900],
     registers: [registry],

@@ -98,7 +98,12 @@ export async function buildReadiness(runtime: Runtime, facts: PersistedFacts, ta
   if (runtime.notify) doc.notify = runtime.notify.status();
   if (taskRunner) {
     const { lastSweepOkAt, sweeps, sweepFailures } = taskRunner.stats;
-    doc.durable_tasks.reconciler = { healthy: taskRunner.reconcilerHealthy(), lastSweepAgoMs: lastSweepOkAt === null ? null : Date.now() - lastSweepOkAt, sweeps, sweepFailures };
+    doc.durable_tasks.reconciler = {
+      healthy: taskRunner.reconcilerHealthy(),
+      lastSweepAgoMs: lastSweepOkAt === null ? null : Date.now() - lastSweepOkAt,
+      sweeps,
+      sweepFailures,
+    };
   }
   try {
     doc.durable_tasks.liveWorkers = await facts.liveTaskWorkers();

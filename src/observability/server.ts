@@ -34,11 +34,16 @@ export class ObservabilityServer {
   readonly facts: PersistedFacts;
   private closed: Promise<void> | null = null;
 
-  private constructor(readonly runtime: Runtime, private readonly options: ObservabilityOptions) {
+  private constructor(
+    readonly runtime: Runtime,
+    private readonly options: ObservabilityOptions,
+  ) {
     this.facts = new PersistedFacts(runtime, options);
     this.metrics = createRuntimeMetrics(runtime, this.facts, { defaultMetrics: options.defaultMetrics ?? true });
     this.taskMetrics = registerTaskMetrics(this.metrics.registry, this.facts, options.taskRunner ?? null);
-    this.server = http.createServer((req, res) => { void this.handle(req, res); });
+    this.server = http.createServer((req, res) => {
+      void this.handle(req, res);
+    });
   }
 
   static async start(runtime: Runtime, options: ObservabilityOptions): Promise<ObservabilityServer> {

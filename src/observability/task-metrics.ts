@@ -43,22 +43,28 @@ export function registerTaskMetrics(registry: client.Registry, facts: PersistedF
   if (!runner) return { close() {} };
   const stats = runner.stats;
   const seen = new Map<string, number>();
-  const counter = (name: string, help: string, labelNames: string[], read: () => Iterable<[string, number]>) => new client.Counter({
-    name: `${PREFIX}${name}`,
-    help,
-    labelNames,
-    registers: [registry],
-    collect() {
-      for (const [key, n] of read()) {
-        const values = key.split('\t');
-        this.inc(Object.fromEntries(labelNames.map((l, i) => [l, values[i]])), delta(seen, `${name}\t${key}`, n));
-      }
-    },
-  });
-  counter('claims_total', 'Tasks claimed by this host\'s runner.', ['task_type'], () => stats.claims);
-  counter('attempts_total', 'Attempts ended by this host\'s runner, by outcome (succeeded, failed, cancelled, requeued).', ['task_type', 'outcome'], () => stats.outcomes);
-  counter('failures_total', 'Attempts that ended without success, by reason (the task\'s error code; bounded).', ['task_type', 'reason'], () => stats.failures);
-  counter('sweeps_total', 'Reconciler sweeps of this host\'s runner.', [], () => [['', stats.sweeps]]);
+  const counter = (name: string, help: string, labelNames: string[], read: () => Iterable<[string, number]>) =>
+    new client.Counter({
+      name: `${PREFIX}${name}`,
+      help,
+      labelNames,
+      registers: [registry],
+      collect() {
+        for (const [key, n] of read()) {
+          const values = key.split('\t');
+          this.inc(Object.fromEntries(labelNames.map((l, i) => [l, values[i]])), delta(seen, `${name}\t${key}`, n));
+        }
+      },
+    });
+  counter('claims_total', "Tasks claimed by this host's runner.", ['task_type'], () => stats.claims);
+  counter(
+    'attempts_total',
+    "Attempts ended by this host's runner, by outcome (succeeded, failed, cancelled, requeued).",
+    ['task_type', 'outcome'],
+    () => stats.outcomes,
+  );
+  counter('failures_total', "Attempts that ended without success, by reason (the task's error code; bounded).", ['task_type', 'reason'], () => stats.failures);
+  counter('sweeps_total', "Reconciler sweeps of this host's runner.", [], () => [['', stats.sweeps]]);
   counter('sweep_failures_total', 'Reconciler sweeps whose reconciliation failed.', [], () => [['', stats.sweepFailures]]);
   new client.Gauge({
     name: `${PREFIX}reconciler_healthy`,
@@ -70,12 +76,18 @@ export function registerTaskMetrics(registry: client.Registry, facts: PersistedF
   });
   const duration = new client.Histogram({
     name: `${PREFIX}attempt_duration_seconds`,
-    help: 'Duration of attempts run by this host\'s runner, from launch to their end.',
+    help: "Duration of attempts run by this host's runner, from launch to their end.",
     labelNames: ['task_type', 'outcome'],
     buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 26 * 3600],
     registers: [registry],
   });
-  const observe = (taskType: string, outcome: string, ms: number) => { if (ms >= 0) duration.observe({ task_type: taskType, outcome }, ms / 1000); };
+  const observe = (taskType: string, outcome: string, ms: number) => {
+    if (ms >= 0) duration.observe({ task_type: taskType, outcome }, ms / 1000);
+  };
   stats.onAttemptEnded = observe;
-  return { close() { if (stats.onAttemptEnded === observe) stats.onAttemptEnded = null; } };
+  return {
+    close() {
+      if (stats.onAttemptEnded === observe) stats.onAttemptEnded = null;
+    },
+  };
 }

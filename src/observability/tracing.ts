@@ -12,8 +12,17 @@
  * `--import ./otel.mjs`, which worker processes inherit).
  */
 import {
-  context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags,
-  type Attributes, type Context, type Link, type Span, type SpanContext,
+  context,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Attributes,
+  type Context,
+  type Link,
+  type Span,
+  type SpanContext,
 } from '@opentelemetry/api';
 
 export const TRACER_NAME = 'artifact-processing-supervisor';
@@ -54,7 +63,12 @@ function fail(span: Span, error: unknown): void {
 }
 
 /** Runs fn inside a span (active for everything fn awaits); an exception marks it failed. */
-export function traced<T>(name: string, attributes: Attributes, fn: () => Promise<T>, options: { parent?: Context; links?: Link[]; root?: boolean } = {}): Promise<T> {
+export function traced<T>(
+  name: string,
+  attributes: Attributes,
+  fn: () => Promise<T>,
+  options: { parent?: Context; links?: Link[]; root?: boolean } = {},
+): Promise<T> {
   return tracer().startActiveSpan(name, { attributes, links: options.links, root: options.root }, options.parent ?? context.active(), async (span) => {
     try {
       return await fn();

@@ -23,7 +23,13 @@ function capabilities(f: FamilyConfig): string {
 }
 
 function sharedOf(config: RuntimeConfig, families: FamilyConfig[]): FingerprintPart {
-  const part: FingerprintPart = { mode: config.mode, bindings: families.map((f) => f.registration.bindingName).sort().join(',') };
+  const part: FingerprintPart = {
+    mode: config.mode,
+    bindings: families
+      .map((f) => f.registration.bindingName)
+      .sort()
+      .join(','),
+  };
   for (const f of families) {
     const b = f.registration.bindingName;
     part[`binding ${b} family`] = f.registration.family;
@@ -45,9 +51,10 @@ function executionOf(families: FamilyConfig[]): FingerprintPart {
 
 /** One fingerprint per supervisor key of the mode: 'global' covers every family. */
 export function fingerprintsOf(config: RuntimeConfig): CandidateFingerprint[] {
-  const groups = config.mode === 'global'
-    ? [{ key: 'global', families: config.families }]
-    : config.families.map((f) => ({ key: `artifact:${f.registration.family}`, families: [f] }));
+  const groups =
+    config.mode === 'global'
+      ? [{ key: 'global', families: config.families }]
+      : config.families.map((f) => ({ key: `artifact:${f.registration.family}`, families: [f] }));
   return groups.map(({ key, families }) => ({
     supervisorKey: key,
     shared: sharedOf(config, families),
@@ -57,7 +64,13 @@ export function fingerprintsOf(config: RuntimeConfig): CandidateFingerprint[] {
 
 /** Canonical text (sorted keys) and its sha256. */
 export function canonical(part: FingerprintPart): { text: string; sha256: string } {
-  const text = JSON.stringify(Object.fromEntries(Object.keys(part).sort().map((k) => [k, part[k]])));
+  const text = JSON.stringify(
+    Object.fromEntries(
+      Object.keys(part)
+        .sort()
+        .map((k) => [k, part[k]]),
+    ),
+  );
   return { text, sha256: crypto.createHash('sha256').update(text).digest('hex') };
 }
 

@@ -11,8 +11,9 @@ import { RegistrationError, validateRegistrations, type FamilyRegistration } fro
 
 export const REFERENCE_FAMILIES_MODULE = path.join(SRC_DIR, 'families', 'reference.ts');
 
-const FAMILIES_HELP = 'name the deployment\'s families module with --families <module> (or POWERCONTEXT_SERVER_RUNTIME_FAMILIES_MODULE=<module>), '
-  + 'a module whose default export lists its family registrations (README, "Hosting your own processors")';
+const FAMILIES_HELP =
+  "name the deployment's families module with --families <module> (or POWERCONTEXT_SERVER_RUNTIME_FAMILIES_MODULE=<module>), " +
+  'a module whose default export lists its family registrations (README, "Hosting your own processors")';
 
 export interface LoadOptions {
   /** Only `apsup start` (the demo) may load the reference families. */
@@ -23,18 +24,25 @@ export interface LoadOptions {
   requireProcessors?: boolean;
 }
 
-export async function loadFamilies(modulePath: string | undefined, options: LoadOptions = {}): Promise<{ module: string; registrations: FamilyRegistration[] }> {
+export async function loadFamilies(
+  modulePath: string | undefined,
+  options: LoadOptions = {},
+): Promise<{ module: string; registrations: FamilyRegistration[] }> {
   const command = options.command ?? 'run';
   if (modulePath === undefined || modulePath.trim() === '') {
-    throw new RegistrationError(`apsup ${command} has no families module: ${FAMILIES_HELP}; the reference families are a demo and run only under apsup start (npm start)`);
+    throw new RegistrationError(
+      `apsup ${command} has no families module: ${FAMILIES_HELP}; the reference families are a demo and run only under apsup start (npm start)`,
+    );
   }
   const module = path.resolve(modulePath);
   if (module === REFERENCE_FAMILIES_MODULE && !options.allowReference) {
-    throw new RegistrationError(`the reference families are a demo (stand-ins under the names topic-memory, experience, profile) and run only under apsup start (npm start); for apsup ${command}, ${FAMILIES_HELP}`);
+    throw new RegistrationError(
+      `the reference families are a demo (stand-ins under the names topic-memory, experience, profile) and run only under apsup start (npm start); for apsup ${command}, ${FAMILIES_HELP}`,
+    );
   }
   let mod: Record<string, unknown>;
   try {
-    mod = await import(pathToFileURL(module).href) as Record<string, unknown>;
+    mod = (await import(pathToFileURL(module).href)) as Record<string, unknown>;
   } catch (error) {
     throw new RegistrationError(`cannot load families module ${module}: ${(error as Error).message}`);
   }

@@ -8,10 +8,7 @@ import { cronProblem, isValidTimezone } from '../schedule/cron.ts';
 import { INTERVAL_MAX_SECONDS, MAX_WORKERS_MAX, TIMER_MAX_SECONDS } from '../schedule/limits.ts';
 import { isFamilyName } from '../store/identifiers.ts';
 
-export type SchedulePolicyDecl =
-  | { kind: 'off' }
-  | { kind: 'interval'; seconds: number }
-  | { kind: 'cron'; expression: string; timezone: string };
+export type SchedulePolicyDecl = { kind: 'off' } | { kind: 'interval'; seconds: number } | { kind: 'cron'; expression: string; timezone: string };
 
 export interface ProviderContext {
   bindingName: string;
@@ -90,10 +87,13 @@ export function validateRegistrations(list: unknown, baseDir: string, options: {
     const where = `registration #${index + 1}${r && typeof r.family === 'string' ? ` (${r.family})` : ''}`;
     if (!r || typeof r !== 'object') throw new RegistrationError(`${where} is not an object`);
     if (typeof r.bindingName !== 'string' || !BINDING.test(r.bindingName)) throw new RegistrationError(`${where}: bindingName must match ${BINDING}`);
-    if (typeof r.family !== 'string' || !isFamilyName(r.family)) throw new RegistrationError(`${where}: family must be canonical kebab-case (e.g. topic-memory)`);
-    if (typeof r.configPrefix !== 'string' || !PREFIX.test(r.configPrefix)) throw new RegistrationError(`${where}: configPrefix must be UPPER_SNAKE_CASE (e.g. TOPIC_MEMORY)`);
+    if (typeof r.family !== 'string' || !isFamilyName(r.family))
+      throw new RegistrationError(`${where}: family must be canonical kebab-case (e.g. topic-memory)`);
+    if (typeof r.configPrefix !== 'string' || !PREFIX.test(r.configPrefix))
+      throw new RegistrationError(`${where}: configPrefix must be UPPER_SNAKE_CASE (e.g. TOPIC_MEMORY)`);
     const expectedPrefix = r.family.toUpperCase().replace(/-/g, '_');
-    if (r.configPrefix !== expectedPrefix) throw new RegistrationError(`${where}: configPrefix ${r.configPrefix} does not match family ${r.family}; it must be ${expectedPrefix}`);
+    if (r.configPrefix !== expectedPrefix)
+      throw new RegistrationError(`${where}: configPrefix ${r.configPrefix} does not match family ${r.family}; it must be ${expectedPrefix}`);
     if (RESERVED_PREFIXES.has(r.configPrefix)) throw new RegistrationError(`${where}: configPrefix ${r.configPrefix} is reserved for runtime-wide settings`);
     if (bindings.has(r.bindingName)) throw new RegistrationError(`${where}: duplicate binding name ${r.bindingName}`);
     if (families.has(r.family)) throw new RegistrationError(`${where}: duplicate family ${r.family} (config prefix ${r.configPrefix}); one binding per family`);
@@ -107,8 +107,12 @@ export function validateRegistrations(list: unknown, baseDir: string, options: {
     if (r.processor.exportName !== undefined && (typeof r.processor.exportName !== 'string' || r.processor.exportName.length === 0)) {
       throw new RegistrationError(`${where}: processor.exportName must be a non-empty string when given`);
     }
-    if (r.pendingWork !== undefined && (r.pendingWork === null || typeof r.pendingWork !== 'object'
-      || (r.pendingWork.remarkDirty !== undefined && typeof r.pendingWork.remarkDirty !== 'function'))) {
+    if (
+      r.pendingWork !== undefined &&
+      (r.pendingWork === null ||
+        typeof r.pendingWork !== 'object' ||
+        (r.pendingWork.remarkDirty !== undefined && typeof r.pendingWork.remarkDirty !== 'function'))
+    ) {
       throw new RegistrationError(`${where}: pendingWork.remarkDirty must be a function when given`);
     }
     if (r.defaults !== undefined) {
@@ -117,12 +121,21 @@ export function validateRegistrations(list: unknown, baseDir: string, options: {
       if (d.maxWorkers !== undefined && !(Number.isInteger(d.maxWorkers) && d.maxWorkers > 0 && d.maxWorkers <= MAX_WORKERS_MAX)) {
         throw new RegistrationError(`${where}: defaults.maxWorkers must be a positive integer (at most ${MAX_WORKERS_MAX})`);
       }
-      if (d.workerTimeoutSeconds !== undefined && !(typeof d.workerTimeoutSeconds === 'number' && Number.isFinite(d.workerTimeoutSeconds) && d.workerTimeoutSeconds > 0 && d.workerTimeoutSeconds <= TIMER_MAX_SECONDS)) {
+      if (
+        d.workerTimeoutSeconds !== undefined &&
+        !(
+          typeof d.workerTimeoutSeconds === 'number' &&
+          Number.isFinite(d.workerTimeoutSeconds) &&
+          d.workerTimeoutSeconds > 0 &&
+          d.workerTimeoutSeconds <= TIMER_MAX_SECONDS
+        )
+      ) {
         throw new RegistrationError(`${where}: defaults.workerTimeoutSeconds must be a positive finite number (at most ${TIMER_MAX_SECONDS})`);
       }
     }
     const schedule = r.schedule ?? { kind: 'off' };
-    if (typeof schedule !== 'object' || !['off', 'interval', 'cron'].includes(schedule.kind)) throw new RegistrationError(`${where}: schedule.kind must be off, interval or cron`);
+    if (typeof schedule !== 'object' || !['off', 'interval', 'cron'].includes(schedule.kind))
+      throw new RegistrationError(`${where}: schedule.kind must be off, interval or cron`);
     if (schedule.kind === 'interval' && !(Number.isInteger(schedule.seconds) && schedule.seconds > 0 && schedule.seconds <= INTERVAL_MAX_SECONDS)) {
       throw new RegistrationError(`${where}: interval schedule needs a positive integer number of seconds (at most ${INTERVAL_MAX_SECONDS})`);
     }
@@ -133,7 +146,8 @@ export function validateRegistrations(list: unknown, baseDir: string, options: {
       throw new RegistrationError(`${where}: cron schedule needs expression and timezone`);
     }
     if (schedule.kind === 'cron') {
-      if (!isValidTimezone(schedule.timezone)) throw new RegistrationError(`${where}: cron schedule timezone ${JSON.stringify(schedule.timezone)} is not a valid IANA time zone`);
+      if (!isValidTimezone(schedule.timezone))
+        throw new RegistrationError(`${where}: cron schedule timezone ${JSON.stringify(schedule.timezone)} is not a valid IANA time zone`);
       const problem = cronProblem(schedule.expression, schedule.timezone, `${where}: cron schedule expression`);
       if (problem) throw new RegistrationError(problem);
     }

@@ -39,9 +39,21 @@ export class AckBatcher {
    *   arrive while one commits wait for it and share the next transaction (issue 12 item 3: with
    *   one turn only, 0.43 single calls per invocation were left on MariaDB with 4 workers)
    */
-  constructor(private readonly store: Store, maxBatch = 500, maxInFlight = 1) {
-    this.batch = new TurnBatch(setImmediate, maxBatch, (term, items) => traced(SPANS.ackCommit, { [ATTR.binding]: items[0].request.bindingName, [ATTR.count]: items.length },
-      () => this.commit(term, items), { root: true, links: items.map((i) => this.links.get(i.request)).filter((l): l is Link => !!l) }), maxInFlight);
+  constructor(
+    private readonly store: Store,
+    maxBatch = 500,
+    maxInFlight = 1,
+  ) {
+    this.batch = new TurnBatch(
+      setImmediate,
+      maxBatch,
+      (term, items) =>
+        traced(SPANS.ackCommit, { [ATTR.binding]: items[0].request.bindingName, [ATTR.count]: items.length }, () => this.commit(term, items), {
+          root: true,
+          links: items.map((i) => this.links.get(i.request)).filter((l): l is Link => !!l),
+        }),
+      maxInFlight,
+    );
   }
 
   /** Resolves with the row the committed acknowledgement left; rejects with TermLostError when the term is gone. */
@@ -56,9 +68,14 @@ export class AckBatcher {
     let results: AckResult[];
     try {
       this.stats.transactions += 1;
-      results = items.length === 1
-        ? [await this.store.acknowledge(term, items[0].request)]
-        : await this.store.acknowledgeBatch(term, items[0].request.bindingName, items.map((item) => item.request));
+      results =
+        items.length === 1
+          ? [await this.store.acknowledge(term, items[0].request)]
+          : await this.store.acknowledgeBatch(
+              term,
+              items[0].request.bindingName,
+              items.map((item) => item.request),
+            );
     } catch (error) {
       // A lost term, or a lock that stayed taken past its bound (no key is at fault): all fail alike.
       if (error instanceof TermLostError || error instanceof DatabaseBusyError || items.length === 1) {
@@ -66,16 +83,18 @@ export class AckBatcher {
         return;
       }
       // Isolate the failing request: every other one commits on its own.
-      await Promise.all(items.map(async (item) => {
-        try {
-          this.stats.transactions += 1;
-          const result = await this.store.acknowledge(term, item.request);
-          this.stats.acknowledgements += 1;
-          item.resolve(result);
-        } catch (single) {
-          item.reject(single);
-        }
-      }));
+      await Promise.all(
+        items.map(async (item) => {
+          try {
+            this.stats.transactions += 1;
+            const result = await this.store.acknowledge(term, item.request);
+            this.stats.acknowledgements += 1;
+            item.resolve(result);
+          } catch (single) {
+            item.reject(single);
+          }
+        }),
+      );
       return;
     }
     this.stats.acknowledgements += items.length;

@@ -57,9 +57,11 @@ export class ProviderCalibration {
     if (this.clock.now() < this.blockedUntil) return true; // failed recently: scan without recalibrating
     const controller = new AbortController();
     this.run = { mode: 'running', controller };
-    void this.calibrate(controller).then((ok) => {
-      if (this.run.mode === 'running' && this.run.controller === controller) this.run = { mode: 'done', ok };
-    }).finally(() => this.context.wake());
+    void this.calibrate(controller)
+      .then((ok) => {
+        if (this.run.mode === 'running' && this.run.controller === controller) this.run = { mode: 'done', ok };
+      })
+      .finally(() => this.context.wake());
     return false;
   }
 
@@ -94,7 +96,10 @@ export class ProviderCalibration {
     } catch (error) {
       this.context.providerFailed((error as Error).message);
       this.blockedUntil = this.clock.now() + this.settings.retryBaseMs;
-      this.logger.error({ binding: bindingName, family, stage: 'discovery', errorType: (error as Error).name, err: (error as Error).message }, 'pending-work provider failed; the family is degraded and its scan goes on over the existing dirty marks');
+      this.logger.error(
+        { binding: bindingName, family, stage: 'discovery', errorType: (error as Error).name, err: (error as Error).message },
+        'pending-work provider failed; the family is degraded and its scan goes on over the existing dirty marks',
+      );
       return false;
     } finally {
       timer.cancel();

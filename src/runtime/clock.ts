@@ -48,7 +48,9 @@ export const systemClock: Clock = {
 
 /** Resolves after `ms` on `clock` (a timer that never keeps the process alive). */
 export function sleep(clock: Clock, ms: number): Promise<void> {
-  return new Promise((resolve) => { clock.setTimeout(resolve, ms); });
+  return new Promise((resolve) => {
+    clock.setTimeout(resolve, ms);
+  });
 }
 
 /** Settles like `work`, or rejects with `onTimeout()` once `ms` passed on `clock` (the work goes on unobserved). */

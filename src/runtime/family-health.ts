@@ -7,10 +7,7 @@
  */
 import { InvocationHealth } from './invocation-health.ts';
 
-export type FamilyCondition =
-  | { kind: 'ok' }
-  | { kind: 'examination_failed'; message: string }
-  | { kind: 'provider_failed'; message: string };
+export type FamilyCondition = { kind: 'ok' } | { kind: 'examination_failed'; message: string } | { kind: 'provider_failed'; message: string };
 
 export class FamilyHealth {
   private condition: FamilyCondition = { kind: 'ok' };
@@ -49,10 +46,14 @@ export class FamilyHealth {
   /** The reason shown: the condition's, else the invocation streak's while degraded. */
   get lastError(): string | null {
     switch (this.condition.kind) {
-      case 'ok': return this.invocations.lastError;
-      case 'examination_failed': return this.condition.message;
-      case 'provider_failed': return `provider: ${this.condition.message}`;
-      default: return null; // unreachable: the switch is exhaustive
+      case 'ok':
+        return this.invocations.lastError;
+      case 'examination_failed':
+        return this.condition.message;
+      case 'provider_failed':
+        return `provider: ${this.condition.message}`;
+      default:
+        return null; // unreachable: the switch is exhaustive
     }
   }
 }

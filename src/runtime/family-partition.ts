@@ -52,30 +52,54 @@ export class FamilyPartition {
     this.backoff = new BackoffIndex({ baseMs: settings.retryBaseMs, maxMs: settings.retryMaxMs, conflictMs: settings.conflictRetryMs, jitter: 0.1 });
     this.table = new KeyStateTable(settings.readyQueueSize);
     this.owed = new OwedDiscovery(clock, settings.scanPageSize);
-    this.calibration = new ProviderCalibration(config.registration.pendingWork, settings, {
-      bindingName: this.bindingName,
-      family: this.family,
-      markDirty: async (scopeId) => { await store.markDirty(this.bindingName, scopeId); },
-      query: (sql, params, signal) => hooks.providerRead.query(sql, params, { signal }),
-      wake: () => hooks.wake(),
-      providerFailed: (message) => this.health.providerFailed(message),
-      providerSucceeded: () => this.health.providerSucceeded(),
-    }, clock, logger);
-    this.schedule = new ScheduleScan(this.bindingName, this.family, config.schedule, settings, {
-      store,
-      table: this.table,
-      enqueue: (scopeId) => this.enqueue(scopeId, 'scan'),
-      notifyRequest: (pendingSequence) => this.notifyRequest(pendingSequence),
-      calibrated: () => this.calibration.ready(),
-      hasBudget: () => this.invoker.hasBudget(),
-      wake: () => hooks.wake(),
-    }, clock, logger);
+    this.calibration = new ProviderCalibration(
+      config.registration.pendingWork,
+      settings,
+      {
+        bindingName: this.bindingName,
+        family: this.family,
+        markDirty: async (scopeId) => {
+          await store.markDirty(this.bindingName, scopeId);
+        },
+        query: (sql, params, signal) => hooks.providerRead.query(sql, params, { signal }),
+        wake: () => hooks.wake(),
+        providerFailed: (message) => this.health.providerFailed(message),
+        providerSucceeded: () => this.health.providerSucceeded(),
+      },
+      clock,
+      logger,
+    );
+    this.schedule = new ScheduleScan(
+      this.bindingName,
+      this.family,
+      config.schedule,
+      settings,
+      {
+        store,
+        table: this.table,
+        enqueue: (scopeId) => this.enqueue(scopeId, 'scan'),
+        notifyRequest: (pendingSequence) => this.notifyRequest(pendingSequence),
+        calibrated: () => this.calibration.ready(),
+        hasBudget: () => this.invoker.hasBudget(),
+        wake: () => hooks.wake(),
+      },
+      clock,
+      logger,
+    );
     this.invoker = new Invoker({
-      family: this.family, bindingName: this.bindingName, budget: this.budget,
-      store, pool, table: this.table, backoff: this.backoff, health: this.health, hooks,
+      family: this.family,
+      bindingName: this.bindingName,
+      budget: this.budget,
+      store,
+      pool,
+      table: this.table,
+      backoff: this.backoff,
+      health: this.health,
+      hooks,
       enqueue: (scopeId, source) => this.enqueue(scopeId, source),
       notifyRequest: (pendingSequence) => this.notifyRequest(pendingSequence),
-      clock, logger,
+      clock,
+      logger,
     });
   }
 
@@ -158,7 +182,9 @@ export class FamilyPartition {
         read: (after, limit) => this.store.listOwedRequests(this.bindingName, after, limit),
         busy: (scopeId) => this.table.busy(scopeId),
         room: () => this.table.room(),
-        enqueue: (scopeId) => { this.enqueue(scopeId, 'request'); },
+        enqueue: (scopeId) => {
+          this.enqueue(scopeId, 'request');
+        },
         wake: () => this.hooks.wake(),
       });
     }

@@ -12,7 +12,10 @@ import { TurnBatch, perStore, type Pending } from './turn-batch.ts';
 export class IntentReader {
   private readonly batch: TurnBatch<string, string, IntentSnapshot | null>;
 
-  constructor(private readonly store: Store, maxBatch = 500) {
+  constructor(
+    private readonly store: Store,
+    maxBatch = 500,
+  ) {
     this.batch = new TurnBatch(queueMicrotask, maxBatch, (bindingName, items) => this.readBatch(bindingName, items));
   }
 
@@ -25,7 +28,10 @@ export class IntentReader {
       items[0].resolve(await this.store.readIntent(bindingName, items[0].request));
       return;
     }
-    const snapshots = await this.store.readIntents(bindingName, items.map((item) => item.request));
+    const snapshots = await this.store.readIntents(
+      bindingName,
+      items.map((item) => item.request),
+    );
     items.forEach((item, i) => item.resolve(snapshots[i]));
   }
 }

@@ -77,16 +77,24 @@ export class Invoker {
       const generation = intent.requestedGeneration;
       invocation.generation = generation;
       this.invocations += 1;
-      let outcome: WorkerOutcome = await pool.run(scopeId, {
-        bindingName,
-        artifactFamily: family,
-        claimedRequestGeneration: generation,
-        supervisorKey: term.supervisorKey,
-        holderId: term.holderId,
-        supervisorGeneration: term.supervisorGeneration,
-        workerId,
-      }, intent);
-      try { this.onInvocation?.(family, outcome.status, outcome.durationMs); } catch { /* an observer never disturbs dispatch */ }
+      let outcome: WorkerOutcome = await pool.run(
+        scopeId,
+        {
+          bindingName,
+          artifactFamily: family,
+          claimedRequestGeneration: generation,
+          supervisorKey: term.supervisorKey,
+          holderId: term.holderId,
+          supervisorGeneration: term.supervisorGeneration,
+          workerId,
+        },
+        intent,
+      );
+      try {
+        this.onInvocation?.(family, outcome.status, outcome.durationMs);
+      } catch {
+        /* an observer never disturbs dispatch */
+      }
       if (outcome.status === 'ok' && outcome.acknowledgement.kind === 'deferred') {
         // The worker is done and back in the pool: its budget slot is free while the supervisor
         // commits the acknowledgement (batched); the key stays busy (settling) until then.
@@ -112,13 +120,25 @@ export class Invoker {
    * committed here (batched with other workers', fenced by the invocation's term) and the outcome
    * then carries the committed row like an acknowledgement the worker committed itself.
    */
-  private async commitDeferredAck(term: Term, scopeId: string, generation: number, cleanThroughDirtyGeneration: number | null, outcome: WorkerOutcome): Promise<WorkerOutcome> {
+  private async commitDeferredAck(
+    term: Term,
+    scopeId: string,
+    generation: number,
+    cleanThroughDirtyGeneration: number | null,
+    outcome: WorkerOutcome,
+  ): Promise<WorkerOutcome> {
     const { durationMs, pid } = outcome;
     try {
-      const ack = await ackBatcherFor(this.c.store).acknowledge(term, { bindingName: this.c.bindingName, scopeId, claimedRequestGeneration: generation, cleanThroughDirtyGeneration });
+      const ack = await ackBatcherFor(this.c.store).acknowledge(term, {
+        bindingName: this.c.bindingName,
+        scopeId,
+        claimedRequestGeneration: generation,
+        cleanThroughDirtyGeneration,
+      });
       return { status: 'ok', durationMs, pid, acknowledgement: { kind: 'committed', generations: ack } };
     } catch (error) {
-      if (error instanceof TermLostError) return { status: 'term_lost', durationMs, pid, error: { name: error.name, message: error.message, code: 'term_lost' } };
+      if (error instanceof TermLostError)
+        return { status: 'term_lost', durationMs, pid, error: { name: error.name, message: error.message, code: 'term_lost' } };
       return { status: 'failed', durationMs, pid, error: { name: (error as Error).name, message: `acknowledgement failed: ${(error as Error).message}` } };
     }
   }
@@ -146,18 +166,29 @@ export class Invoker {
     // or threw only after its commit: the notification was lost, the work is done). An 'ok'
     // carries the row its committed acknowledgement left; every other outcome is checked
     // against the database.
-    const after = outcome.status === 'conflict' ? null
-      : outcome.status === 'ok' && outcome.acknowledgement.kind === 'committed' ? outcome.acknowledgement.generations
-        : await this.c.store.readIntent(this.c.bindingName, scopeId);
+    const after =
+      outcome.status === 'conflict'
+        ? null
+        : outcome.status === 'ok' && outcome.acknowledgement.kind === 'committed'
+          ? outcome.acknowledgement.generations
+          : await this.c.store.readIntent(this.c.bindingName, scopeId);
     if (after !== null && after.handledGeneration >= generation) {
       this.c.health.invocations.succeeded();
       backoff.succeed(scopeId);
       const normal = outcome.status === 'ok' || outcome.status === 'already_handled';
-      (normal ? logger.info : logger.warn).call(logger, {
-        ...where, trigger: source, requestGeneration: generation,
-        outcome: outcome.status, durationMs: Math.round(outcome.durationMs), workerId,
-        ordinaryWorkLeft: after.dirtyGeneration > after.cleanGeneration,
-      }, normal ? 'scope invocation acknowledged' : 'worker ended abnormally after its acknowledgement committed; invocation done');
+      (normal ? logger.info : logger.warn).call(
+        logger,
+        {
+          ...where,
+          trigger: source,
+          requestGeneration: generation,
+          outcome: outcome.status,
+          durationMs: Math.round(outcome.durationMs),
+          workerId,
+          ordinaryWorkLeft: after.dirtyGeneration > after.cleanGeneration,
+        },
+        normal ? 'scope invocation acknowledged' : 'worker ended abnormally after its acknowledgement committed; invocation done',
+      );
       return after.requestedGeneration > after.handledGeneration;
     }
     switch (outcome.status) {
@@ -168,14 +199,23 @@ export class Invoker {
       case 'conflict': {
         const entry = backoff.conflict(scopeId, 'conflict', clock.now());
         table.waitForRetry(scopeId);
-        logger.info({ ...where, requestGeneration: generation, delayMs: entry.nextRetryAt - clock.now(), consecutiveFailures: entry.consecutiveFailures }, 'progress conflict; re-dispatch after a short delay');
+        logger.info(
+          { ...where, requestGeneration: generation, delayMs: entry.nextRetryAt - clock.now(), consecutiveFailures: entry.consecutiveFailures },
+          'progress conflict; re-dispatch after a short delay',
+        );
         return false;
       }
       case 'timeout':
         this.recordFailure(scopeId, invocation, 'timeout', new Error(outcome.error?.message ?? 'timeout'), outcome);
         return false;
       default:
-        this.recordFailure(scopeId, invocation, outcome.status, Object.assign(new Error(outcome.error?.message ?? outcome.status), { name: outcome.error?.name ?? 'Error' }), outcome);
+        this.recordFailure(
+          scopeId,
+          invocation,
+          outcome.status,
+          Object.assign(new Error(outcome.error?.message ?? outcome.status), { name: outcome.error?.name ?? 'Error' }),
+          outcome,
+        );
         return false;
     }
   }
@@ -185,27 +225,30 @@ export class Invoker {
     const { term, source } = invocation;
     const entry = backoff.fail(scopeId, reason, clock.now());
     // A retry's record names the trigger that first brought the key in (RFC 12).
-    const trigger = source === 'retry' ? table.get(scopeId)?.origin ?? 'retry' : source;
+    const trigger = source === 'retry' ? (table.get(scopeId)?.origin ?? 'retry') : source;
     table.waitForRetry(scopeId, trigger);
     this.failures[reason] = (this.failures[reason] ?? 0) + 1;
     this.c.health.invocations.failed(reason, error.message);
-    logger.warn({
-      binding: this.c.bindingName,
-      family: this.c.family,
-      scope: scopeId,
-      trigger,
-      retry: source === 'retry',
-      requestGeneration: invocation.generation,
-      workerId: invocation.workerId,
-      supervisorKey: term.supervisorKey,
-      holderId: term.holderId,
-      supervisorGeneration: term.supervisorGeneration,
-      stage: outcome ? 'invocation' : 'dispatch',
-      errorCode: reason,
-      errorType: error.name,
-      err: error.message,
-      attempt: entry.consecutiveFailures,
-      retryInMs: entry.nextRetryAt - clock.now(),
-    }, 'scope invocation failed');
+    logger.warn(
+      {
+        binding: this.c.bindingName,
+        family: this.c.family,
+        scope: scopeId,
+        trigger,
+        retry: source === 'retry',
+        requestGeneration: invocation.generation,
+        workerId: invocation.workerId,
+        supervisorKey: term.supervisorKey,
+        holderId: term.holderId,
+        supervisorGeneration: term.supervisorGeneration,
+        stage: outcome ? 'invocation' : 'dispatch',
+        errorCode: reason,
+        errorType: error.name,
+        err: error.message,
+        attempt: entry.consecutiveFailures,
+        retryInMs: entry.nextRetryAt - clock.now(),
+      },
+      'scope invocation failed',
+    );
   }
 }

@@ -42,7 +42,10 @@ function termFields(term: Term): Record<string, unknown> {
 }
 
 export class LeaseLog {
-  constructor(private readonly logger: Logger, private readonly supervisorKey: string) {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly supervisorKey: string,
+  ) {}
 
   acquired(term: Term): void {
     this.logger.info(termFields(term), LEASE_MESSAGES.acquired);
@@ -66,9 +69,16 @@ export class LeaseLog {
 
   /** A failed renewal that suspends dispatch (first) or keeps it suspended (again). */
   renewalFailed(term: Term, error: unknown, first: boolean, consecutiveFailures: number, remainingMs: number, retryInMs: number): void {
-    this.logger.warn({
-      ...termFields(term), ...errorFields(error), consecutiveFailures, remainingMs: ms(remainingMs), retryInMs: ms(retryInMs),
-    }, first ? LEASE_MESSAGES.renewalFailed : LEASE_MESSAGES.renewalFailedAgain);
+    this.logger.warn(
+      {
+        ...termFields(term),
+        ...errorFields(error),
+        consecutiveFailures,
+        remainingMs: ms(remainingMs),
+        retryInMs: ms(retryInMs),
+      },
+      first ? LEASE_MESSAGES.renewalFailed : LEASE_MESSAGES.renewalFailedAgain,
+    );
   }
 
   renewalResumed(term: Term): void {
@@ -76,7 +86,10 @@ export class LeaseLog {
   }
 
   lateRenewal(term: Term, error: unknown | null): void {
-    this.logger.info({ ...termFields(term), outcome: error === null ? 'renewed' : 'failed', ...(error === null ? {} : errorFields(error)) }, LEASE_MESSAGES.lateRenewal);
+    this.logger.info(
+      { ...termFields(term), outcome: error === null ? 'renewed' : 'failed', ...(error === null ? {} : errorFields(error)) },
+      LEASE_MESSAGES.lateRenewal,
+    );
   }
 
   shutdownInvalidationFailed(term: Term, error: unknown): void {

@@ -82,6 +82,10 @@ export class ManualClock implements Clock {
   private add(fn: () => void, ms: number, every: number | null): ClockTimer {
     const id = ++this.seq;
     this.timers.set(id, { id, at: this.mono + Math.max(0, Number.isFinite(ms) ? ms : Number.MAX_SAFE_INTEGER), fn, every });
-    return { cancel: () => { this.timers.delete(id); } };
+    return {
+      cancel: () => {
+        this.timers.delete(id);
+      },
+    };
   }
 }

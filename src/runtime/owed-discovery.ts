@@ -37,7 +37,10 @@ export class OwedDiscovery {
   /** Duration of the last discovery (ms, monotonic). */
   lastDurationMs = 0;
 
-  constructor(private readonly clock: Clock, private readonly pageSize: number) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly pageSize: number,
+  ) {}
 
   /** A lap is in progress or due. */
   get needed(): boolean {
@@ -90,8 +93,14 @@ export class OwedDiscovery {
       let consumedAll = true;
       for (const key of page.keys) {
         // A busy key is owed but already provided for (its dispatch, successor or retry).
-        if (target.busy(key.scopeId)) { lap.cursor = key.pendingSequence; continue; }
-        if (target.room() <= 0) { consumedAll = false; break; }
+        if (target.busy(key.scopeId)) {
+          lap.cursor = key.pendingSequence;
+          continue;
+        }
+        if (target.room() <= 0) {
+          consumedAll = false;
+          break;
+        }
         target.enqueue(key.scopeId);
         lap.cursor = key.pendingSequence;
       }

@@ -24,7 +24,11 @@ import { subscribeRuntime } from '../notify/hooks.ts';
 const CLOSE_BOUND_MS = 5000;
 
 export function newHolderId(): string {
-  const host = os.hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 60) || 'host';
+  const host =
+    os
+      .hostname()
+      .replace(/[^A-Za-z0-9_.-]/g, '-')
+      .slice(0, 60) || 'host';
   return `${host}:${process.pid}:${crypto.randomBytes(6).toString('hex')}`;
 }
 
@@ -38,7 +42,15 @@ export interface RuntimeStatus {
   mode: string;
   role: string;
   holderId: string;
-  supervisors: Array<{ supervisorKey: string; state: string; supervisorGeneration: number | null; renewalFailures: number; renewalFailuresTotal: number; termChanges: number; dispatchSuspended: boolean }>;
+  supervisors: Array<{
+    supervisorKey: string;
+    state: string;
+    supervisorGeneration: number | null;
+    renewalFailures: number;
+    renewalFailuresTotal: number;
+    termChanges: number;
+    dispatchSuspended: boolean;
+  }>;
   families: FamilyStats[];
 }
 
@@ -58,26 +70,33 @@ export class Runtime {
   /** Local time and timers of every supervisor, term keeper, partition and worker pool of this host. */
   readonly clock: Clock;
 
-  constructor(readonly config: RuntimeConfig, private readonly logger: Logger, options: { holderId?: string; store?: Store; workerEnv?: NodeJS.ProcessEnv; clock?: Clock } = {}) {
+  constructor(
+    readonly config: RuntimeConfig,
+    private readonly logger: Logger,
+    options: { holderId?: string; store?: Store; workerEnv?: NodeJS.ProcessEnv; clock?: Clock } = {},
+  ) {
     this.clock = options.clock ?? systemClock;
     // SQLite: the host's own store never waits for the write lock on its event loop (issue 17 item 1).
     this.store = options.store ?? (config.database.backend === 'sqlite' ? SqliteStore.openHost(config.database.file) : openStore(config.database));
     // Providers read through a connection the database refuses writes on, bounded per statement
     // by the discovery deadline (RFC 1); opened on first use.
-    this.providerRead = lazyReadHandle(config.database.backend, () => openReadHandle(config.database, { statementTimeoutMs: config.discoveryTimeoutMs, isolated: true }));
+    this.providerRead = lazyReadHandle(config.database.backend, () =>
+      openReadHandle(config.database, { statementTimeoutMs: config.discoveryTimeoutMs, isolated: true }),
+    );
     this.holderId = options.holderId ?? newHolderId();
     for (const f of config.families) this.byFamily.set(f.registration.family, { bindingName: f.registration.bindingName });
     if (config.role === 'api') return;
 
-    const makeSupervisor = (key: string) => new Supervisor(this.store, {
-      supervisorKey: key,
-      holderId: this.holderId,
-      ttlMs: config.leaseTtlMs,
-      renewEveryMs: config.renewEveryMs,
-      pollEveryMs: config.pollEveryMs,
-      logger,
-      clock: this.clock,
-    });
+    const makeSupervisor = (key: string) =>
+      new Supervisor(this.store, {
+        supervisorKey: key,
+        holderId: this.holderId,
+        ttlMs: config.leaseTtlMs,
+        renewEveryMs: config.renewEveryMs,
+        pollEveryMs: config.pollEveryMs,
+        logger,
+        clock: this.clock,
+      });
     const global = config.mode === 'global' ? makeSupervisor('global') : null;
     if (global) this.supervisors.push(global);
     for (const familyConfig of config.families) {
@@ -95,19 +114,27 @@ export class Runtime {
         env: options.workerEnv,
         clock: this.clock,
       });
-      const partition = new FamilyPartition(familyConfig, this.store, pool, {
-        readyQueueSize: config.readyQueueSize,
-        scanPageSize: config.scanPageSize,
-        retryBaseMs: config.retryBaseMs,
-        retryMaxMs: config.retryMaxMs,
-        conflictRetryMs: config.conflictRetryMs,
-        discoveryTimeoutMs: config.discoveryTimeoutMs,
-      }, {
-        wake: () => supervisor.wake(),
-        termLost: (term) => supervisor.termLost(term),
-        currentTerm: () => supervisor.term,
-        providerRead: this.providerRead,
-      }, logger, this.clock);
+      const partition = new FamilyPartition(
+        familyConfig,
+        this.store,
+        pool,
+        {
+          readyQueueSize: config.readyQueueSize,
+          scanPageSize: config.scanPageSize,
+          retryBaseMs: config.retryBaseMs,
+          retryMaxMs: config.retryMaxMs,
+          conflictRetryMs: config.conflictRetryMs,
+          discoveryTimeoutMs: config.discoveryTimeoutMs,
+        },
+        {
+          wake: () => supervisor.wake(),
+          termLost: (term) => supervisor.termLost(term),
+          currentTerm: () => supervisor.term,
+          providerRead: this.providerRead,
+        },
+        logger,
+        this.clock,
+      );
       supervisor.partitions.push(partition);
       this.pools.push(pool);
       this.byFamily.set(familyConfig.registration.family, { partition, supervisor, bindingName: familyConfig.registration.bindingName });
@@ -115,12 +142,15 @@ export class Runtime {
   }
 
   async start(): Promise<void> {
-    this.logger.info({
-      ...describeConfig(this.config),
-      database: redactDatabaseUrl(this.config.database),
-      holderId: this.holderId,
-      supervisors: this.supervisors.map((s) => s.supervisorKey),
-    }, 'artifact processing supervisor starting');
+    this.logger.info(
+      {
+        ...describeConfig(this.config),
+        database: redactDatabaseUrl(this.config.database),
+        holderId: this.holderId,
+        supervisors: this.supervisors.map((s) => s.supervisorKey),
+      },
+      'artifact processing supervisor starting',
+    );
     for (const alias of this.config.aliasesUsed) this.logger.info(alias, 'compatibility alias used');
     for (const s of this.supervisors) {
       s.keeper.on('lost', (_term, reason) => {
@@ -146,7 +176,10 @@ export class Runtime {
     }
     for (const s of this.supervisors) {
       const term = s.term;
-      this.logger.info({ supervisorKey: s.supervisorKey, state: s.keeper.state, supervisorGeneration: term?.supervisorGeneration ?? null, holderId: this.holderId }, 'supervisor started');
+      this.logger.info(
+        { supervisorKey: s.supervisorKey, state: s.keeper.state, supervisorGeneration: term?.supervisorGeneration ?? null, holderId: this.holderId },
+        'supervisor started',
+      );
     }
   }
 
@@ -218,7 +251,12 @@ export class Runtime {
   attachNotify(channel: NotifyChannel): void {
     this.notify = channel;
     if (this.supervisors.length > 0) {
-      subscribeRuntime(channel, [...this.byFamily.keys()], (f, seq) => this.wakeRequest(f, seq), (f) => this.wakeDirty(f));
+      subscribeRuntime(
+        channel,
+        [...this.byFamily.keys()],
+        (f, seq) => this.wakeRequest(f, seq),
+        (f) => this.wakeDirty(f),
+      );
     }
   }
 
@@ -254,7 +292,9 @@ export class Runtime {
       let timer: ClockTimer | undefined;
       const closed = await Promise.race([
         Promise.all([this.store.close(), this.providerRead.close()]).then(() => true),
-        new Promise<boolean>((r) => { timer = this.clock.setTimeout(() => r(false), CLOSE_BOUND_MS); }),
+        new Promise<boolean>((r) => {
+          timer = this.clock.setTimeout(() => r(false), CLOSE_BOUND_MS);
+        }),
       ]).finally(() => timer?.cancel());
       if (!closed) this.logger.warn({ holderId: this.holderId, boundMs: CLOSE_BOUND_MS }, 'database connections did not close in time; leaving them');
       this.logger.info({ holderId: this.holderId }, 'shut down');

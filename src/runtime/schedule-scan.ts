@@ -17,7 +17,9 @@ import type { KeyStateTable } from './key-states.ts';
 
 /** The latest fire at or before `dbNow` (the policy of a cron check: missed fires merge into one). */
 export function cronFireAtOrBefore(expression: string, timezone: string, dbNow: Date): Date {
-  return CronExpressionParser.parse(expression, { currentDate: new Date(dbNow.getTime() + 1), tz: timezone }).prev().toDate();
+  return CronExpressionParser.parse(expression, { currentDate: new Date(dbNow.getTime() + 1), tz: timezone })
+    .prev()
+    .toDate();
 }
 
 /** The first fire after `dbNow`. */
@@ -109,7 +111,8 @@ export class ScheduleScan {
 
   /** One turn of the schedule: check when due, then admit pages while there is room. */
   async maybeAdvance(term: Term, now: number): Promise<void> {
-    if (this.due(now) && this.admissionRoom() && this.target.hasBudget()) await traced(SPANS.scan, familyAttributes(this.family, this.bindingName), () => this.advance(term));
+    if (this.due(now) && this.admissionRoom() && this.target.hasBudget())
+      await traced(SPANS.scan, familyAttributes(this.family, this.bindingName), () => this.advance(term));
   }
 
   private async policyNow(): Promise<SchedulePolicy> {
@@ -145,13 +148,25 @@ export class ScheduleScan {
       // left unfinished under the earlier configuration is ended now, and the requests it
       // already admitted stay owed (they are recovered as owed requests).
       const finish = await store.finishScan(term, this.bindingName, start.scanGeneration);
-      this.logger.info({ binding: this.bindingName, family: this.family, scanGeneration: finish.scanGeneration }, 'unfinished automatic scan ended: the schedule is off');
+      this.logger.info(
+        { binding: this.bindingName, family: this.family, scanGeneration: finish.scanGeneration },
+        'unfinished automatic scan ended: the schedule is off',
+      );
       this.setNextDue(null, start.dbNow, offset);
       return false;
     }
     this.scan = { generation: start.scanGeneration, cursor: 0 };
     this.setNextDue(start.nextDueAt, start.dbNow, offset);
-    this.logger.info({ binding: this.bindingName, family: this.family, scanGeneration: start.scanGeneration, outcome: start.outcome, upperPendingSequence: start.scanUpperPendingSequence }, 'automatic scan begun');
+    this.logger.info(
+      {
+        binding: this.bindingName,
+        family: this.family,
+        scanGeneration: start.scanGeneration,
+        outcome: start.outcome,
+        upperPendingSequence: start.scanUpperPendingSequence,
+      },
+      'automatic scan begun',
+    );
     return true;
   }
 
@@ -159,13 +174,18 @@ export class ScheduleScan {
     if (!this.scan && !(await this.begin(term))) return;
     const { store, table } = this.target;
     for (let pages = 0; this.scan && this.admissionRoom(); pages += 1) {
-      if (pages === SCAN_PAGES_PER_EXAMINATION) { this.target.wake(); return; } // the rest after the other families
+      if (pages === SCAN_PAGES_PER_EXAMINATION) {
+        this.target.wake();
+        return;
+      } // the rest after the other families
       const limit = Math.min(this.settings.scanPageSize, table.room());
       const exclude = admissionExclusions(table.keys('ready'), table.keys('running'));
       let page;
       try {
         const scan = this.scan;
-        page = await traced(SPANS.admissionPage, familyAttributes(this.family, this.bindingName), () => store.admitScanPage(term, this.bindingName, scan.generation, scan.cursor, limit, exclude));
+        page = await traced(SPANS.admissionPage, familyAttributes(this.family, this.bindingName), () =>
+          store.admitScanPage(term, this.bindingName, scan.generation, scan.cursor, limit, exclude),
+        );
       } catch (error) {
         if (!(error instanceof ScanStaleError)) throw error;
         // The binding's scan is not ours any more: forget it and check again from the database.

@@ -37,15 +37,17 @@ export function acquireSqliteHostLock(databaseFile: string): () => void {
         released = true;
         try {
           if (fs.readFileSync(lockPath, 'utf8').trim() === String(process.pid)) fs.unlinkSync(lockPath);
-        } catch { /* already gone */ }
+        } catch {
+          /* already gone */
+        }
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = Number.parseInt(fs.readFileSync(lockPath, 'utf8').trim(), 10);
       if (alive(holder) && holder !== process.pid) {
         throw new HostLockError(
-          `another runtime host (pid ${holder}) already runs on this SQLite database; SQLite supports one host process `
-          + '(run several candidates on MySQL/OceanBase instead)',
+          `another runtime host (pid ${holder}) already runs on this SQLite database; SQLite supports one host process ` +
+            '(run several candidates on MySQL/OceanBase instead)',
         );
       }
       fs.rmSync(lockPath, { force: true }); // stale lock of a crashed host

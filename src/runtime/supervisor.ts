@@ -41,7 +41,10 @@ export class Supervisor {
   private stopped = false;
   ticks = 0;
 
-  constructor(private readonly store: Store, private readonly options: SupervisorOptions) {
+  constructor(
+    private readonly store: Store,
+    private readonly options: SupervisorOptions,
+  ) {
     this.supervisorKey = options.supervisorKey;
     this.clock = options.clock ?? systemClock;
     this.keeper = new TermKeeper(store, {
@@ -57,7 +60,9 @@ export class Supervisor {
       for (const p of this.partitions) p.resetForNewTerm();
       this.wake();
     });
-    this.keeper.on('lost', () => { void this.terminateWorkers(); });
+    this.keeper.on('lost', () => {
+      void this.terminateWorkers();
+    });
     // RFC 8: a failed renewal stops dispatch at once (tick checks keeper.suspended); only a good
     // renewal of the same term resumes it.
     this.keeper.on('resumed', () => this.wake());
@@ -128,19 +133,35 @@ export class Supervisor {
   }
 
   private examine(partition: FamilyPartition, term: Term): void {
-    this.examining.set(partition, partition.examine(term).catch((error: unknown) => {
-      if (error instanceof TermLostError) {
-        this.termLost(term);
-        return;
-      }
-      partition.examinationFailed((error as Error).message);
-      this.options.logger.error({ supervisorKey: term.supervisorKey, binding: partition.bindingName, family: partition.family, stage: 'examine', errorType: (error as Error).name, err: (error as Error).message }, 'family examination failed; other families continue');
-      this.retrySoon();
-    }).finally(() => {
-      this.examining.delete(partition);
-      this.armTimer();
-      if (this.rewake.delete(partition)) this.wake();
-    }));
+    this.examining.set(
+      partition,
+      partition
+        .examine(term)
+        .catch((error: unknown) => {
+          if (error instanceof TermLostError) {
+            this.termLost(term);
+            return;
+          }
+          partition.examinationFailed((error as Error).message);
+          this.options.logger.error(
+            {
+              supervisorKey: term.supervisorKey,
+              binding: partition.bindingName,
+              family: partition.family,
+              stage: 'examine',
+              errorType: (error as Error).name,
+              err: (error as Error).message,
+            },
+            'family examination failed; other families continue',
+          );
+          this.retrySoon();
+        })
+        .finally(() => {
+          this.examining.delete(partition);
+          this.armTimer();
+          if (this.rewake.delete(partition)) this.wake();
+        }),
+    );
   }
 
   /**
@@ -149,10 +170,13 @@ export class Supervisor {
    */
   private retrySoon(): void {
     if (this.retryTimer || this.stopped) return;
-    this.retryTimer = this.clock.setTimeout(() => {
-      this.retryTimer = null;
-      this.wake();
-    }, Math.min(1000, this.options.pollEveryMs));
+    this.retryTimer = this.clock.setTimeout(
+      () => {
+        this.retryTimer = null;
+        this.wake();
+      },
+      Math.min(1000, this.options.pollEveryMs),
+    );
   }
 
   private armTimer(): void {

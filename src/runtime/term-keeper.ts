@@ -68,7 +68,10 @@ export class TermKeeper extends EventEmitter {
   private readonly log: LeaseLog;
   private readonly clock: Clock;
 
-  constructor(private readonly store: Store, private readonly options: TermKeeperOptions) {
+  constructor(
+    private readonly store: Store,
+    private readonly options: TermKeeperOptions,
+  ) {
     super();
     this.log = new LeaseLog(options.logger, options.supervisorKey);
     this.clock = options.clock ?? systemClock;
@@ -86,7 +89,9 @@ export class TermKeeper extends EventEmitter {
   private schedule(delayMs: number): void {
     if (this.stopped) return;
     this.timer?.cancel();
-    this.timer = this.clock.setTimeout(() => { this.busy = this.cycle(); }, delayMs);
+    this.timer = this.clock.setTimeout(() => {
+      this.busy = this.cycle();
+    }, delayMs);
   }
 
   private async cycle(): Promise<void> {
@@ -107,7 +112,10 @@ export class TermKeeper extends EventEmitter {
         const term = renewing;
         const bound = this.statementBound();
         await within(this.clock, this.store.renewTerm(term, ttlMs), bound, () => new LeaseTimeoutError('renewal', bound));
-        if (this.term !== term) { this.log.lateRenewal(term, null); return; } // lost meanwhile: stay lost
+        if (this.term !== term) {
+          this.log.lateRenewal(term, null);
+          return;
+        } // lost meanwhile: stay lost
         this.setDeadline(startedAt + ttlMs);
         this.renewalFailures = 0;
         if (this.suspended) {
@@ -124,14 +132,24 @@ export class TermKeeper extends EventEmitter {
           const lost = this.lostTerm;
           invalidating = lost;
           try {
-            await within(this.clock, this.store.invalidateTerm(supervisorKey, { holderId: lost.holderId, supervisorGeneration: lost.supervisorGeneration }), bound, () => new LeaseTimeoutError('invalidation', bound));
+            await within(
+              this.clock,
+              this.store.invalidateTerm(supervisorKey, { holderId: lost.holderId, supervisorGeneration: lost.supervisorGeneration }),
+              bound,
+              () => new LeaseTimeoutError('invalidation', bound),
+            );
           } catch (error) {
             if (!(error instanceof TermLostError)) throw error;
           }
           invalidating = null;
           this.lostTerm = null;
         }
-        const result = await within(this.clock, this.store.acquireTerm(supervisorKey, holderId, ttlMs), bound, () => new LeaseTimeoutError('acquisition', bound));
+        const result = await within(
+          this.clock,
+          this.store.acquireTerm(supervisorKey, holderId, ttlMs),
+          bound,
+          () => new LeaseTimeoutError('acquisition', bound),
+        );
         if (this.stopped) return;
         if (result.outcome === 'acquired' || result.outcome === 'renewed') {
           this.setDeadline(startedAt + ttlMs);
@@ -193,12 +211,18 @@ export class TermKeeper extends EventEmitter {
   private setDeadline(at: number): void {
     this.localDeadline = at;
     this.deadlineTimer?.cancel();
-    this.deadlineTimer = this.clock.setTimeout(() => {
-      this.deadlineTimer = null;
-      if (!this.term) return;
-      if (this.clock.monotonic() < this.localDeadline) { this.setDeadline(this.localDeadline); return; }
-      this.lose('renewal_deadline_passed');
-    }, Math.max(0, at - this.clock.monotonic()));
+    this.deadlineTimer = this.clock.setTimeout(
+      () => {
+        this.deadlineTimer = null;
+        if (!this.term) return;
+        if (this.clock.monotonic() < this.localDeadline) {
+          this.setDeadline(this.localDeadline);
+          return;
+        }
+        this.lose('renewal_deadline_passed');
+      },
+      Math.max(0, at - this.clock.monotonic()),
+    );
   }
 
   private becomeLeader(term: Term): void {
@@ -215,7 +239,10 @@ export class TermKeeper extends EventEmitter {
     const term = this.term;
     this.term = null;
     this.suspended = false;
-    if (this.deadlineTimer) { this.deadlineTimer.cancel(); this.deadlineTimer = null; }
+    if (this.deadlineTimer) {
+      this.deadlineTimer.cancel();
+      this.deadlineTimer = null;
+    }
     if (term && this.store.backend !== 'sqlite') this.lostTerm = term;
     this.state = this.stopped ? 'stopped' : 'standby';
     this.termChanges += 1;
@@ -251,7 +278,10 @@ export class TermKeeper extends EventEmitter {
   async stop(invalidate = true): Promise<void> {
     this.stopped = true;
     this.timer?.cancel();
-    if (this.deadlineTimer) { this.deadlineTimer.cancel(); this.deadlineTimer = null; }
+    if (this.deadlineTimer) {
+      this.deadlineTimer.cancel();
+      this.deadlineTimer = null;
+    }
     const bound = Math.max(MIN_STATEMENT_BOUND_MS, this.options.renewEveryMs);
     await within(this.clock, this.busy, bound, () => new LeaseTimeoutError('renewal', bound)).catch(() => undefined);
     const term = this.term;
@@ -261,8 +291,10 @@ export class TermKeeper extends EventEmitter {
     if (term && invalidate) {
       try {
         await within(
-          this.clock, this.store.invalidateTerm(term.supervisorKey, { holderId: term.holderId, supervisorGeneration: term.supervisorGeneration }),
-          bound, () => new LeaseTimeoutError('invalidation', bound),
+          this.clock,
+          this.store.invalidateTerm(term.supervisorKey, { holderId: term.holderId, supervisorGeneration: term.supervisorGeneration }),
+          bound,
+          () => new LeaseTimeoutError('invalidation', bound),
         );
       } catch (error) {
         if (!(error instanceof TermLostError)) this.log.shutdownInvalidationFailed(term, error);

@@ -79,7 +79,9 @@ export class TurnBatch<Ctx, Req, Res> {
     this.stats.runs += 1;
     this.stats.requests += items.length;
     this.run(group.context, items)
-      .catch((error: unknown) => { for (const item of items) item.reject(error); })
+      .catch((error: unknown) => {
+        for (const item of items) item.reject(error);
+      })
       .finally(() => {
         const left = (this.running.get(key) ?? 1) - 1;
         if (left === 0) this.running.delete(key);

@@ -57,7 +57,6 @@ interface WorkerProcess {
   terminating: Promise<void> | null;
 }
 
-
 let invocationCounter = 0;
 
 export class WorkerPool {
@@ -149,22 +148,54 @@ export class WorkerPool {
         if (timedOut) {
           const phase = worker.readyAt === null ? ' (the worker process was still starting up)' : '';
           const reply = late ? `; the processor replied ${late.status} during the termination` : '';
-          finish({ status: 'timeout', durationMs, pid, exitCode: code, signal, error: { name: 'TimeoutError', message: `invocation exceeded ${this.options.timeoutMs} ms${phase}${reply}` } }, false);
+          finish(
+            {
+              status: 'timeout',
+              durationMs,
+              pid,
+              exitCode: code,
+              signal,
+              error: { name: 'TimeoutError', message: `invocation exceeded ${this.options.timeoutMs} ms${phase}${reply}` },
+            },
+            false,
+          );
         } else if (late) {
           // Terminated for another reason (lost term, shutdown): the reply counts, after the exit.
           // An acknowledgement left to the supervisor is not committed for a terminated worker.
           const report = reportOf(late);
-          finish(report.status === 'ok' && report.acknowledgement.kind === 'deferred'
-            ? { status: 'not_acknowledged', durationMs, pid, error: { name: 'Error', message: 'worker terminated before the supervisor committed its acknowledgement' } }
-            : { ...report, durationMs, pid }, false);
+          finish(
+            report.status === 'ok' && report.acknowledgement.kind === 'deferred'
+              ? {
+                  status: 'not_acknowledged',
+                  durationMs,
+                  pid,
+                  error: { name: 'Error', message: 'worker terminated before the supervisor committed its acknowledgement' },
+                }
+              : { ...report, durationMs, pid },
+            false,
+          );
         } else {
-          finish({ status: 'crashed', durationMs, pid, exitCode: code, signal, error: { name: 'WorkerCrash', message: `worker exited (code ${code}, signal ${signal})` } }, false);
+          finish(
+            {
+              status: 'crashed',
+              durationMs,
+              pid,
+              exitCode: code,
+              signal,
+              error: { name: 'WorkerCrash', message: `worker exited (code ${code}, signal ${signal})` },
+            },
+            false,
+          );
         }
       };
-      const timer = this.clock.setTimeout(() => {
-        timedOut = true;
-        void this.terminate(worker);
-      }, this.options.timeoutMs, { ref: true });
+      const timer = this.clock.setTimeout(
+        () => {
+          timedOut = true;
+          void this.terminate(worker);
+        },
+        this.options.timeoutMs,
+        { ref: true },
+      );
       worker.child.on('message', onMessage);
       worker.child.on('exit', onExit);
       if (!worker.alive) {
@@ -172,19 +203,22 @@ export class WorkerPool {
         return;
       }
       const carrier = traceCarrier();
-      worker.ready.then(() => {
-        if (settled || !worker.alive) return;
-        worker.child.send({
-          type: 'invoke',
-          invocationId,
-          scopeId,
-          processorModule: this.options.processorModule,
-          processorExport: this.options.processorExport,
-          context,
-          ...(snapshot ? { snapshot } : {}),
-          ...carrier, // the dispatch span: the worker's invocation span is its child
-        });
-      }, () => undefined);
+      worker.ready.then(
+        () => {
+          if (settled || !worker.alive) return;
+          worker.child.send({
+            type: 'invoke',
+            invocationId,
+            scopeId,
+            processorModule: this.options.processorModule,
+            processorExport: this.options.processorExport,
+            context,
+            ...(snapshot ? { snapshot } : {}),
+            ...carrier, // the dispatch span: the worker's invocation span is its child
+          });
+        },
+        () => undefined,
+      );
     });
   }
 
@@ -209,7 +243,10 @@ export class WorkerPool {
     worker.terminating = (async () => {
       try {
         await terminateChild(worker.handle, this.options.graceMs, () => {
-          this.options.logger.warn({ family: this.options.family, workerPid: worker.child.pid, graceMs: this.options.graceMs }, 'worker did not exit within the grace period; killing it');
+          this.options.logger.warn(
+            { family: this.options.family, workerPid: worker.child.pid, graceMs: this.options.graceMs },
+            'worker did not exit within the grace period; killing it',
+          );
         });
         await worker.exited;
       } finally {

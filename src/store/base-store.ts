@@ -3,18 +3,45 @@
  * the backend's `call`, and maps rows. It decides nothing the SQL decides.
  */
 import { InvalidArgumentError } from './errors.ts';
-import {
-  assertBindingName, assertGeneration, assertHolderId, assertPageLimit, assertScopeId, assertSupervisorKey,
-} from './identifiers.ts';
+import { assertBindingName, assertGeneration, assertHolderId, assertPageLimit, assertScopeId, assertSupervisorKey } from './identifiers.ts';
 import { csvColumn, intentBatchParams, toIntentBatch, type IntentBatchOperation } from './intake-batch.ts';
 import { OPERATIONS, type OperationName } from './operations.ts';
 import {
-  dbTime, single, toAckResult, toAdmittedPage, toBindingState, toDbTime, toIntent, toKeyPage, toLeaseRead, toScanFinish, toScanStart,
-  toTermResult, type Row,
+  dbTime,
+  single,
+  toAckResult,
+  toAdmittedPage,
+  toBindingState,
+  toDbTime,
+  toIntent,
+  toKeyPage,
+  toLeaseRead,
+  toScanFinish,
+  toScanStart,
+  toTermResult,
+  type Row,
 } from './rows.ts';
 import type {
-  AckRequest, AckResult, Backend, BindingState, FamilyBacklog, IntentSnapshot, KeyPage, LeaseRead, MaintenanceChange, ModeSwitchResult,
-  RuntimeMode, RuntimeModeClaim, RuntimeModeState, ScanFinish, ScanStart, SchedulePolicy, Store, Term, TermResult, TxHandle,
+  AckRequest,
+  AckResult,
+  Backend,
+  BindingState,
+  FamilyBacklog,
+  IntentSnapshot,
+  KeyPage,
+  LeaseRead,
+  MaintenanceChange,
+  ModeSwitchResult,
+  RuntimeMode,
+  RuntimeModeClaim,
+  RuntimeModeState,
+  ScanFinish,
+  ScanStart,
+  SchedulePolicy,
+  Store,
+  Term,
+  TermResult,
+  TxHandle,
 } from './types.ts';
 
 /** Default and largest cap of the status counts (pc_aps_read_family_backlog). */
@@ -90,7 +117,7 @@ export abstract class BaseStore implements Store {
 
   protected checkTxUse(op: OperationName, tx: TxHandle | undefined): void {
     if (tx && (OPERATIONS[op].transaction === 'own' || OPERATIONS[op].transaction === 'opens')) {
-      throw new InvalidArgumentError(op, 'this operation owns its transaction and cannot run inside the caller\'s');
+      throw new InvalidArgumentError(op, "this operation owns its transaction and cannot run inside the caller's");
     }
   }
 
@@ -134,7 +161,7 @@ export abstract class BaseStore implements Store {
 
   async assertTerm(tx: TxHandle, term: Term): Promise<void> {
     const op = 'pc_aps_assert_term';
-    if (!tx) throw new InvalidArgumentError(op, 'needs the caller\'s transaction handle');
+    if (!tx) throw new InvalidArgumentError(op, "needs the caller's transaction handle");
     await this.rows(op, termParams(op, term), tx);
   }
 
@@ -180,16 +207,20 @@ export abstract class BaseStore implements Store {
     const requested = list('requested_generations');
     const handled = list('handled_generations');
     const scan = list('last_auto_scan_generations');
-    return scopeIds.map((scopeId, i) => seq[i] === '' ? null : {
-      bindingName,
-      scopeId,
-      pendingSequence: Number(seq[i]),
-      dirtyGeneration: Number(dirty[i]),
-      cleanGeneration: Number(clean[i]),
-      requestedGeneration: Number(requested[i]),
-      handledGeneration: Number(handled[i]),
-      lastAutoScanGeneration: Number(scan[i]),
-    });
+    return scopeIds.map((scopeId, i) =>
+      seq[i] === ''
+        ? null
+        : {
+            bindingName,
+            scopeId,
+            pendingSequence: Number(seq[i]),
+            dirtyGeneration: Number(dirty[i]),
+            cleanGeneration: Number(clean[i]),
+            requestedGeneration: Number(requested[i]),
+            handledGeneration: Number(handled[i]),
+            lastAutoScanGeneration: Number(scan[i]),
+          },
+    );
   }
 
   async listOwedRequests(bindingName: string, afterSequence: number, limit: number): Promise<KeyPage> {
@@ -300,13 +331,16 @@ export abstract class BaseStore implements Store {
       claimed.push(Number(p.claimed_request_generation));
       cleans.push(p.clean_through_dirty_generation === null ? '' : String(p.clean_through_dirty_generation));
     }
-    const row = single(await this.rows(op, {
-      ...termParams(op, term),
-      binding_name: bindingName,
-      scope_ids: scopes.join(','),
-      claimed_generations: claimed.join(','),
-      clean_throughs: cleans.join(','),
-    }), op);
+    const row = single(
+      await this.rows(op, {
+        ...termParams(op, term),
+        binding_name: bindingName,
+        scope_ids: scopes.join(','),
+        claimed_generations: claimed.join(','),
+        clean_throughs: cleans.join(','),
+      }),
+      op,
+    );
     const list = (column: string) => csvColumn(op, row, column, acks.length);
     const outcomes = list('outcomes');
     const requested = list('requested_generations');

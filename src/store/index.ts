@@ -6,7 +6,14 @@
 export { openStore } from './open.ts';
 export { parseDatabaseUrl, type DatabaseTarget } from '../config/database-url.ts';
 export {
-  AttemptLostError, DatabaseBusyError, InvalidArgumentError, ReadOnlyError, ScanStaleError, StoreError, TermLostError, TransactionClosedError,
+  AttemptLostError,
+  DatabaseBusyError,
+  InvalidArgumentError,
+  ReadOnlyError,
+  ScanStaleError,
+  StoreError,
+  TermLostError,
+  TransactionClosedError,
   type StoreErrorCode,
 } from './errors.ts';
 export type { Backend, IntentSnapshot, KeyGenerations, Store, Term, TxHandle } from './types.ts';

@@ -49,7 +49,8 @@ export const OPERATIONS = {
   pc_aps_assert_term: {
     params: [...TERM],
     transaction: 'caller',
-    summary: 'lock and validate the term on this connection\'s fence row (one of 32, written with the lease row on every term change) inside a business or control transaction; raises term_lost',
+    summary:
+      "lock and validate the term on this connection's fence row (one of 32, written with the lease row on every term change) inside a business or control transaction; raises term_lost",
   },
   pc_aps_begin_fenced: {
     params: [...TERM],
@@ -161,7 +162,8 @@ export const OPERATIONS = {
   pc_aps_acknowledge_batch: {
     params: [...TERM, 'binding_name', 'scope_ids', 'claimed_generations', 'clean_throughs'],
     transaction: 'own',
-    summary: 'group commit of acknowledgements without business writes: pc_aps_ack_invocation semantics for up to 1000 keys of one binding in one transaction, one term check',
+    summary:
+      'group commit of acknowledgements without business writes: pc_aps_ack_invocation semantics for up to 1000 keys of one binding in one transaction, one term check',
   },
   pc_aps_set_maintenance: {
     params: ['maintenance'],
@@ -200,7 +202,7 @@ export const OPERATIONS = {
   pc_task_submit_batch: {
     params: ['task_types', 'handler_versions', 'payloads', 'dedupe_keys', 'timeouts_ms', 'resumed_from_task_ids'],
     transaction: 'caller',
-    summary: 'batched intake: pc_task_submit for up to 1000 tasks in one call, item by item (an earlier item\'s active task dedupes a later one)',
+    summary: "batched intake: pc_task_submit for up to 1000 tasks in one call, item by item (an earlier item's active task dedupes a later one)",
   },
   pc_task_claim: {
     params: ['worker_id', 'lease_ms', 'task_types'],

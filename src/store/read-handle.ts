@@ -43,7 +43,10 @@ export function firstKeyword(sql: string): string {
   let i = 0;
   while (i < sql.length) {
     const c = sql[i];
-    if (c === ' ' || c === '\t' || c === '\n' || c === '\r' || c === '(') { i += 1; continue; }
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r' || c === '(') {
+      i += 1;
+      continue;
+    }
     if (sql.startsWith('--', i) || c === '#') {
       const end = sql.indexOf('\n', i);
       if (end < 0) return '';
@@ -94,7 +97,10 @@ export function lazyReadHandle(backend: Backend, open: () => Promise<ReadHandle>
   let closed = false;
   const get = () => {
     if (closed) throw new ReadOnlyError('read handle', 'the read handle is closed');
-    handle ??= open().catch((error: unknown) => { handle = null; throw error; });
+    handle ??= open().catch((error: unknown) => {
+      handle = null;
+      throw error;
+    });
     return handle;
   };
   return {

@@ -2,9 +2,7 @@
  * Row mapping shared by both adapters: both backends return the same column names, times as
  * 'YYYY-MM-DD HH:MM:SS.SSS' text in UTC, and integers.
  */
-import type {
-  AckResult, BindingState, IntentSnapshot, KeyGenerations, KeyPage, LeaseRead, ScanFinish, ScanStart, TermResult,
-} from './types.ts';
+import type { AckResult, BindingState, IntentSnapshot, KeyGenerations, KeyPage, LeaseRead, ScanFinish, ScanStart, TermResult } from './types.ts';
 
 export type Row = Record<string, unknown>;
 

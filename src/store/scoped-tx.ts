@@ -32,7 +32,7 @@ export function assertTxStatement(sql: unknown): asserts sql is string {
   const keyword = firstKeyword(sql);
   if (!TX_KEYWORDS.has(keyword)) throw new ReadOnlyError(OP, `${keyword || 'this'} statements cannot run in a fenced transaction`);
   if (WRITE_KEYWORDS.has(keyword) && OWN_TABLES.test(sql) && /\b(?:INSERT|UPDATE|DELETE|REPLACE)\b/i.test(sql)) {
-    throw new ReadOnlyError(OP, 'the supervisor\'s and the task system\'s tables are written only by their operations');
+    throw new ReadOnlyError(OP, "the supervisor's and the task system's tables are written only by their operations");
   }
 }
 
@@ -47,7 +47,12 @@ export function scopedTx(raw: TxHandle, backend: Backend): { tx: Tx; end(): void
       return txQuery(raw, sql, params);
     },
   });
-  return { tx, end: () => { open = false; } };
+  return {
+    tx,
+    end: () => {
+      open = false;
+    },
+  };
 }
 
 /** Runs fn with a scoped handle on raw, revoking it when fn settles (the transaction then ends). */

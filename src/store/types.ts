@@ -71,10 +71,7 @@ export interface BindingState {
   dbNow: Date;
 }
 
-export type SchedulePolicy =
-  | { kind: 'interval'; intervalSeconds: number }
-  | { kind: 'cron'; fireAt: Date }
-  | { kind: 'off' };
+export type SchedulePolicy = { kind: 'interval'; intervalSeconds: number } | { kind: 'cron'; fireAt: Date } | { kind: 'off' };
 
 export interface ScanStart {
   bindingName: string;

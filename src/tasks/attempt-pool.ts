@@ -56,7 +56,11 @@ export class AttemptPool {
   spawned = 0;
   reused = 0;
 
-  constructor(private readonly config: TaskConfig, private readonly databaseUrl: string, private readonly logger: Logger) {}
+  constructor(
+    private readonly config: TaskConfig,
+    private readonly databaseUrl: string,
+    private readonly logger: Logger,
+  ) {}
 
   get size(): number {
     return this.all.size;
@@ -96,7 +100,9 @@ export class AttemptPool {
     if (this.idle.some((w) => !w.isReady && w.alive)) return;
     const worker = this.spawn();
     this.idle.push(worker);
-    void worker.ready.then((ready) => { if (ready) this.prewarm(); });
+    void worker.ready.then((ready) => {
+      if (ready) this.prewarm();
+    });
   }
 
   /** A process for an attempt: a ready idle one first, else a starting one, else a new one. */
@@ -106,7 +112,10 @@ export class AttemptPool {
     for (let i = this.idle.length - 1; i >= 0; i -= 1) {
       const w = this.idle[i]!;
       if (!w.alive || w.retiring) continue;
-      if (w.isReady) { pick = i; break; }
+      if (w.isReady) {
+        pick = i;
+        break;
+      }
       if (pick < 0) pick = i;
     }
     const worker = pick >= 0 ? this.idle.splice(pick, 1)[0]! : this.spawn();
@@ -120,8 +129,14 @@ export class AttemptPool {
    * alive and connected; otherwise terminated (the caller already did so for a stopped attempt).
    */
   release(worker: TaskWorker, reusable: boolean): void {
-    const keep = reusable && !this.closed && worker.alive && worker.child.connected && !worker.retiring
-      && worker.attempts < this.config.workerMaxAttempts && this.all.size <= this.config.capacity;
+    const keep =
+      reusable &&
+      !this.closed &&
+      worker.alive &&
+      worker.child.connected &&
+      !worker.retiring &&
+      worker.attempts < this.config.workerMaxAttempts &&
+      this.all.size <= this.config.capacity;
     if (keep) this.idle.push(worker);
     else void this.retire(worker);
     this.prewarm();

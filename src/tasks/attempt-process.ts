@@ -30,7 +30,13 @@ export class AttemptProcess {
   private handedOver = false;
   private readonly keeper: NodeJS.Timeout | null = null;
 
-  constructor(readonly task: ClaimedTask, readonly worker: TaskWorker, private readonly tasks: TaskStore, private readonly config: TaskConfig, private readonly logger: Logger) {
+  constructor(
+    readonly task: ClaimedTask,
+    readonly worker: TaskWorker,
+    private readonly tasks: TaskStore,
+    private readonly config: TaskConfig,
+    private readonly logger: Logger,
+  ) {
     this.child = worker.child;
     let endNow: () => void = () => undefined;
     this.ended = new Promise<void>((resolve) => {
@@ -54,10 +60,17 @@ export class AttemptProcess {
       // Ready at claim time: the lease was just granted, the child renews it at once.
       this.send();
     } else {
-      this.keeper = setInterval(() => { if (!this.handedOver) void this.keepLease(); }, Math.max(200, Math.floor(config.leaseMs / 3)));
+      this.keeper = setInterval(
+        () => {
+          if (!this.handedOver) void this.keepLease();
+        },
+        Math.max(200, Math.floor(config.leaseMs / 3)),
+      );
       void worker.ready.then((ready) => {
         if (!ready) return;
-        void this.keepLease().then((ok) => { if (ok) this.send(); });
+        void this.keepLease().then((ok) => {
+          if (ok) this.send();
+        });
       });
     }
   }
@@ -71,8 +84,12 @@ export class AttemptProcess {
     this.handedOver = true;
     if (this.keeper) clearInterval(this.keeper);
     const message: RunTaskMessage = {
-      type: 'run-task', task: this.task, tasksModule: this.config.tasksModule, leaseMs: this.config.leaseMs,
-      progressMinStep: this.config.progressMinStep, terminateGraceMs: this.config.terminateGraceMs,
+      type: 'run-task',
+      task: this.task,
+      tasksModule: this.config.tasksModule,
+      leaseMs: this.config.leaseMs,
+      progressMinStep: this.config.progressMinStep,
+      terminateGraceMs: this.config.terminateGraceMs,
     };
     this.child.send(message); // from here on the child heartbeats (at once, then every lease / 3)
   }

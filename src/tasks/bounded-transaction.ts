@@ -25,19 +25,25 @@ export function guardHandle(tx: TxHandle): { handle: TxHandle; close(): void } {
   const check = () => {
     if (!open) throw new Error('this transaction handle is closed (its transaction ended); the statement was refused');
   };
-  const wrap = <T extends object>(target: T): T => new Proxy(target, {
-    get(t, prop) {
-      check();
-      const value = Reflect.get(t, prop, t) as unknown;
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
+  const wrap = <T extends object>(target: T): T =>
+    new Proxy(target, {
+      get(t, prop) {
         check();
-        const r = (value as (...a: unknown[]) => unknown).apply(t, args);
-        return prop === 'prepare' && r && typeof r === 'object' ? wrap(r) : r;
-      };
+        const value = Reflect.get(t, prop, t) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          check();
+          const r = (value as (...a: unknown[]) => unknown).apply(t, args);
+          return prop === 'prepare' && r && typeof r === 'object' ? wrap(r) : r;
+        };
+      },
+    });
+  return {
+    handle: wrap(tx as object) as TxHandle,
+    close: () => {
+      open = false;
     },
-  });
-  return { handle: wrap(tx as object) as TxHandle, close: () => { open = false; } };
+  };
 }
 
 export async function boundedTransaction<T>(store: BaseStore, boundMs: number, fn: (tx: TxHandle, guarded: TxHandle) => Promise<T>): Promise<T> {

@@ -20,8 +20,20 @@ import { UnknownHandlerError, type TaskRegistry } from './registry.ts';
 import type { LostOutcome, TaskStore } from './task-store.ts';
 import { withScopedTx } from '../store/scoped-tx.ts';
 
-export interface AttemptRef { taskId: number; taskType: string; handlerVersion: number; attemptToken: string }
-export interface Ending { path: 'exited' | 'expired'; code: string; message: string; requeue: boolean; payload?: unknown; attemptCount?: number }
+export interface AttemptRef {
+  taskId: number;
+  taskType: string;
+  handlerVersion: number;
+  attemptToken: string;
+}
+export interface Ending {
+  path: 'exited' | 'expired';
+  code: string;
+  message: string;
+  requeue: boolean;
+  payload?: unknown;
+  attemptCount?: number;
+}
 /** converged: terminal or requeued (outcome); gone: another owner ended it first; retry: try again later. */
 export type ConvergeResult = { result: 'converged'; outcome: LostOutcome } | { result: 'gone' | 'retry' };
 
@@ -31,7 +43,12 @@ export class Converger {
   /** Failed convergences per attempt (taskId:token). */
   private readonly failures = new Map<string, number>();
 
-  constructor(private readonly tasks: TaskStore, private readonly registry: TaskRegistry, private readonly config: TaskConfig, private readonly logger: Logger) {}
+  constructor(
+    private readonly tasks: TaskStore,
+    private readonly registry: TaskRegistry,
+    private readonly config: TaskConfig,
+    private readonly logger: Logger,
+  ) {}
 
   async converge(t: AttemptRef, e: Ending): Promise<ConvergeResult> {
     const key = `${t.taskId}:${t.attemptToken}`;
@@ -40,7 +57,9 @@ export class Converger {
     let requeue = false;
     try {
       requeue = e.requeue && Boolean(this.registry.definition(t.taskType).idempotentSideEffects);
-    } catch { /* unknown type: fail */ }
+    } catch {
+      /* unknown type: fail */
+    }
     let hook: Hook | null = null;
     if (!giveUp) {
       try {
@@ -66,14 +85,17 @@ export class Converger {
       this.failures.delete(key);
       if (outcome === 'not_lost') return { result: 'gone' };
       if (outcome === 'gave_up') {
-        this.logger.error({ taskId: t.taskId, taskType: t.taskType, errorCode: 'failure_hook_failed', failedConvergences: failures },
-          'TASK FAILED WITHOUT ITS FAILURE HOOK: the hook kept failing; its domain rows were not converged and need repair by hand');
+        this.logger.error(
+          { taskId: t.taskId, taskType: t.taskType, errorCode: 'failure_hook_failed', failedConvergences: failures },
+          'TASK FAILED WITHOUT ITS FAILURE HOOK: the hook kept failing; its domain rows were not converged and need repair by hand',
+        );
       } else {
         this.logger.warn({ taskId: t.taskId, taskType: t.taskType, errorCode: e.code, outcome }, 'task attempt converged');
       }
       return { result: 'converged', outcome };
     } catch (error) {
-      if (error instanceof AttemptLostError) { // the attempt already ended (or another owner took over)
+      if (error instanceof AttemptLostError) {
+        // the attempt already ended (or another owner took over)
         this.failures.delete(key);
         return { result: 'gone' };
       }
@@ -83,7 +105,10 @@ export class Converger {
 
   private failed(t: AttemptRef, key: string, failures: number, error: unknown, message: string): ConvergeResult {
     this.failures.set(key, failures + 1);
-    this.logger.error({ taskId: t.taskId, taskType: t.taskType, err: (error as Error).message, failedConvergences: failures + 1, limit: this.config.failureHookMaxAttempts }, message);
+    this.logger.error(
+      { taskId: t.taskId, taskType: t.taskType, err: (error as Error).message, failedConvergences: failures + 1, limit: this.config.failureHookMaxAttempts },
+      message,
+    );
     return { result: 'retry' };
   }
 
@@ -93,7 +118,13 @@ export class Converger {
       const r = await this.tasks.expireLost(t.taskId, t.attemptToken, requeue, tx, { maxAttempts, giveUp });
       if (r !== 'not_lost' || e.path === 'expired') return r;
       // Giving up on an exited worker whose lease is still live: fail it, fenced by the attempt.
-      await this.tasks.fail(t.taskId, t.attemptToken, 'failure_hook_failed', `${e.message}; the failure hook kept failing, the domain rows were not converged`, tx);
+      await this.tasks.fail(
+        t.taskId,
+        t.attemptToken,
+        'failure_hook_failed',
+        `${e.message}; the failure hook kept failing, the domain rows were not converged`,
+        tx,
+      );
       return 'gave_up';
     }
     return this.tasks.endAttempt(t.taskId, t.attemptToken, { requeue, maxAttempts, errorCode: e.code, errorMessage: e.message, workerExited: true }, tx);

@@ -12,7 +12,7 @@ export const REFERENCE_TASKS_MODULE = path.join(SRC_DIR, 'tasks', 'reference', '
  */
 export async function loadTaskRegistry(modulePath: string, options: { importQuery?: string } = {}): Promise<TaskRegistry> {
   const file = path.resolve(modulePath);
-  const mod = await importUserModule(file, options.importQuery) as { default?: TaskTypeDefinition[] };
+  const mod = (await importUserModule(file, options.importQuery)) as { default?: TaskTypeDefinition[] };
   if (!Array.isArray(mod.default)) throw new Error(`tasks module ${file} must default-export an array of task type definitions`);
   return new TaskRegistry(mod.default, path.dirname(file), options);
 }

@@ -53,15 +53,22 @@ export class PendingProbe {
       return;
     }
     this.probing = true;
-    void this.track(this.tasks.hasPending(this.taskTypes()).then(
-      (pending) => { if (pending) this.onPending(source); },
-      (error: unknown) => this.logger.warn({ err: (error as Error).message }, 'task wake-up probe failed; the sweep will retry'),
-    ).finally(() => {
-      this.probing = false;
-      if (this.reprobe) {
-        this.reprobe = false;
-        this.probe(source);
-      }
-    }));
+    void this.track(
+      this.tasks
+        .hasPending(this.taskTypes())
+        .then(
+          (pending) => {
+            if (pending) this.onPending(source);
+          },
+          (error: unknown) => this.logger.warn({ err: (error as Error).message }, 'task wake-up probe failed; the sweep will retry'),
+        )
+        .finally(() => {
+          this.probing = false;
+          if (this.reprobe) {
+            this.reprobe = false;
+            this.probe(source);
+          }
+        }),
+    );
   }
 }

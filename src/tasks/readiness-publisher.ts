@@ -31,13 +31,22 @@ export class ReadinessPublisher {
   async start(): Promise<void> {
     this.startedAt = Date.now();
     await this.publish();
-    this.timer = setInterval(() => { void this.publish(); }, Math.max(500, Math.floor(this.config.readinessTtlMs / 3)));
+    this.timer = setInterval(
+      () => {
+        void this.publish();
+      },
+      Math.max(500, Math.floor(this.config.readinessTtlMs / 3)),
+    );
     this.timer.unref?.();
   }
 
   async publish(): Promise<void> {
     if (!this.healthy()) {
-      if (!this.withheld) this.logger.warn({ workerId: this.workerId, lastSweepOkAt: this.stats.lastSweepOkAt }, 'task reconciler has not swept successfully for two sweep periods; readiness withheld');
+      if (!this.withheld)
+        this.logger.warn(
+          { workerId: this.workerId, lastSweepOkAt: this.stats.lastSweepOkAt },
+          'task reconciler has not swept successfully for two sweep periods; readiness withheld',
+        );
       this.withheld = true;
       return;
     }

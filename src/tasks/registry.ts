@@ -45,7 +45,10 @@ export interface TaskTypeDefinition {
 }
 
 export class UnknownHandlerError extends Error {
-  constructor(readonly code: 'unknown_task_type' | 'unknown_handler_version', message: string) {
+  constructor(
+    readonly code: 'unknown_task_type' | 'unknown_handler_version',
+    message: string,
+  ) {
     super(message);
     this.name = 'UnknownHandlerError';
   }
@@ -57,7 +60,11 @@ export class TaskRegistry {
   private readonly failedImports = new Map<string, number>();
 
   /** options.importQuery: appended to every handler module URL (a fresh instance per registry). */
-  constructor(definitions: TaskTypeDefinition[], private readonly baseDir: string, private readonly options: { importQuery?: string } = {}) {
+  constructor(
+    definitions: TaskTypeDefinition[],
+    private readonly baseDir: string,
+    private readonly options: { importQuery?: string } = {},
+  ) {
     for (const d of definitions) {
       if (this.types.has(d.taskType)) throw new Error(`duplicate task type ${d.taskType}`);
       if (!(d.currentVersion in d.versions)) throw new Error(`task type ${d.taskType}: current version ${d.currentVersion} has no handler module`);
@@ -80,7 +87,10 @@ export class TaskRegistry {
     const d = this.definition(taskType);
     const rel = d.versions[version];
     if (rel === undefined) {
-      throw new UnknownHandlerError('unknown_handler_version', `task type ${taskType} has no handler version ${version} (known: ${Object.keys(d.versions).join(', ')}); failing closed`);
+      throw new UnknownHandlerError(
+        'unknown_handler_version',
+        `task type ${taskType} has no handler version ${version} (known: ${Object.keys(d.versions).join(', ')}); failing closed`,
+      );
     }
     return path.isAbsolute(rel) ? rel : path.resolve(this.baseDir, rel);
   }

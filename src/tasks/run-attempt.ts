@@ -36,7 +36,7 @@ const lostError = (e: unknown) => isInstanceOf(e, AttemptLostError);
 export async function runAttempt(message: RunTaskMessage, control: AttemptControl, logger: Logger, generation: number): Promise<TaskResultMessage> {
   const { task } = message;
   const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
-  const store = await openStoreLazily(target) as BaseStore;
+  const store = (await openStoreLazily(target)) as BaseStore;
   // The handler's reads: a connection of its own on which the database refuses writes (ADR T5).
   const read = lazyReadHandle(target.backend, () => openReadHandle(target));
   const tasks = new TaskStore(store);
@@ -55,12 +55,21 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
   };
   let lost = false;
   const identity: TaskIdentity = {
-    taskId: task.taskId, taskType: task.taskType, handlerVersion: task.handlerVersion,
-    attemptToken: task.attemptToken, attemptCount: task.attemptCount, payload: task.payload,
+    taskId: task.taskId,
+    taskType: task.taskType,
+    handlerVersion: task.handlerVersion,
+    attemptToken: task.attemptToken,
+    attemptCount: task.attemptCount,
+    payload: task.payload,
     resumedFromTaskId: task.resumedFromTaskId,
   };
-  const result = (status: TaskOutcomeStatus, errorCode?: string, errorMessage?: string): TaskResultMessage =>
-    ({ type: 'task-result', taskId: task.taskId, status, errorCode, errorMessage });
+  const result = (status: TaskOutcomeStatus, errorCode?: string, errorMessage?: string): TaskResultMessage => ({
+    type: 'task-result',
+    taskId: task.taskId,
+    status,
+    errorCode,
+    errorMessage,
+  });
   const controlPoint = () => {
     if (lost) throw new AttemptLostError('task control point');
     if (cancelRequested) throw new TaskCancelledError();
@@ -77,7 +86,12 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
       throw error;
     }
   };
-  const timer = setInterval(() => { heartbeat().catch(() => undefined); }, Math.max(200, Math.floor(message.leaseMs / 3)));
+  const timer = setInterval(
+    () => {
+      heartbeat().catch(() => undefined);
+    },
+    Math.max(200, Math.floor(message.leaseMs / 3)),
+  );
   // Renew at once: loading the registry and the handler module must not run on the claim's lease.
   heartbeat().catch(() => undefined);
   try {
@@ -87,7 +101,8 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
     try {
       handler = await registry.load(task.taskType, task.handlerVersion);
     } catch (error) {
-      if (error instanceof UnknownHandlerError) { // no module, hence no hook: fail closed here
+      if (error instanceof UnknownHandlerError) {
+        // no module, hence no hook: fail closed here
         await tasks.transaction(async (tx) => tasks.fail(task.taskId, task.attemptToken, error.code, error.message, tx));
         return result('failed', error.code, error.message);
       }
@@ -136,17 +151,19 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
       if (control.terminateReason === 'timeout' || control.terminateReason === 'lost') {
         return result('interrupted', 'interrupted_by_shutdown', `the handler returned after the attempt was stopped (${control.terminateReason})`);
       }
-      await tasks.transaction(async (tx) => {
-        if (finalizer) {
-          await tasks.assertAttempt(tx, task.taskId, task.attemptToken); // locks the task row first
-          await withScopedTx(tx, store.backend, finalizer);
-        }
-        await tasks.complete(task.taskId, task.attemptToken, value ?? null, tx);
-      }).catch((error: unknown) => {
-        // A cancel recorded before this success wins (pc_task_complete): end cancelled below.
-        if ((error as { code?: unknown }).code === 'cancel_requested') cancelRequested = true;
-        throw error;
-      });
+      await tasks
+        .transaction(async (tx) => {
+          if (finalizer) {
+            await tasks.assertAttempt(tx, task.taskId, task.attemptToken); // locks the task row first
+            await withScopedTx(tx, store.backend, finalizer);
+          }
+          await tasks.complete(task.taskId, task.attemptToken, value ?? null, tx);
+        })
+        .catch((error: unknown) => {
+          // A cancel recorded before this success wins (pc_task_complete): end cancelled below.
+          if ((error as { code?: unknown }).code === 'cancel_requested') cancelRequested = true;
+          throw error;
+        });
       return result('succeeded');
     } catch (error) {
       if (lostError(error) || lost) return result('attempt_lost', 'attempt_lost', (error as Error).message);

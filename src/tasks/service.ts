@@ -58,7 +58,11 @@ export class TaskService {
     const version = request.handlerVersion ?? definition.currentVersion;
     this.registry.modulePath(request.taskType, version); // unknown versions fail closed
     // Version 0 describes tasks written before handler versions existed; nothing new is legacy.
-    if (version === 0) throw new InvalidArgumentError(op, `handler version 0 of ${request.taskType} is the legacy version of pre-existing tasks; new tasks use a current version (${definition.currentVersion})`);
+    if (version === 0)
+      throw new InvalidArgumentError(
+        op,
+        `handler version 0 of ${request.taskType} is the legacy version of pre-existing tasks; new tasks use a current version (${definition.currentVersion})`,
+      );
     const parsed = definition.payload.safeParse(request.payload);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -69,7 +73,10 @@ export class TaskService {
     // Stored in whole milliseconds: a positive value that rounds to 0 would mean "no time at all".
     if (Math.round(timeoutMs) < 1) throw new InvalidArgumentError(op, `timeout ${timeoutMs} ms rounds to 0 ms; the smallest timeout is 1 ms`);
     if (timeoutMs > this.limits.maxTimeoutMs) {
-      throw new InvalidArgumentError(op, `timeout ${timeoutMs} ms exceeds the worker maximum ${this.limits.maxTimeoutMs} ms (a task may lower it, never raise it)`);
+      throw new InvalidArgumentError(
+        op,
+        `timeout ${timeoutMs} ms exceeds the worker maximum ${this.limits.maxTimeoutMs} ms (a task may lower it, never raise it)`,
+      );
     }
     // A type that derives its dedupe key from the domain (one active task per dataset, per file)
     // owns it: a caller may repeat that key, never replace it.
@@ -106,7 +113,11 @@ export class TaskService {
       for (let i = 0; i < results.length; i++) {
         const intent = definitions[i].intent;
         if (results[i].outcome === 'created' && intent) {
-          await intent(t, { taskId: results[i].taskId, payload: inputs[i].payload, resumedFromTaskId: null }, { query: txQuery, backend: this.tasks.store.backend });
+          await intent(
+            t,
+            { taskId: results[i].taskId, payload: inputs[i].payload, resumedFromTaskId: null },
+            { query: txQuery, backend: this.tasks.store.backend },
+          );
         }
       }
       return results;
@@ -126,7 +137,11 @@ export class TaskService {
     const inTx = async (t: TxHandle) => {
       const result = await this.tasks.submit(input, t);
       if (result.outcome === 'created' && definition.intent) {
-        await definition.intent(t, { taskId: result.taskId, payload: input.payload, resumedFromTaskId: input.resumedFromTaskId ?? null }, { query: txQuery, backend: this.tasks.store.backend });
+        await definition.intent(
+          t,
+          { taskId: result.taskId, payload: input.payload, resumedFromTaskId: input.resumedFromTaskId ?? null },
+          { query: txQuery, backend: this.tasks.store.backend },
+        );
       }
       return result;
     };
@@ -172,12 +187,22 @@ export class TaskService {
     let intent = false;
     try {
       intent = Boolean(this.registry.definition(task.taskType).intent);
-    } catch { /* a type this registry does not know wrote no rows here */ }
+    } catch {
+      /* a type this registry does not know wrote no rows here */
+    }
     if (!intent) return result;
     try {
       const handler = await this.registry.load(task.taskType, task.handlerVersion);
       if (handler.failureHook) {
-        const identity = { taskId, taskType: task.taskType, handlerVersion: task.handlerVersion, attemptToken: '', attemptCount: task.attemptCount, payload: task.payload, resumedFromTaskId: task.resumedFromTaskId };
+        const identity = {
+          taskId,
+          taskType: task.taskType,
+          handlerVersion: task.handlerVersion,
+          attemptToken: '',
+          attemptCount: task.attemptCount,
+          payload: task.payload,
+          resumedFromTaskId: task.resumedFromTaskId,
+        };
         const backend = this.tasks.store.backend;
         await this.tasks.transaction((tx) => withScopedTx(tx, backend, (scoped) => handler.failureHook!(scoped, identity, { query: txQuery, backend })));
       }
@@ -199,7 +224,10 @@ export class TaskService {
     const parsed = definition.payload.safeParse(task.payload);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new InvalidArgumentError(op, `the payload of task ${taskId} is not valid for the current ${task.taskType} handler at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`);
+      throw new InvalidArgumentError(
+        op,
+        `the payload of task ${taskId} is not valid for the current ${task.taskType} handler at ${issue?.path.join('.') || '(root)'}: ${issue?.message}`,
+      );
     }
     return this.write(definition, {
       taskType: task.taskType,

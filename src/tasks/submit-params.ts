@@ -31,7 +31,11 @@ export function submitColumns(op: string, input: SubmitInput): SubmitColumns {
   if (!Number.isFinite(input.timeoutMs) || input.timeoutMs <= 0 || Math.round(input.timeoutMs) < 1 || !Number.isSafeInteger(Math.round(input.timeoutMs))) {
     throw new InvalidArgumentError(op, `timeout must be a positive, finite number of milliseconds, got ${String(input.timeoutMs)}`);
   }
-  if (input.dedupeKey !== undefined && input.dedupeKey !== null && (typeof input.dedupeKey !== 'string' || input.dedupeKey.length < 1 || [...input.dedupeKey].length > 191 || /^\s|\s$/.test(input.dedupeKey))) {
+  if (
+    input.dedupeKey !== undefined &&
+    input.dedupeKey !== null &&
+    (typeof input.dedupeKey !== 'string' || input.dedupeKey.length < 1 || [...input.dedupeKey].length > 191 || /^\s|\s$/.test(input.dedupeKey))
+  ) {
     throw new InvalidArgumentError(op, 'dedupe key must be 1..191 characters without leading or trailing whitespace');
   }
   const resumed = input.resumedFromTaskId ?? null;
@@ -53,7 +57,10 @@ export function codePointLength(text: string): number {
     const c = text.charCodeAt(i);
     if (c >= 0xd800 && c <= 0xdbff) {
       const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) { n--; i++; }
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
     }
   }
   return n;

@@ -6,12 +6,22 @@ import type { TaskState, TaskSummary } from './task-store.ts';
 export const TYPE = /^[a-z][a-z0-9_.:-]{0,127}$/;
 export const WORKER = /^[A-Za-z0-9_.:@-]{1,128}$/;
 
-export function n(v: unknown): number { return Number(v); }
-export function nOrNull(v: unknown): number | null { return v === null || v === undefined ? null : Number(v); }
-export function sOrNull(v: unknown): string | null { return v === null || v === undefined ? null : String(v); }
+export function n(v: unknown): number {
+  return Number(v);
+}
+export function nOrNull(v: unknown): number | null {
+  return v === null || v === undefined ? null : Number(v);
+}
+export function sOrNull(v: unknown): string | null {
+  return v === null || v === undefined ? null : String(v);
+}
 export function json(v: unknown): unknown {
   if (v === null || v === undefined) return null;
-  try { return JSON.parse(String(v)); } catch { return String(v); }
+  try {
+    return JSON.parse(String(v));
+  } catch {
+    return String(v);
+  }
 }
 export function requireId(op: string, taskId: number): void {
   if (!Number.isSafeInteger(taskId) || taskId < 1) throw new InvalidArgumentError(op, `task id must be a positive integer, got ${String(taskId)}`);
@@ -42,7 +52,8 @@ export function toSummary(r: Row): TaskSummary {
 
 /** The task types a worker knows, as the comma-separated list the claim and the probe take. */
 export function typeList(op: string, taskTypes: readonly string[]): string {
-  if (!Array.isArray(taskTypes) || taskTypes.length < 1 || taskTypes.length > 1000) throw new InvalidArgumentError(op, 'task types must be a list of 1..1000 types');
+  if (!Array.isArray(taskTypes) || taskTypes.length < 1 || taskTypes.length > 1000)
+    throw new InvalidArgumentError(op, 'task types must be a list of 1..1000 types');
   for (const t of taskTypes) if (typeof t !== 'string' || !TYPE.test(t)) throw new InvalidArgumentError(op, `task type must match ${TYPE}`);
   return taskTypes.join(',');
 }

@@ -36,7 +36,11 @@ import { verdictOf, type StopReason } from './verdict.ts';
 export { setLongTimeout };
 
 export function newTaskWorkerId(): string {
-  const host = os.hostname().replace(/[^A-Za-z0-9_.-]/g, '-').slice(0, 50) || 'host';
+  const host =
+    os
+      .hostname()
+      .replace(/[^A-Za-z0-9_.-]/g, '-')
+      .slice(0, 50) || 'host';
   return `tasks:${host}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
 }
 
@@ -84,7 +88,14 @@ export class TaskRunner {
     this.pool = new AttemptPool(config, databaseUrl, logger);
     // A full runner needs no probe: the relay claims when one of its attempts finishes.
     const wanted = () => !this.stopped && !this.filling && this.running.size < this.config.capacity;
-    this.probes = new PendingProbe(tasks, logger, (p) => this.track(p), wanted, (source) => this.wake(source), () => this.registry.types_());
+    this.probes = new PendingProbe(
+      tasks,
+      logger,
+      (p) => this.track(p),
+      wanted,
+      (source) => this.wake(source),
+      () => this.registry.types_(),
+    );
     this.readiness = new ReadinessPublisher(tasks, this.workerId, config, this.stats, logger, (p) => this.track(p));
   }
 
@@ -95,7 +106,9 @@ export class TaskRunner {
   async start(): Promise<void> {
     this.stopped = false;
     await this.readiness.start();
-    this.sweepTimer = setInterval(() => { void this.sweep(); }, this.config.sweepMs);
+    this.sweepTimer = setInterval(() => {
+      void this.sweep();
+    }, this.config.sweepMs);
     this.sweepTimer.unref?.();
     this.probes.start(this.config.wakeupPollMs);
     this.pool.prewarm(); // processes start while the first sweep runs
@@ -141,15 +154,19 @@ export class TaskRunner {
       this.refill = true;
       return;
     }
-    this.filling = this.track(this.fill().catch((error: unknown) => {
-      this.logger.warn({ err: (error as Error).message }, 'task claim failed; the sweep will retry');
-    }).finally(() => {
-      this.filling = null;
-      if (this.refill) {
-        this.refill = false;
-        this.notify();
-      }
-    }));
+    this.filling = this.track(
+      this.fill()
+        .catch((error: unknown) => {
+          this.logger.warn({ err: (error as Error).message }, 'task claim failed; the sweep will retry');
+        })
+        .finally(() => {
+          this.filling = null;
+          if (this.refill) {
+            this.refill = false;
+            this.notify();
+          }
+        }),
+    );
   }
 
   private async fill(): Promise<void> {
@@ -187,13 +204,21 @@ export class TaskRunner {
           // This runner's own child stopped heartbeating (a blocked event loop, a hang): its
           // attempt is lost. Terminate it; settle() converges it once it exited.
           if (mine.task.attemptToken === lost.attemptToken && !mine.stopReason) {
-            this.logger.warn({ taskId: lost.taskId, taskType: lost.taskType, pid: mine.child.pid }, 'task worker stopped heartbeating and its lease expired; terminating it');
+            this.logger.warn(
+              { taskId: lost.taskId, taskType: lost.taskType, pid: mine.child.pid },
+              'task worker stopped heartbeating and its lease expired; terminating it',
+            );
             void this.stopAttempt(mine, 'lost');
           }
           continue;
         }
         if (this.unsettled.has(lost.taskId)) continue;
-        const r = await this.converger.converge(lost, { path: 'expired', code: 'lost', message: 'the attempt stopped heartbeating and its lease expired', requeue: true });
+        const r = await this.converger.converge(lost, {
+          path: 'expired',
+          code: 'lost',
+          message: 'the attempt stopped heartbeating and its lease expired',
+          requeue: true,
+        });
         if (r.result === 'converged') this.stats.endedAs(lost.taskType, r.outcome, 'lost', -1);
       }
       this.stats.lastSweepOkAt = Date.now();
@@ -209,10 +234,15 @@ export class TaskRunner {
       this.registry.modulePath(task.taskType, task.handlerVersion);
     } catch (error) {
       const code = error instanceof UnknownHandlerError ? error.code : 'handler_unavailable';
-      void this.track(this.tasks.transaction((tx) => this.tasks.fail(task.taskId, task.attemptToken, code, (error as Error).message, tx))
-        .then(() => this.logger.warn({ taskId: task.taskId, taskType: task.taskType, handlerVersion: task.handlerVersion, errorCode: code }, 'task failed closed'))
-        .catch((e: unknown) => this.logger.warn({ taskId: task.taskId, err: (e as Error).message }, 'failing an unknown task failed'))
-        .finally(() => this.notify()));
+      void this.track(
+        this.tasks
+          .transaction((tx) => this.tasks.fail(task.taskId, task.attemptToken, code, (error as Error).message, tx))
+          .then(() =>
+            this.logger.warn({ taskId: task.taskId, taskType: task.taskType, handlerVersion: task.handlerVersion, errorCode: code }, 'task failed closed'),
+          )
+          .catch((e: unknown) => this.logger.warn({ taskId: task.taskId, err: (e as Error).message }, 'failing an unknown task failed'))
+          .finally(() => this.notify()),
+      );
       return;
     }
     const span = startSpan(SPANS.taskAttempt, { [ATTR.taskType]: task.taskType });
@@ -220,16 +250,22 @@ export class TaskRunner {
     const attempt = new AttemptProcess(task, worker, this.tasks, this.config, this.logger);
     this.running.set(task.taskId, attempt);
     this.launchedAt.set(task.taskId, Date.now());
-    const timer = setLongTimeout(() => { void this.stopAttempt(attempt, 'timeout'); }, this.timeoutOf(task));
+    const timer = setLongTimeout(() => {
+      void this.stopAttempt(attempt, 'timeout');
+    }, this.timeoutOf(task));
     this.logger.info({ taskId: task.taskId, taskType: task.taskType, attempt: task.attemptCount, workerId: this.workerId }, 'task attempt started');
-    void attempt.ended.then(() => this.track((async () => {
-      timer.clear();
-      const written = await this.settle(attempt).finally(() => span.end(attempt.reported?.status ?? attempt.stopReason));
-      this.pool.release(worker, attempt.finishedClean && written);
-      this.running.delete(task.taskId);
-      this.launchedAt.delete(task.taskId);
-      this.notify(); // relay: a finished task hands its capacity to the next pending one
-    })()));
+    void attempt.ended.then(() =>
+      this.track(
+        (async () => {
+          timer.clear();
+          const written = await this.settle(attempt).finally(() => span.end(attempt.reported?.status ?? attempt.stopReason));
+          this.pool.release(worker, attempt.finishedClean && written);
+          this.running.delete(task.taskId);
+          this.launchedAt.delete(task.taskId);
+          this.notify(); // relay: a finished task hands its capacity to the next pending one
+        })(),
+      ),
+    );
   }
 
   private timeoutOf(task: ClaimedTask): number {
@@ -247,9 +283,17 @@ export class TaskRunner {
     if (attempt.finishedClean) return Promise.resolve(); // ended before the stop: nothing to stop
     if (!attempt.stopReason && reason !== 'lost' && attempt.alive) {
       const verdict = reason === 'timeout' ? 'timeout' : 'interrupted_by_shutdown';
-      this.verdicts.set(task.taskId, this.track(this.tasks.recordVerdict(task.taskId, task.attemptToken, verdict).catch((error: unknown) => {
-        this.logger.warn({ taskId: task.taskId, verdict, err: (error as Error).message }, 'recording the task verdict failed; the attempt is ended with it when its worker exited');
-      })));
+      this.verdicts.set(
+        task.taskId,
+        this.track(
+          this.tasks.recordVerdict(task.taskId, task.attemptToken, verdict).catch((error: unknown) => {
+            this.logger.warn(
+              { taskId: task.taskId, verdict, err: (error as Error).message },
+              'recording the task verdict failed; the attempt is ended with it when its worker exited',
+            );
+          }),
+        ),
+      );
     }
     attempt.stopReason ??= reason;
     return attempt.terminate(reason);
@@ -264,12 +308,27 @@ export class TaskRunner {
     if (v.kind === 'written') {
       this.completed += 1;
       const status = attempt.reported?.status;
-      this.stats.endedAs(task.taskType, status === 'succeeded' || status === 'cancelled' ? status : 'failed', attempt.reported?.errorCode ?? null, this.duration(task.taskId));
-      this.logger.info({ taskId: task.taskId, taskType: task.taskType, status: attempt.reported?.status, errorCode: attempt.reported?.errorCode }, 'task attempt ended');
+      this.stats.endedAs(
+        task.taskType,
+        status === 'succeeded' || status === 'cancelled' ? status : 'failed',
+        attempt.reported?.errorCode ?? null,
+        this.duration(task.taskId),
+      );
+      this.logger.info(
+        { taskId: task.taskId, taskType: task.taskType, status: attempt.reported?.status, errorCode: attempt.reported?.errorCode },
+        'task attempt ended',
+      );
       return true;
     }
     const ref = { taskId: task.taskId, taskType: task.taskType, handlerVersion: task.handlerVersion, attemptToken: task.attemptToken };
-    await this.settleEnding(task.taskId, ref, { path: 'exited', code: v.code, message: v.message, requeue: v.requeue, payload: task.payload, attemptCount: task.attemptCount });
+    await this.settleEnding(task.taskId, ref, {
+      path: 'exited',
+      code: v.code,
+      message: v.message,
+      requeue: v.requeue,
+      payload: task.payload,
+      attemptCount: task.attemptCount,
+    });
     return false;
   }
 

@@ -28,7 +28,12 @@ export type StopVerdict = 'timeout' | 'interrupted_by_shutdown';
 
 export type LostOutcome = 'failed' | 'requeued' | 'exhausted' | 'cancelled' | 'gave_up' | 'not_lost';
 
-export interface SubmitResult { taskId: number; state: TaskState; outcome: 'created' | 'duplicate'; dedupeKey: string | null }
+export interface SubmitResult {
+  taskId: number;
+  state: TaskState;
+  outcome: 'created' | 'duplicate';
+  dedupeKey: string | null;
+}
 
 export interface ClaimedTask {
   taskId: number;
@@ -99,7 +104,12 @@ export class TaskStore {
     const rows = await this.rows(op, { ...submitColumns(op, input) }, tx);
     const r = rows[0];
     if (!r) throw new Error(`${op}: no result row`);
-    return { taskId: n(r.task_id), state: String(r.state) as TaskState, outcome: String(r.outcome) as SubmitResult['outcome'], dedupeKey: sOrNull(r.dedupe_key) };
+    return {
+      taskId: n(r.task_id),
+      state: String(r.state) as TaskState,
+      outcome: String(r.outcome) as SubmitResult['outcome'],
+      dedupeKey: sOrNull(r.dedupe_key),
+    };
   }
 
   /**
@@ -149,15 +159,26 @@ export class TaskStore {
     return { leaseExpiresAt: dbTime(r.lease_expires_at)!, cancelRequested: n(r.cancel_requested) === 1, dbNow: dbTime(r.db_now)! };
   }
 
-  async progress(taskId: number, attemptToken: string, p: { current?: number | null; total?: number | null; message?: string | null }, minStep: number): Promise<{ persisted: boolean; cancelRequested: boolean }> {
+  async progress(
+    taskId: number,
+    attemptToken: string,
+    p: { current?: number | null; total?: number | null; message?: string | null },
+    minStep: number,
+  ): Promise<{ persisted: boolean; cancelRequested: boolean }> {
     const op = 'pc_task_progress';
     requireId(op, taskId);
     requireToken(op, attemptToken);
-    for (const [k, v] of [['current', p.current], ['total', p.total], ['min step', minStep]] as const) {
+    for (const [k, v] of [
+      ['current', p.current],
+      ['total', p.total],
+      ['min step', minStep],
+    ] as const) {
       if (v !== null && v !== undefined && !Number.isFinite(v)) throw new InvalidArgumentError(op, `${k} must be finite`);
     }
     const message = p.message === undefined || p.message === null ? null : String(p.message).slice(0, 1024);
-    const r = (await this.rows(op, { task_id: taskId, attempt_token: attemptToken, current: p.current ?? null, total: p.total ?? null, message, min_step: minStep }))[0];
+    const r = (
+      await this.rows(op, { task_id: taskId, attempt_token: attemptToken, current: p.current ?? null, total: p.total ?? null, message, min_step: minStep })
+    )[0];
     return { persisted: n(r.persisted) === 1, cancelRequested: n(r.cancel_requested) === 1 };
   }
 
@@ -194,13 +215,25 @@ export class TaskStore {
    * clock). The outcome is decided in SQL under the row lock: 'gave_up' (giveUp), 'cancelled'
    * (cancel requested), 'requeued' / 'exhausted' (requeue, bounded by maxAttempts), 'failed'.
    */
-  async expireLost(taskId: number, expectedToken: string, requeue: boolean, tx?: TxHandle, opts: { maxAttempts?: number; giveUp?: boolean } = {}): Promise<LostOutcome> {
+  async expireLost(
+    taskId: number,
+    expectedToken: string,
+    requeue: boolean,
+    tx?: TxHandle,
+    opts: { maxAttempts?: number; giveUp?: boolean } = {},
+  ): Promise<LostOutcome> {
     const op = 'pc_task_expire_lost';
     requireId(op, taskId);
     requireToken(op, expectedToken);
     const maxAttempts = opts.maxAttempts ?? 1_000_000;
     requireRange(op, 'max attempts', maxAttempts, 1, 1_000_000);
-    const r = (await this.rows(op, { task_id: taskId, expected_token: expectedToken, requeue: requeue ? 1 : 0, max_attempts: maxAttempts, give_up: opts.giveUp ? 1 : 0 }, tx))[0];
+    const r = (
+      await this.rows(
+        op,
+        { task_id: taskId, expected_token: expectedToken, requeue: requeue ? 1 : 0, max_attempts: maxAttempts, give_up: opts.giveUp ? 1 : 0 },
+        tx,
+      )
+    )[0];
     return String(r.outcome) as LostOutcome;
   }
 
@@ -219,10 +252,21 @@ export class TaskStore {
     requireId(op, taskId);
     requireToken(op, attemptToken);
     requireRange(op, 'max attempts', opts.maxAttempts, 1, 1_000_000);
-    const r = (await this.rows(op, {
-      task_id: taskId, attempt_token: attemptToken, requeue: opts.requeue ? 1 : 0, max_attempts: opts.maxAttempts,
-      error_code: opts.errorCode.slice(0, 64), error_message: opts.errorMessage.slice(0, 2048), worker_exited: opts.workerExited ? 1 : 0,
-    }, tx))[0];
+    const r = (
+      await this.rows(
+        op,
+        {
+          task_id: taskId,
+          attempt_token: attemptToken,
+          requeue: opts.requeue ? 1 : 0,
+          max_attempts: opts.maxAttempts,
+          error_code: opts.errorCode.slice(0, 64),
+          error_message: opts.errorMessage.slice(0, 2048),
+          worker_exited: opts.workerExited ? 1 : 0,
+        },
+        tx,
+      )
+    )[0];
     return String(r.outcome) as 'failed';
   }
 
@@ -240,18 +284,29 @@ export class TaskStore {
   }
 
   /** Lost attempts (expired leases) of taskTypes: a worker reconciles only types whose hooks it has. */
-  async listLost(limit: number, taskTypes: readonly string[]): Promise<Array<{ taskId: number; taskType: string; handlerVersion: number; attemptToken: string }>> {
+  async listLost(
+    limit: number,
+    taskTypes: readonly string[],
+  ): Promise<Array<{ taskId: number; taskType: string; handlerVersion: number; attemptToken: string }>> {
     const op = 'pc_task_list_lost';
     requireRange(op, 'limit', limit, 1, 1000);
-    return (await this.rows(op, { page_limit: limit, task_types: typeList(op, taskTypes) })).map((r) => ({ taskId: n(r.task_id), taskType: String(r.task_type), handlerVersion: n(r.handler_version), attemptToken: String(r.attempt_token) }));
+    return (await this.rows(op, { page_limit: limit, task_types: typeList(op, taskTypes) })).map((r) => ({
+      taskId: n(r.task_id),
+      taskType: String(r.task_type),
+      handlerVersion: n(r.handler_version),
+      attemptToken: String(r.attempt_token),
+    }));
   }
 
-  async list(options: { beforeTaskId?: number | null; limit?: number; state?: TaskState | null } = {}): Promise<{ tasks: TaskSummary[]; nextBeforeTaskId: number | null }> {
+  async list(
+    options: { beforeTaskId?: number | null; limit?: number; state?: TaskState | null } = {},
+  ): Promise<{ tasks: TaskSummary[]; nextBeforeTaskId: number | null }> {
     const op = 'pc_task_list';
     const limit = options.limit ?? 50;
     requireRange(op, 'limit', limit, 1, 1000);
     if (options.beforeTaskId !== undefined && options.beforeTaskId !== null) requireId(op, options.beforeTaskId);
-    if (options.state && !['pending', 'running', ...TERMINAL_STATES].includes(options.state)) throw new InvalidArgumentError(op, `unknown state ${options.state}`);
+    if (options.state && !['pending', 'running', ...TERMINAL_STATES].includes(options.state))
+      throw new InvalidArgumentError(op, `unknown state ${options.state}`);
     const tasks = (await this.rows(op, { before_task_id: options.beforeTaskId ?? null, page_limit: limit, state: options.state ?? null })).map(toSummary);
     return { tasks, nextBeforeTaskId: tasks.length === limit ? tasks[tasks.length - 1].taskId : null };
   }

@@ -65,7 +65,7 @@ async function attempt(message: Extract<TaskHostMessage, { type: 'run-task' }>):
   const stopped = control.terminating || control.terminateReason !== null;
   // Only an attempt that wrote its own terminal state leaves a process fit for another one.
   const clean = r.status === 'succeeded' || r.status === 'failed' || r.status === 'cancelled';
-  const reusable = ok && clean && !stopped && await leftNothing();
+  const reusable = ok && clean && !stopped && (await leftNothing());
   await send({ ...r, reusable });
   if (!reusable) process.exit(ok ? 0 : 1);
   running = null;
@@ -89,11 +89,19 @@ process.on('SIGTERM', () => {
   // The host SIGKILLs after its grace period: report before that if the handler has not returned.
   const windowMs = Math.max(0, current.terminateGraceMs - Math.min(500, Math.floor(current.terminateGraceMs / 4)));
   setTimeout(() => {
-    void send({ type: 'task-result', taskId: current.task.taskId, status: 'interrupted', errorCode: 'interrupted_by_shutdown', errorMessage: 'the attempt did not stop within the termination grace period', reusable: false })
-      .then(() => process.exit(143));
+    void send({
+      type: 'task-result',
+      taskId: current.task.taskId,
+      status: 'interrupted',
+      errorCode: 'interrupted_by_shutdown',
+      errorMessage: 'the attempt did not stop within the termination grace period',
+      reusable: false,
+    }).then(() => process.exit(143));
   }, windowMs);
 });
-process.on('SIGINT', () => { /* the host decides (see the header) */ });
+process.on('SIGINT', () => {
+  /* the host decides (see the header) */
+});
 process.on('disconnect', () => process.exit(0));
 
 async function start(): Promise<void> {

@@ -18,9 +18,7 @@ export interface ExitedAttempt {
   timeoutMs: number;
 }
 
-export type AttemptVerdict =
-  | { kind: 'written' }
-  | { kind: 'end'; code: string; message: string; requeue: boolean };
+export type AttemptVerdict = { kind: 'written' } | { kind: 'end'; code: string; message: string; requeue: boolean };
 
 export function verdictOf(a: ExitedAttempt): AttemptVerdict {
   const { reported } = a;

@@ -15,7 +15,10 @@ export interface RunTaskMessage {
 }
 
 /** Sent by the host right before SIGTERM: why the attempt must stop. */
-export interface TerminateMessage { type: 'terminate'; reason: 'timeout' | 'shutdown' | 'lost' }
+export interface TerminateMessage {
+  type: 'terminate';
+  reason: 'timeout' | 'shutdown' | 'lost';
+}
 
 /**
  * 'interrupted': stopped by SIGTERM without a terminal write (the host converges it).
@@ -35,7 +38,10 @@ export interface TaskResultMessage {
   reusable?: boolean;
 }
 
-export interface ReadyMessage { type: 'ready'; pid: number }
+export interface ReadyMessage {
+  type: 'ready';
+  pid: number;
+}
 
 /** Host → worker. */
 export type TaskHostMessage = RunTaskMessage | TerminateMessage;

@@ -14,7 +14,16 @@ import { openStoreLazily } from '../store/open-lazy.ts';
 import { lazyReadHandle, openReadHandle, type ReadHandle } from '../store/read-handle.ts';
 import { withScopedTx, type Tx } from '../store/scoped-tx.ts';
 import type { AckResult, Store } from '../store/types.ts';
-import { WORKER_GRACE_VARIABLE, type AcknowledgedGenerations, type ChildMessage, type InvocationReport, type InvocationStatus, type InvokeMessage, type ParentMessage, type ResultMessage } from './protocol.ts';
+import {
+  WORKER_GRACE_VARIABLE,
+  type AcknowledgedGenerations,
+  type ChildMessage,
+  type InvocationReport,
+  type InvocationStatus,
+  type InvokeMessage,
+  type ParentMessage,
+  type ResultMessage,
+} from './protocol.ts';
 import { faultPoint } from '../devtools/fault.ts';
 import { tracedInvocation } from '../observability/tracing.ts';
 
@@ -29,7 +38,10 @@ let terminating = false;
 const graceMs = Number(process.env[WORKER_GRACE_VARIABLE]) > 0 ? Number(process.env[WORKER_GRACE_VARIABLE]) : 5000;
 
 function send(message: ChildMessage, then?: () => void): void {
-  if (!process.send) { then?.(); return; }
+  if (!process.send) {
+    then?.();
+    return;
+  }
   process.send(message, undefined, {}, () => then?.());
 }
 
@@ -42,7 +54,7 @@ async function loadProcessor(modulePath: string, exportName?: string): Promise<P
   let processor = processors.get(key);
   if (!processor) {
     const mod = await importUserModule(modulePath);
-    const candidate = (exportName ? mod[exportName] : mod.default ?? mod.processor) as Processor | undefined;
+    const candidate = (exportName ? mod[exportName] : (mod.default ?? mod.processor)) as Processor | undefined;
     if (!candidate || typeof candidate.processScope !== 'function') {
       throw new Error(`processor module does not export ${exportName ?? 'default'} with processScope()`);
     }
@@ -56,11 +68,19 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
   const started = performance.now();
   const { context, scopeId } = message;
   let acknowledgement: AcknowledgedGenerations | undefined;
-  const result = (report: InvocationReport): ResultMessage => ({ type: 'result', invocationId: message.invocationId, durationMs: performance.now() - started, ...report });
-  const done = (status: Exclude<InvocationStatus, 'ok'>, error?: unknown): ResultMessage => result({
-    status,
-    ...(error ? { error: { name: (error as Error).name ?? 'Error', message: (error as Error).message ?? String(error), code: (error as StoreError).code } } : {}),
+  const result = (report: InvocationReport): ResultMessage => ({
+    type: 'result',
+    invocationId: message.invocationId,
+    durationMs: performance.now() - started,
+    ...report,
   });
+  const done = (status: Exclude<InvocationStatus, 'ok'>, error?: unknown): ResultMessage =>
+    result({
+      status,
+      ...(error
+        ? { error: { name: (error as Error).name ?? 'Error', message: (error as Error).message ?? String(error), code: (error as StoreError).code } }
+        : {}),
+    });
   const committed = (ack: AckResult) => {
     acknowledgement = {
       requestedGeneration: ack.requestedGeneration,
@@ -76,7 +96,7 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
   current = new AbortController();
   try {
     // The supervisor's claim read is the start snapshot (one read per invocation, not two).
-    const snapshot = message.snapshot ?? await db.readIntent(context.bindingName, scopeId);
+    const snapshot = message.snapshot ?? (await db.readIntent(context.bindingName, scopeId));
     if (!snapshot) throw new Error('intent row not found for the scheduling key');
     if (snapshot.handledGeneration >= context.claimedRequestGeneration) {
       // Already acknowledged (e.g. commit succeeded but the notification was lost): never consume new input for it.
@@ -101,20 +121,22 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
       async commit(fn, options = {}) {
         let ack: AckResult | null = null;
         // Opened with the term asserted (pc_aps_begin_fenced: one call on MySQL/OceanBase).
-        return db.fencedTransaction(term, async (tx) => {
-          const result = await withScopedTx(tx, db.backend, fn);
-          if (options.acknowledge) {
-            const clean = typeof options.confirmClean === 'function' ? options.confirmClean(result) : options.confirmClean;
-            ack = await db.ackInvocation(term, ackOptions(clean), tx);
-          }
-          return result;
-        }).then((result) => {
-          if (ack) {
-            acknowledged = true;
-            committed(ack);
-          }
-          return result;
-        });
+        return db
+          .fencedTransaction(term, async (tx) => {
+            const result = await withScopedTx(tx, db.backend, fn);
+            if (options.acknowledge) {
+              const clean = typeof options.confirmClean === 'function' ? options.confirmClean(result) : options.confirmClean;
+              ack = await db.ackInvocation(term, ackOptions(clean), tx);
+            }
+            return result;
+          })
+          .then((result) => {
+            if (ack) {
+              acknowledged = true;
+              committed(ack);
+            }
+            return result;
+          });
       },
       async acknowledge(options = {}) {
         // The supervisor commits it once processScope has returned normally (batched, fenced by

@@ -20,7 +20,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { profile, PROFILE_BINDING } from '../../src/families/profile.ts';
 import {
-  adoptProfileApscheduler, decideProfileCheckpoint, DEFAULT_PROFILE_JOB_ID, formatAdoption, type AdoptionContext,
+  adoptProfileApscheduler,
+  decideProfileCheckpoint,
+  DEFAULT_PROFILE_JOB_ID,
+  formatAdoption,
+  type AdoptionContext,
 } from '../../src/migrations/adoption.ts';
 import { procedureInstall, procedureRemoval } from '../../src/migrations/catalog.ts';
 import { openMigrationDriver, type MigrationDriver } from '../../src/migrations/drivers.ts';
@@ -90,8 +94,10 @@ describe('decideProfileCheckpoint (0 2 * * * Asia/Shanghai = 18:00 UTC)', () => 
     const d = decideProfileCheckpoint({ state: 'scheduled', nextRunTime: epochSeconds(takenFire) }, CRON, dbNow);
     assert.equal(d.problem, null);
     assert.equal(d.checkpointAt?.toISOString(), '2024-06-08T18:00:00.000Z');
-    assert.ok(d.checkpointAt!.getTime() < takenFire.getTime() && takenFire.getTime() <= dbNow.getTime(),
-      'the missed fire is after the checkpoint and not after now: due at the first check');
+    assert.ok(
+      d.checkpointAt!.getTime() < takenFire.getTime() && takenFire.getTime() <= dbNow.getTime(),
+      'the missed fire is after the checkpoint and not after now: due at the first check',
+    );
   });
 
   test('scheduled exactly at dbNow, which is a fire: counts as missed (checkpoint = the day before)', () => {
@@ -149,8 +155,12 @@ const SCOPES: SeedScope[] = [
   { scopeId: 'pf-no-cursor', signals: 3, cursor: null, candidate: null }, // signals, never processed
   { scopeId: 'pf-quiet', signals: 2, cursor: 2, candidate: 'earlier' }, // nothing new
 ];
-const AHEAD = SCOPES.filter((s) => s.signals > (s.cursor ?? 0)).map((s) => s.scopeId).sort();
-const NOT_AHEAD = SCOPES.filter((s) => s.signals <= (s.cursor ?? 0)).map((s) => s.scopeId).sort();
+const AHEAD = SCOPES.filter((s) => s.signals > (s.cursor ?? 0))
+  .map((s) => s.scopeId)
+  .sort();
+const NOT_AHEAD = SCOPES.filter((s) => s.signals <= (s.cursor ?? 0))
+  .map((s) => s.scopeId)
+  .sort();
 
 async function seedProfileDomain(fx: BackendFixture, taken: Date): Promise<void> {
   for (const s of SCOPES) {
@@ -158,19 +168,34 @@ async function seedProfileDomain(fx: BackendFixture, taken: Date): Promise<void>
     if (s.cursor !== null) await fx.query('INSERT INTO ref_profile_cursors (scope_id, through_seq) VALUES (?, ?)', [s.scopeId, s.cursor]);
     if (s.candidate !== null) {
       const fire = s.candidate === 'taken' ? taken : dayBefore(taken);
-      await fx.query("INSERT INTO ref_profile_candidates (scope_id, fire_at, through_seq, status) VALUES (?, ?, ?, 'pending_review')",
-        [s.scopeId, toDbTime(fire), s.cursor ?? 0]);
+      await fx.query("INSERT INTO ref_profile_candidates (scope_id, fire_at, through_seq, status) VALUES (?, ?, ?, 'pending_review')", [
+        s.scopeId,
+        toDbTime(fire),
+        s.cursor ?? 0,
+      ]);
     }
   }
 }
 
-interface CandidateRow { scopeId: string; fireAt: string; throughSeq: number; status: string }
+interface CandidateRow {
+  scopeId: string;
+  fireAt: string;
+  throughSeq: number;
+  status: string;
+}
 
 /** A fresh job store and an unadopted binding on the same database (tests sharing one fixture). */
 async function resetAdoption(fx: BackendFixture): Promise<void> {
   await fx.query('DROP TABLE IF EXISTS apscheduler_jobs');
-  for (const t of ['pc_aps_adoptions', 'pc_artifact_processing_binding_states', 'pc_artifact_processing_intents',
-    'ref_profile_signals', 'ref_profile_cursors', 'ref_profile_candidates']) await fx.query(`DELETE FROM ${t}`);
+  for (const t of [
+    'pc_aps_adoptions',
+    'pc_artifact_processing_binding_states',
+    'pc_artifact_processing_intents',
+    'ref_profile_signals',
+    'ref_profile_cursors',
+    'ref_profile_candidates',
+  ])
+    await fx.query(`DELETE FROM ${t}`);
 }
 
 async function candidates(fx: BackendFixture, scopeId?: string): Promise<CandidateRow[]> {
@@ -213,7 +238,11 @@ function dbText(value: unknown): string | null {
 }
 
 /** Runs fn with an adoption context on the fixture's database (the driver is closed afterwards). */
-async function withAdoption<T>(fx: BackendFixture, fn: (ctx: AdoptionContext, driver: MigrationDriver) => Promise<T>, options: Partial<AdoptionContext> = {}): Promise<T> {
+async function withAdoption<T>(
+  fx: BackendFixture,
+  fn: (ctx: AdoptionContext, driver: MigrationDriver) => Promise<T>,
+  options: Partial<AdoptionContext> = {},
+): Promise<T> {
   const driver = await openMigrationDriver(fx.target);
   try {
     const ctx: AdoptionContext = {
@@ -255,8 +284,12 @@ function firesNow(): { taken: Date; next: Date } {
 for (const backend of BACKENDS) {
   describe(`[${backend}] A13 adopt profile-apscheduler: checkpoint, job removal, calibration`, () => {
     let fx: BackendFixture;
-    before(async () => { fx = await createBackend(backend); });
-    after(async () => { await fx?.cleanup(); });
+    before(async () => {
+      fx = await createBackend(backend);
+    });
+    after(async () => {
+      await fx?.cleanup();
+    });
 
     test('a job scheduled at the next fire: adopted, checkpoint = the fire taken, job gone, ahead scopes re-marked, candidates untouched', async () => {
       const { taken, next } = firesNow();
@@ -287,9 +320,16 @@ for (const backend of BACKENDS) {
       assert.equal(state.scanInProgress, false);
 
       const jobs = await jobRows(fx);
-      assert.deepEqual(jobs.map((j) => j.id), [OTHER_JOB], 'the Profile job is removed from the job store, the other job stays');
+      assert.deepEqual(
+        jobs.map((j) => j.id),
+        [OTHER_JOB],
+        'the Profile job is removed from the job store, the other job stays',
+      );
       assert.deepEqual(jobs[0], otherBefore, 'the other job row is untouched');
-      assert.deepEqual((await adoptionRows(fx)).map((r) => [r.adoption, r.state]), [['profile_apscheduler', 'retired']]);
+      assert.deepEqual(
+        (await adoptionRows(fx)).map((r) => [r.adoption, r.state]),
+        [['profile_apscheduler', 'retired']],
+      );
 
       // Sources recorded before the switch: exactly the scopes ahead of their cursor are dirty.
       assert.equal(result.calibrated, AHEAD.length, `calibrated ${result.calibrated}, expected ${AHEAD.join(', ')}`);
@@ -302,7 +342,11 @@ for (const backend of BACKENDS) {
       }
       for (const scopeId of NOT_AHEAD) assert.equal(await fx.store.readIntent(PROFILE_BINDING, scopeId), null, `${scopeId} has no new signal: no intent`);
       const intents = await fx.query('SELECT scope_id FROM pc_artifact_processing_intents WHERE binding_name = ? ORDER BY scope_id', [PROFILE_BINDING]);
-      assert.deepEqual(intents.map((r) => String(r.scope_id)), AHEAD, 'no other intent of the binding');
+      assert.deepEqual(
+        intents.map((r) => String(r.scope_id)),
+        AHEAD,
+        'no other intent of the binding',
+      );
 
       assert.deepEqual(await candidates(fx), candidatesBefore, 'candidates are not touched');
       assert.deepEqual(await fx.query('SELECT scope_id, seq FROM ref_profile_signals ORDER BY scope_id, seq'), signalsBefore, 'signals are not touched');
@@ -324,16 +368,23 @@ for (const backend of BACKENDS) {
     // RFC 11: never the APScheduler job and the supervisor on the same Profile progress. After the
     // adoption, a start refuses while the sidecar's job store holds the Profile job again.
     test('after the adoption a start refuses while the job store holds the Profile job again (api: an error line)', async () => {
-      const configOf = (role: string) => parseRuntimeConfig({ [`${P}DATABASE_URL`]: fx.url, [`${P}PROFILE_SCHEDULE_ENABLED`]: 'true', [`${P}ARTIFACT_PROCESSING_ROLE`]: role }, [profile]);
+      const configOf = (role: string) =>
+        parseRuntimeConfig({ [`${P}DATABASE_URL`]: fx.url, [`${P}PROFILE_SCHEDULE_ENABLED`]: 'true', [`${P}ARTIFACT_PROCESSING_ROLE`]: role }, [profile]);
       const lines: Array<Record<string, unknown>> = [];
       const logger = createLogger({ level: 'info', destination: sinkDestination(lines) });
       const runs = backend === 'mysql' ? 'background' : 'all';
       await checkProfileSidecar(fx.store, configOf(runs), logger);
       const { next } = firesNow();
-      await fx.query('INSERT INTO apscheduler_jobs (id, next_run_time, job_state) VALUES (?, ?, ?)', [DEFAULT_PROFILE_JOB_ID, epochSeconds(next), Buffer.from('8004', 'utf8')]);
+      await fx.query('INSERT INTO apscheduler_jobs (id, next_run_time, job_state) VALUES (?, ?, ?)', [
+        DEFAULT_PROFILE_JOB_ID,
+        epochSeconds(next),
+        Buffer.from('8004', 'utf8'),
+      ]);
       try {
-        await assert.rejects(checkProfileSidecar(fx.store, configOf(runs), logger),
-          (e: unknown) => e instanceof ConfigError && e.message.includes(`Profile job ${DEFAULT_PROFILE_JOB_ID}`) && e.message.includes(PROFILE_BINDING));
+        await assert.rejects(
+          checkProfileSidecar(fx.store, configOf(runs), logger),
+          (e: unknown) => e instanceof ConfigError && e.message.includes(`Profile job ${DEFAULT_PROFILE_JOB_ID}`) && e.message.includes(PROFILE_BINDING),
+        );
         if (backend === 'mysql') {
           await checkProfileSidecar(fx.store, configOf('api'), logger);
           await waitFor(() => lines.some((l) => l.level === 50 && l.jobId === DEFAULT_PROFILE_JOB_ID), 2_000);
@@ -341,7 +392,13 @@ for (const backend of BACKENDS) {
         // Through `apsup run`: exit 2 before any term is taken.
         const dir = makeFixtureDir(`profile-sidecar-${backend}`);
         try {
-          const run = await runCli(['run', '--families', PROFILE_FAMILIES_MODULE_PATH, '--role', runs], fx.url, dir, { [`${P}PROFILE_SCHEDULE_ENABLED`]: 'true' }, 60_000);
+          const run = await runCli(
+            ['run', '--families', PROFILE_FAMILIES_MODULE_PATH, '--role', runs],
+            fx.url,
+            dir,
+            { [`${P}PROFILE_SCHEDULE_ENABLED`]: 'true' },
+            60_000,
+          );
           assert.equal(run.code, 2, run.stderr);
           assert.match(run.stderr, /APScheduler job store holds the Profile job profile-refresh again/);
           assert.doesNotMatch(run.stdout, /term acquired/);
@@ -357,8 +414,12 @@ for (const backend of BACKENDS) {
 
   describe(`[${backend}] A13 adopt profile-apscheduler: job states`, () => {
     let fx: BackendFixture;
-    before(async () => { fx = await createBackend(backend); });
-    after(async () => { await fx?.cleanup(); });
+    before(async () => {
+      fx = await createBackend(backend);
+    });
+    after(async () => {
+      await fx?.cleanup();
+    });
     // Each test starts from a fresh job store and an unadopted binding on the same database.
     const reset = () => resetAdoption(fx);
 
@@ -389,7 +450,10 @@ for (const backend of BACKENDS) {
       assert.equal(dbText(result.conversion!.last_schedule_checkpoint_at), null);
       assert.equal((await fx.store.readBindingState(PROFILE_BINDING)).lastScheduleCheckpointAt, null, 'first migration: the first check catches up');
       assert.deepEqual(await jobRows(fx), jobsBefore, 'the other job is untouched');
-      assert.deepEqual((await adoptionRows(fx)).map((r) => [r.adoption, r.state]), [['profile_apscheduler', 'retired']]);
+      assert.deepEqual(
+        (await adoptionRows(fx)).map((r) => [r.adoption, r.state]),
+        [['profile_apscheduler', 'retired']],
+      );
     });
 
     test('paused Profile job: checkpoint NULL, job removed', async () => {
@@ -419,8 +483,12 @@ for (const backend of BACKENDS) {
 
   describe(`[${backend}] A13 adopt profile-apscheduler: refusals and dry run change nothing`, () => {
     let fx: BackendFixture;
-    before(async () => { fx = await createBackend(backend); });
-    after(async () => { await fx?.cleanup(); });
+    before(async () => {
+      fx = await createBackend(backend);
+    });
+    after(async () => {
+      await fx?.cleanup();
+    });
     const reset = () => resetAdoption(fx);
 
     test('next_run_time in the future but not a fire: refused with job_not_a_cron_fire, nothing changed', async () => {
@@ -434,7 +502,10 @@ for (const backend of BACKENDS) {
       const before = await databaseFingerprint(fx);
       const result = await adopt(fx);
       assert.equal(result.outcome, 'refused', formatAdoption(result));
-      assert.deepEqual(result.problems.map((p) => [p.problem, p.bindingName]), [['job_not_a_cron_fire', PROFILE_BINDING]]);
+      assert.deepEqual(
+        result.problems.map((p) => [p.problem, p.bindingName]),
+        [['job_not_a_cron_fire', PROFILE_BINDING]],
+      );
       assert.match(formatAdoption(result), /nothing was changed/);
       assert.equal(result.calibrated, 0);
       assert.equal(await databaseFingerprint(fx), before, 'a refusal changes nothing');
@@ -445,11 +516,17 @@ for (const backend of BACKENDS) {
       const { taken, next } = firesNow();
       await seedProfileDomain(fx, taken);
       await createApschedulerStore(fx, [{ id: DEFAULT_PROFILE_JOB_ID, nextRunTime: epochSeconds(next) }]);
-      await fx.query('INSERT INTO pc_artifact_processing_binding_states (binding_name, last_schedule_checkpoint_at) VALUES (?, ?)', [PROFILE_BINDING, toDbTime(taken)]);
+      await fx.query('INSERT INTO pc_artifact_processing_binding_states (binding_name, last_schedule_checkpoint_at) VALUES (?, ?)', [
+        PROFILE_BINDING,
+        toDbTime(taken),
+      ]);
       const before = await databaseFingerprint(fx);
       const result = await adopt(fx);
       assert.equal(result.outcome, 'refused', formatAdoption(result));
-      assert.deepEqual(result.problems.map((p) => [p.problem, p.bindingName]), [['already_supervised', PROFILE_BINDING]]);
+      assert.deepEqual(
+        result.problems.map((p) => [p.problem, p.bindingName]),
+        [['already_supervised', PROFILE_BINDING]],
+      );
       assert.equal(await databaseFingerprint(fx), before, 'a refusal changes nothing');
     });
 
@@ -465,7 +542,10 @@ for (const backend of BACKENDS) {
       assert.match(plan, /pc_aps_adopt_profile_apscheduler/);
       assert.ok(plan.includes(toDbTime(taken)), `the plan shows the checkpoint ${toDbTime(taken)}:\n${plan}`);
       if (backend === 'mysql') {
-        assert.ok(plan.includes(`CALL ${OP}('${PROFILE_BINDING}', '${DEFAULT_PROFILE_JOB_ID}', 'scheduled', ${epochSeconds(next)}, '${toDbTime(taken)}')`), plan);
+        assert.ok(
+          plan.includes(`CALL ${OP}('${PROFILE_BINDING}', '${DEFAULT_PROFILE_JOB_ID}', 'scheduled', ${epochSeconds(next)}, '${toDbTime(taken)}')`),
+          plan,
+        );
         assert.match(plan, new RegExp(`DROP PROCEDURE IF EXISTS ${OP}`));
       } else {
         assert.match(plan, /:checkpoint_at = '/);
@@ -487,24 +567,41 @@ for (const backend of BACKENDS) {
           const before = await databaseFingerprint(fx);
           const store = fx.store;
           assert.ok(store instanceof BaseStore);
-          const call = (params: Record<string, string | number | null>) => store.callOperation(OP, {
-            binding_name: PROFILE_BINDING, job_id: DEFAULT_PROFILE_JOB_ID, expected_job_state: 'scheduled',
-            expected_next_run_time: epochSeconds(next), checkpoint_at: toDbTime(taken), ...params,
-          });
+          const call = (params: Record<string, string | number | null>) =>
+            store.callOperation(OP, {
+              binding_name: PROFILE_BINDING,
+              job_id: DEFAULT_PROFILE_JOB_ID,
+              expected_job_state: 'scheduled',
+              expected_next_run_time: epochSeconds(next),
+              checkpoint_at: toDbTime(taken),
+              ...params,
+            });
           const code = (expected: string) => (e: unknown) => {
             assert.ok(e instanceof StoreError, `a StoreError, got ${String(e)}`);
             assert.equal(e.code, expected);
             return true;
           };
           await assert.rejects(call({}), code('adoption_inconsistent'), 'next_run_time differs from the one read');
-          await assert.rejects(call({ expected_job_state: 'absent', expected_next_run_time: null, checkpoint_at: null }), code('adoption_inconsistent'), 'a job appeared');
-          await assert.rejects(call({ expected_job_state: 'paused', expected_next_run_time: null, checkpoint_at: null }), code('adoption_inconsistent'), 'the job is not paused');
+          await assert.rejects(
+            call({ expected_job_state: 'absent', expected_next_run_time: null, checkpoint_at: null }),
+            code('adoption_inconsistent'),
+            'a job appeared',
+          );
+          await assert.rejects(
+            call({ expected_job_state: 'paused', expected_next_run_time: null, checkpoint_at: null }),
+            code('adoption_inconsistent'),
+            'the job is not paused',
+          );
           // With the row as it is now, a checkpoint after the database time is refused too.
           await assert.rejects(call({ expected_next_run_time: epochSeconds(dayAfter(next)), checkpoint_at: toDbTime(next) }), code('cron_fire_in_future'));
           assert.equal(await databaseFingerprint(fx), before, 'a rejected conversion changes nothing');
           const state = await fx.store.readBindingState(PROFILE_BINDING);
           assert.equal(state.lastScheduleCheckpointAt, null, 'no checkpoint recorded');
-          assert.deepEqual((await jobRows(fx)).map((j) => [j.id, j.nextRunTime]), [[DEFAULT_PROFILE_JOB_ID, epochSeconds(dayAfter(next))]], 'the job row is kept');
+          assert.deepEqual(
+            (await jobRows(fx)).map((j) => [j.id, j.nextRunTime]),
+            [[DEFAULT_PROFILE_JOB_ID, epochSeconds(dayAfter(next))]],
+            'the job row is kept',
+          );
           assert.deepEqual(await adoptionRows(fx), []);
         } finally {
           if (backend === 'mysql') await driver.execute(procedureRemoval(OP));
@@ -551,22 +648,39 @@ for (const backend of BACKENDS) {
 
         // (i) the taken fire already has its candidate: no second one, the newer signals stay owed.
         const aheadA = await candidates(fx, 'pf-ahead-a');
-        assert.deepEqual(aheadA.map((c) => [c.fireAt, c.throughSeq]), [[toDbTime(taken), 4]], 'exactly the one candidate of the taken fire');
+        assert.deepEqual(
+          aheadA.map((c) => [c.fireAt, c.throughSeq]),
+          [[toDbTime(taken), 4]],
+          'exactly the one candidate of the taken fire',
+        );
         assert.equal(await cursorOf(fx, 'pf-ahead-a'), 4, 'cursor not advanced: signals 5..6 wait for the next fire');
         const aheadIntent = (await fx.store.readIntent(PROFILE_BINDING, 'pf-ahead-a'))!;
         assert.ok(aheadIntent.dirtyGeneration > aheadIntent.cleanGeneration, 'pf-ahead-a stays dirty for the next fire');
 
         // (ii) signals but no candidate: exactly one, for the taken fire.
         const noCursor = await candidates(fx, 'pf-no-cursor');
-        assert.deepEqual(noCursor.map((c) => [c.fireAt, c.throughSeq, c.status]), [[toDbTime(taken), 3, 'pending_review']]);
+        assert.deepEqual(
+          noCursor.map((c) => [c.fireAt, c.throughSeq, c.status]),
+          [[toDbTime(taken), 3, 'pending_review']],
+        );
         assert.equal(await cursorOf(fx, 'pf-no-cursor'), 3);
         // (iii) an earlier fire's candidate does not stand for the taken fire.
         const earlier = await candidates(fx, 'pf-earlier');
-        assert.deepEqual(earlier.map((c) => [c.fireAt, c.throughSeq]), [[toDbTime(dayBefore(taken)), 5], [toDbTime(taken), 8]]);
+        assert.deepEqual(
+          earlier.map((c) => [c.fireAt, c.throughSeq]),
+          [
+            [toDbTime(dayBefore(taken)), 5],
+            [toDbTime(taken), 8],
+          ],
+        );
 
         // Nothing else was processed: no automatic scan ran the taken fire again.
         const others = (await candidates(fx)).filter((c) => !requested.has(c.scopeId));
-        assert.deepEqual(others, candidatesBefore.filter((c) => !requested.has(c.scopeId)), 'unrequested scopes untouched');
+        assert.deepEqual(
+          others,
+          candidatesBefore.filter((c) => !requested.has(c.scopeId)),
+          'unrequested scopes untouched',
+        );
         const state = await fx.store.readBindingState(PROFILE_BINDING);
         assert.equal(state.scanGeneration, 0, 'no automatic scan before the next fire');
         assert.equal(state.lastScheduleCheckpointAt?.toISOString(), taken.toISOString(), 'checkpoint still the taken fire');
@@ -608,10 +722,16 @@ for (const backend of BACKENDS) {
         const added = after.filter((c) => !candidatesBefore.some((b) => b.scopeId === c.scopeId && b.fireAt === c.fireAt));
         assert.deepEqual(
           added.map((c) => [c.scopeId, c.fireAt, c.throughSeq]).sort(),
-          SCOPES.filter((s) => AHEAD.includes(s.scopeId)).map((s) => [s.scopeId, toDbTime(missed), s.signals]).sort(),
+          SCOPES.filter((s) => AHEAD.includes(s.scopeId))
+            .map((s) => [s.scopeId, toDbTime(missed), s.signals])
+            .sort(),
           'one new candidate, for the missed fire, per scope ahead of its cursor (sources before the switch not skipped)',
         );
-        for (const c of candidatesBefore) assert.ok(after.some((a) => a.scopeId === c.scopeId && a.fireAt === c.fireAt && a.throughSeq === c.throughSeq), `${c.scopeId} keeps its candidate of ${c.fireAt}`);
+        for (const c of candidatesBefore)
+          assert.ok(
+            after.some((a) => a.scopeId === c.scopeId && a.fireAt === c.fireAt && a.throughSeq === c.throughSeq),
+            `${c.scopeId} keeps its candidate of ${c.fireAt}`,
+          );
         for (const s of SCOPES) assert.equal(await cursorOf(fx, s.scopeId), AHEAD.includes(s.scopeId) ? s.signals : s.cursor, `${s.scopeId} cursor`);
         for (const scopeId of AHEAD) {
           const intent = (await fx.store.readIntent(PROFILE_BINDING, scopeId))!;

@@ -25,7 +25,13 @@ import { P, startRuntime } from '../fixtures/runtime-harness.ts';
 import { FAMILIES_MODULE_PATH, legacyTopicMemory } from '../fixtures/legacy/pr1490-families.ts';
 import { WINDOW } from '../fixtures/legacy/pr1490-topic.processor.ts';
 import {
-  TOPIC_BINDING, createPr1490Database, databaseFingerprint, expectedIntents, pr1490Data, type Pr1490Data, type Pr1490Options,
+  TOPIC_BINDING,
+  createPr1490Database,
+  databaseFingerprint,
+  expectedIntents,
+  pr1490Data,
+  type Pr1490Data,
+  type Pr1490Options,
 } from '../fixtures/legacy/pr1490.ts';
 
 const TABLES_KEPT = ['pc_artifact_processing_pending', 'pc_artifact_processing_source_cursors'];
@@ -81,7 +87,8 @@ for (const backend of BACKENDS) {
       const expected = expectedIntents(data);
       const rows = await fx.query(
         'SELECT scope_id, pending_sequence, dirty_generation, clean_generation, requested_generation, handled_generation FROM pc_artifact_processing_intents WHERE binding_name = ? ORDER BY pending_sequence',
-        [TOPIC_BINDING]);
+        [TOPIC_BINDING],
+      );
       const got = new Map(rows.map((x) => [String(x.scope_id), [Number(x.dirty_generation), Number(x.requested_generation)] as [number, number]]));
       assert.deepEqual([...got.entries()].sort(), [...expected.entries()].sort());
       assert.ok(rows.every((x) => Number(x.clean_generation) === 0 && Number(x.handled_generation) === 0));
@@ -92,27 +99,42 @@ for (const backend of BACKENDS) {
       assert.deepEqual(got.get('tm-no-cursor'), [1, 0], 'a missing cursor is position 0');
       // Pending order: the legacy created_at order is the scan order.
       const createdOrder = data.scopes.filter((s) => expected.has(s.scopeId)).map((s) => s.scopeId);
-      assert.deepEqual(rows.map((x) => String(x.scope_id)), createdOrder);
+      assert.deepEqual(
+        rows.map((x) => String(x.scope_id)),
+        createdOrder,
+      );
       assert.equal(r.conversion?.dirty_keys !== undefined && Number(r.conversion.dirty_keys), [...expected.values()].filter(([d]) => d === 1).length);
 
       const state = await fx.store.readBindingState(TOPIC_BINDING);
-      assert.equal(state.lastScheduleCheckpointAt?.toISOString(), new Date(`${data.binding.lastCompletedAt!.replace(' ', 'T')}Z`).toISOString(),
-        'no automatic work in progress: last_auto_wave_completed_at is the checkpoint (the remaining wait is kept)');
+      assert.equal(
+        state.lastScheduleCheckpointAt?.toISOString(),
+        new Date(`${data.binding.lastCompletedAt!.replace(' ', 'T')}Z`).toISOString(),
+        'no automatic work in progress: last_auto_wave_completed_at is the checkpoint (the remaining wait is kept)',
+      );
       assert.equal(state.scanInProgress, false);
       const lease = await fx.store.readLease('global');
-      assert.deepEqual([lease?.holderId ?? null, lease?.supervisorGeneration], [null, data.lease.generation + 1], 'the PR #1490 term is fenced out, its generation continued');
+      assert.deepEqual(
+        [lease?.holderId ?? null, lease?.supervisorGeneration],
+        [null, data.lease.generation + 1],
+        'the PR #1490 term is fenced out, its generation continued',
+      );
       assert.equal((await fx.store.readRuntimeMode()).mode, 'global');
 
       assert.deepEqual(await Promise.all(TABLES_KEPT.map((t) => rowsOf(fx, t))), kept, 'Topic pending and cursors are untouched');
       for (const gone of ['pc_artifact_processing_auto_wave_targets', 'pc_aps_pr1490_binding_states', 'pc_aps_pr1490_leases']) {
         assert.equal(await driver.tableExists(gone), false, `${gone} retired`);
       }
-      assert.deepEqual((await fx.query('SELECT adoption, state FROM pc_aps_adoptions')).map((x) => [x.adoption, x.state]), [['topic_memory_pr1490', 'retired']]);
+      assert.deepEqual(
+        (await fx.query('SELECT adoption, state FROM pc_aps_adoptions')).map((x) => [x.adoption, x.state]),
+        [['topic_memory_pr1490', 'retired']],
+      );
       const status = await new Migrator(driver).status();
       assert.equal(status.drift, false, JSON.stringify(status));
       assert.equal(status.pending, 0);
       if (backend === 'mysql') {
-        const routines = await fx.query("SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME LIKE 'pc_aps_adopt%'");
+        const routines = await fx.query(
+          "SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME LIKE 'pc_aps_adopt%'",
+        );
         assert.deepEqual(routines, [], 'the conversion procedure is dropped with the old tables');
       }
       assert.equal(await topicMemoryPr1490Phase(driver), 'retired');
@@ -123,37 +145,76 @@ for (const backend of BACKENDS) {
       const data = await legacy({ waveInProgress: true });
       const r = await adoptTopicMemoryPr1490(context());
       assert.equal(r.outcome, 'adopted', JSON.stringify(r));
-      assert.deepEqual([await fx.store.readIntent(TOPIC_BINDING, 'tm-wave-running')].map((i) => [i?.dirtyGeneration, i?.requestedGeneration]), [[0, 1]],
-        'a started, unfinished target of covered source keeps its recovery duty');
-      assert.deepEqual([await fx.store.readIntent(TOPIC_BINDING, 'tm-wave-queued')].map((i) => [i?.dirtyGeneration, i?.requestedGeneration]), [[1, 1]]);
+      assert.deepEqual(
+        [await fx.store.readIntent(TOPIC_BINDING, 'tm-wave-running')].map((i) => [i?.dirtyGeneration, i?.requestedGeneration]),
+        [[0, 1]],
+        'a started, unfinished target of covered source keeps its recovery duty',
+      );
+      assert.deepEqual(
+        [await fx.store.readIntent(TOPIC_BINDING, 'tm-wave-queued')].map((i) => [i?.dirtyGeneration, i?.requestedGeneration]),
+        [[1, 1]],
+      );
       assert.equal(await fx.store.readIntent(TOPIC_BINDING, 'tm-wave-done'), null, 'a finished target with nothing pending needs nothing');
-      assert.equal((await fx.store.readBindingState(TOPIC_BINDING)).lastScheduleCheckpointAt, null,
-        'automatic work was in progress: the old completion time cannot be the checkpoint');
+      assert.equal(
+        (await fx.store.readBindingState(TOPIC_BINDING)).lastScheduleCheckpointAt,
+        null,
+        'automatic work was in progress: the old completion time cannot be the checkpoint',
+      );
       assert.equal(Number(r.conversion?.requested_keys), [...expectedIntents(data).values()].filter(([, o]) => o === 1).length);
     });
 
     const inconsistencies: Array<[string, string, (fx: BackendFixture) => Promise<unknown>]> = [
-      ['flush_confirmed_beyond_request', 'a flush confirmed beyond its request',
-        (f) => f.query('UPDATE pc_artifact_processing_pending SET flushed_generation = 9 WHERE scope_id = ?', ['tm-flush-open'])],
-      ['cursor_beyond_source', 'a cursor beyond its announced source',
-        (f) => f.query('UPDATE pc_artifact_processing_source_cursors SET source_cursor = 99 WHERE scope_id = ?', ['tm-covered'])],
-      ['unmapped_binding', 'rows of a binding no family maps',
-        (f) => f.query("INSERT INTO pc_artifact_processing_pending (binding_name, scope_id, source_through) VALUES ('memory.sweep', 'm1', 3)")],
-      ['target_times', 'a target completed before it started',
-        (f) => f.query('UPDATE pc_artifact_processing_auto_wave_targets SET started_at = NULL WHERE scope_id = ? AND auto_wave_generation = 6', ['tm-uncovered'])],
-      ['target_beyond_source', 'an unfinished target frozen beyond the announced source',
-        (f) => f.query('UPDATE pc_artifact_processing_auto_wave_targets SET source_through = 999 WHERE scope_id = ? AND completed_at IS NULL', ['tm-wave-running'])],
-      ['wave_completed_with_unfinished_target', 'a finished wave with an unfinished target',
-        (f) => f.query('UPDATE pc_artifact_processing_binding_states SET auto_wave_started_at = NULL')],
-      ['target_of_unknown_wave', 'a target of a wave never started',
-        (f) => f.query("INSERT INTO pc_artifact_processing_auto_wave_targets (binding_name, auto_wave_generation, scope_id, source_through) VALUES (?, 99, 'tm-covered', 7)", [TOPIC_BINDING])],
+      [
+        'flush_confirmed_beyond_request',
+        'a flush confirmed beyond its request',
+        (f) => f.query('UPDATE pc_artifact_processing_pending SET flushed_generation = 9 WHERE scope_id = ?', ['tm-flush-open']),
+      ],
+      [
+        'cursor_beyond_source',
+        'a cursor beyond its announced source',
+        (f) => f.query('UPDATE pc_artifact_processing_source_cursors SET source_cursor = 99 WHERE scope_id = ?', ['tm-covered']),
+      ],
+      [
+        'unmapped_binding',
+        'rows of a binding no family maps',
+        (f) => f.query("INSERT INTO pc_artifact_processing_pending (binding_name, scope_id, source_through) VALUES ('memory.sweep', 'm1', 3)"),
+      ],
+      [
+        'target_times',
+        'a target completed before it started',
+        (f) =>
+          f.query('UPDATE pc_artifact_processing_auto_wave_targets SET started_at = NULL WHERE scope_id = ? AND auto_wave_generation = 6', ['tm-uncovered']),
+      ],
+      [
+        'target_beyond_source',
+        'an unfinished target frozen beyond the announced source',
+        (f) =>
+          f.query('UPDATE pc_artifact_processing_auto_wave_targets SET source_through = 999 WHERE scope_id = ? AND completed_at IS NULL', ['tm-wave-running']),
+      ],
+      [
+        'wave_completed_with_unfinished_target',
+        'a finished wave with an unfinished target',
+        (f) => f.query('UPDATE pc_artifact_processing_binding_states SET auto_wave_started_at = NULL'),
+      ],
+      [
+        'target_of_unknown_wave',
+        'a target of a wave never started',
+        (f) =>
+          f.query(
+            "INSERT INTO pc_artifact_processing_auto_wave_targets (binding_name, auto_wave_generation, scope_id, source_through) VALUES (?, 99, 'tm-covered', 7)",
+            [TOPIC_BINDING],
+          ),
+      ],
     ];
     for (const [problem, what, corrupt] of inconsistencies) {
       test(`inconsistent data (${what}) stops with a report naming ${problem} and changes nothing`, async () => {
         await legacy({ waveInProgress: true, bulk: 20 });
         await corrupt(fx);
         const r = await refusedUnchanged(() => adoptTopicMemoryPr1490(context()));
-        assert.ok(r.problems.some((p) => p.problem === problem), JSON.stringify(r.problems));
+        assert.ok(
+          r.problems.some((p) => p.problem === problem),
+          JSON.stringify(r.problems),
+        );
         assert.equal(await topicMemoryPr1490Phase(driver), 'baseline');
       });
     }
@@ -161,17 +222,26 @@ for (const backend of BACKENDS) {
     test('a live PR #1490 supervisor refuses the adoption; a different deployed schema is reported before any other check', async () => {
       await legacy({ waveInProgress: false, liveLease: true });
       let r = await refusedUnchanged(() => adoptTopicMemoryPr1490(context()));
-      assert.deepEqual(r.problems.map((p) => p.problem), ['legacy_supervisor_live']);
+      assert.deepEqual(
+        r.problems.map((p) => p.problem),
+        ['legacy_supervisor_live'],
+      );
       await fx.query("UPDATE pc_artifact_processing_leases SET expires_at = '2020-01-01 00:00:00.000'");
       await fx.query('ALTER TABLE pc_artifact_processing_pending DROP COLUMN flushed_generation');
       r = await refusedUnchanged(() => adoptTopicMemoryPr1490(context()));
-      assert.deepEqual(r.problems.map((p) => [p.problem, p.detail]), [['baseline_shape', 'missing pc_artifact_processing_pending.flushed_generation']]);
+      assert.deepEqual(
+        r.problems.map((p) => [p.problem, p.detail]),
+        [['baseline_shape', 'missing pc_artifact_processing_pending.flushed_generation']],
+      );
     });
 
     test('plain migrate up refuses a PR #1490 database, migrate sql shows the adoption plan, a dry run changes nothing', async () => {
       await legacy({ waveInProgress: true });
       const before = await databaseFingerprint(fx);
-      await assert.rejects(new Migrator(driver).up(), (e: unknown) => e instanceof AdoptionRequiredError && /apsup migrate adopt topic-memory-pr1490/.test(e.message));
+      await assert.rejects(
+        new Migrator(driver).up(),
+        (e: unknown) => e instanceof AdoptionRequiredError && /apsup migrate adopt topic-memory-pr1490/.test(e.message),
+      );
       await assert.rejects(new Migrator(driver).pendingSql(), AdoptionRequiredError);
       const plan = await adoptTopicMemoryPr1490(context({ dryRun: true }));
       assert.equal(plan.outcome, 'planned');
@@ -203,7 +273,10 @@ for (const backend of BACKENDS) {
       await fx.query('UPDATE pc_artifact_processing_pending SET flushed_generation = flush_generation + 5 WHERE scope_id = ?', ['tm-flush-open']);
       const r = await adoptTopicMemoryPr1490(context());
       assert.equal(r.outcome, 'refused', JSON.stringify(r));
-      assert.deepEqual(r.problems.map((p) => p.problem), ['adoption_inconsistent']);
+      assert.deepEqual(
+        r.problems.map((p) => p.problem),
+        ['adoption_inconsistent'],
+      );
       assert.equal(await topicMemoryPr1490Phase(driver), 'set_aside');
       assert.deepEqual(await fx.query('SELECT scope_id FROM pc_artifact_processing_intents'), [], 'nothing was converted');
       await fx.query('UPDATE pc_artifact_processing_pending SET flushed_generation = flush_generation - 1 WHERE scope_id = ?', ['tm-flush-open']);
@@ -224,8 +297,10 @@ for (const backend of BACKENDS) {
           await driver.execute(procedureInstall('pc_aps_adopt_topic_memory_pr1490', 'test'));
         }
         const intents = await rowsOf(fx, 'pc_artifact_processing_intents');
-        await assert.rejects(store.callOperation('pc_aps_adopt_topic_memory_pr1490', { binding_name: TOPIC_BINDING }),
-          (e: unknown) => e instanceof StoreError && e.code === 'adoption_done');
+        await assert.rejects(
+          store.callOperation('pc_aps_adopt_topic_memory_pr1490', { binding_name: TOPIC_BINDING }),
+          (e: unknown) => e instanceof StoreError && e.code === 'adoption_done',
+        );
         assert.deepEqual(await rowsOf(fx, 'pc_artifact_processing_intents'), intents, 'the refused second conversion rolled back');
       } finally {
         await store.close();
@@ -239,21 +314,30 @@ for (const backend of BACKENDS) {
     test('the runtime then recovers every converted duty: flushes confirmed, wave targets run, uncovered source consumed in order without gaps', async () => {
       const data = await legacy({ waveInProgress: true, bulk: 12 });
       assert.equal((await adoptTopicMemoryPr1490(context())).outcome, 'adopted');
-      await fx.query(fx.backend === 'sqlite'
-        ? 'CREATE TABLE fx_pr1490_windows (id INTEGER PRIMARY KEY AUTOINCREMENT, scope_id TEXT NOT NULL, from_position INTEGER NOT NULL, through_position INTEGER NOT NULL)'
-        : 'CREATE TABLE fx_pr1490_windows (id BIGINT AUTO_INCREMENT PRIMARY KEY, scope_id VARCHAR(191) NOT NULL, from_position BIGINT NOT NULL, through_position BIGINT NOT NULL)');
+      await fx.query(
+        fx.backend === 'sqlite'
+          ? 'CREATE TABLE fx_pr1490_windows (id INTEGER PRIMARY KEY AUTOINCREMENT, scope_id TEXT NOT NULL, from_position INTEGER NOT NULL, through_position INTEGER NOT NULL)'
+          : 'CREATE TABLE fx_pr1490_windows (id BIGINT AUTO_INCREMENT PRIMARY KEY, scope_id VARCHAR(191) NOT NULL, from_position BIGINT NOT NULL, through_position BIGINT NOT NULL)',
+      );
       const runtime = await startRuntime(fx, [legacyTopicMemory], { env: { [`${P}TOPIC_MEMORY_SCHEDULE_SECONDS`]: '1' } });
       try {
-        await waitFor(async () => {
-          const open = await fx.query(
-            'SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = ? AND (requested_generation > handled_generation OR dirty_generation > clean_generation)',
-            [TOPIC_BINDING]);
-          return Number(open[0].n) === 0;
-        }, 30_000, 100);
+        await waitFor(
+          async () => {
+            const open = await fx.query(
+              'SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = ? AND (requested_generation > handled_generation OR dirty_generation > clean_generation)',
+              [TOPIC_BINDING],
+            );
+            return Number(open[0].n) === 0;
+          },
+          30_000,
+          100,
+        );
       } finally {
         await runtime.stop();
       }
-      const cursors = new Map((await fx.query('SELECT scope_id, source_cursor FROM pc_artifact_processing_source_cursors')).map((r) => [String(r.scope_id), Number(r.source_cursor)]));
+      const cursors = new Map(
+        (await fx.query('SELECT scope_id, source_cursor FROM pc_artifact_processing_source_cursors')).map((r) => [String(r.scope_id), Number(r.source_cursor)]),
+      );
       const pending = await fx.query('SELECT scope_id, source_through, flush_generation, flushed_generation FROM pc_artifact_processing_pending');
       for (const p of pending) {
         assert.equal(cursors.get(String(p.scope_id)), Number(p.source_through), `${String(p.scope_id)}: every announced source position is consumed`);
@@ -277,25 +361,34 @@ for (const backend of BACKENDS) {
     test('an unexpired check interval keeps its remaining wait after the adoption: requests run, ordinary work waits for the check', async () => {
       await legacy({ waveInProgress: false });
       assert.equal((await adoptTopicMemoryPr1490(context())).outcome, 'adopted');
-      await fx.query(fx.backend === 'sqlite'
-        ? 'CREATE TABLE fx_pr1490_windows (id INTEGER PRIMARY KEY AUTOINCREMENT, scope_id TEXT NOT NULL, from_position INTEGER NOT NULL, through_position INTEGER NOT NULL)'
-        : 'CREATE TABLE fx_pr1490_windows (id BIGINT AUTO_INCREMENT PRIMARY KEY, scope_id VARCHAR(191) NOT NULL, from_position BIGINT NOT NULL, through_position BIGINT NOT NULL)');
+      await fx.query(
+        fx.backend === 'sqlite'
+          ? 'CREATE TABLE fx_pr1490_windows (id INTEGER PRIMARY KEY AUTOINCREMENT, scope_id TEXT NOT NULL, from_position INTEGER NOT NULL, through_position INTEGER NOT NULL)'
+          : 'CREATE TABLE fx_pr1490_windows (id BIGINT AUTO_INCREMENT PRIMARY KEY, scope_id VARCHAR(191) NOT NULL, from_position BIGINT NOT NULL, through_position BIGINT NOT NULL)',
+      );
       // The last wave completed two minutes ago; the interval is five minutes.
       // The deployment's interval key, set explicitly (unset is the legacy "off", RFC 11).
       const runtime = await startRuntime(fx, [legacyTopicMemory], { env: { [`${P}TOPIC_MEMORY_SCHEDULE_SECONDS`]: '300' } });
       try {
-        await waitFor(async () => {
-          const a = await fx.store.readIntent(TOPIC_BINDING, 'tm-flush-open');
-          const b = await fx.store.readIntent(TOPIC_BINDING, 'tm-flush-uncovered');
-          return a?.handledGeneration === 1 && b?.handledGeneration === 1;
-        }, 20_000, 100);
+        await waitFor(
+          async () => {
+            const a = await fx.store.readIntent(TOPIC_BINDING, 'tm-flush-open');
+            const b = await fx.store.readIntent(TOPIC_BINDING, 'tm-flush-uncovered');
+            return a?.handledGeneration === 1 && b?.handledGeneration === 1;
+          },
+          20_000,
+          100,
+        );
         await new Promise((resolve) => setTimeout(resolve, 1500));
       } finally {
         await runtime.stop();
       }
       const uncovered = await fx.store.readIntent(TOPIC_BINDING, 'tm-uncovered');
-      assert.deepEqual([uncovered?.dirtyGeneration, uncovered?.cleanGeneration, uncovered?.requestedGeneration], [1, 0, 0],
-        'ordinary work waits for the next check, due at the old completion time + interval');
+      assert.deepEqual(
+        [uncovered?.dirtyGeneration, uncovered?.cleanGeneration, uncovered?.requestedGeneration],
+        [1, 0, 0],
+        'ordinary work waits for the next check, due at the old completion time + interval',
+      );
       const state = await fx.store.readBindingState(TOPIC_BINDING);
       assert.equal(state.scanGeneration, 0, 'no automatic scan ran before the remaining wait was over');
     });

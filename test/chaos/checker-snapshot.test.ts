@@ -15,10 +15,14 @@ import { BACKENDS } from '../helpers/backends.ts';
 for (const backend of BACKENDS) {
   describe(`chaos checker reads one snapshot (${backend})`, () => {
     let db: TrialDb;
-    before(async () => { db = await openTrialDb(backend); });
-    after(async () => { await db?.cleanup(); });
+    before(async () => {
+      db = await openTrialDb(backend);
+    });
+    after(async () => {
+      await db?.cleanup();
+    });
 
-    test('a commit between two of the checker\'s reads is not a violation', async () => {
+    test("a commit between two of the checker's reads is not a violation", async () => {
       const term = await db.store.acquireTerm('global', 'holder-a', 60_000);
       await appendInputs(db, 'ch-a', 'race', 2, false);
       let committed = false;
@@ -28,12 +32,18 @@ for (const backend of BACKENDS) {
         // The processor's commit, on another connection than the checker's reads.
         await db.store.transaction(async () => undefined);
         for (const seq of [1, 2]) {
-          await db.exec(`INSERT INTO ch_outputs (family, scope_id, seq, supervisor_generation, seen_generation, holder_id, claimed_generation, worker_pid, written_at)
-            VALUES ('ch-a', 'race', ?, ?, ?, 'holder-a', 1, 1, ${nowExpr(backend)})`, [seq, term.supervisorGeneration, term.supervisorGeneration]);
+          await db.exec(
+            `INSERT INTO ch_outputs (family, scope_id, seq, supervisor_generation, seen_generation, holder_id, claimed_generation, worker_pid, written_at)
+            VALUES ('ch-a', 'race', ?, ?, ?, 'holder-a', 1, 1, ${nowExpr(backend)})`,
+            [seq, term.supervisorGeneration, term.supervisorGeneration],
+          );
         }
         await db.exec('INSERT INTO ch_cursors (family, scope_id, through_seq) VALUES (?, ?, 2)', ['ch-a', 'race']);
-        await db.exec(`UPDATE pc_artifact_processing_intents SET clean_generation = dirty_generation, handled_generation = requested_generation
-          WHERE binding_name = ? AND scope_id = ?`, [bindingOf('ch-a'), 'race']);
+        await db.exec(
+          `UPDATE pc_artifact_processing_intents SET clean_generation = dirty_generation, handled_generation = requested_generation
+          WHERE binding_name = ? AND scope_id = ?`,
+          [bindingOf('ch-a'), 'race'],
+        );
       });
       assert.ok(committed, 'the interleaved commit ran');
       assert.deepEqual(found, [], JSON.stringify(found));

@@ -18,12 +18,18 @@ for (const backend of BACKENDS) {
     let db: TrialDb;
     let gen1: number;
     const out = (scope: string, seq: number, gen: number, holder: string, seen?: number) =>
-      db.exec(`INSERT INTO ch_outputs (family, scope_id, seq, supervisor_generation, seen_generation, holder_id, claimed_generation, worker_pid, written_at)
-        VALUES ('ch-a', ?, ?, ?, ?, ?, 1, 1, ${nowExpr(backend)})`, [scope, seq, gen, seen ?? gen, holder]);
+      db.exec(
+        `INSERT INTO ch_outputs (family, scope_id, seq, supervisor_generation, seen_generation, holder_id, claimed_generation, worker_pid, written_at)
+        VALUES ('ch-a', ?, ?, ?, ?, ?, 1, 1, ${nowExpr(backend)})`,
+        [scope, seq, gen, seen ?? gen, holder],
+      );
     const settle = async (scope: string, through: number) => {
       await db.exec('INSERT INTO ch_cursors (family, scope_id, through_seq) VALUES (?, ?, ?)', ['ch-a', scope, through]);
-      await db.exec(`UPDATE pc_artifact_processing_intents SET clean_generation = dirty_generation, handled_generation = requested_generation
-        WHERE binding_name = ? AND scope_id = ?`, [bindingOf('ch-a'), scope]);
+      await db.exec(
+        `UPDATE pc_artifact_processing_intents SET clean_generation = dirty_generation, handled_generation = requested_generation
+        WHERE binding_name = ? AND scope_id = ?`,
+        [bindingOf('ch-a'), scope],
+      );
     };
 
     before(async () => {
@@ -35,11 +41,16 @@ for (const backend of BACKENDS) {
       await out('ok', 2, gen1, 'holder-a');
       await settle('ok', 2);
     });
-    after(async () => { await db?.cleanup(); });
+    after(async () => {
+      await db?.cleanup();
+    });
 
     test('a clean history has no violation; the trigger recorded the term', async () => {
       const history = await db.exec('SELECT supervisor_generation, holder_id FROM ch_lease_history');
-      assert.ok(history.some((h) => Number(h.supervisor_generation) === gen1 && h.holder_id === 'holder-a'), JSON.stringify(history));
+      assert.ok(
+        history.some((h) => Number(h.supervisor_generation) === gen1 && h.holder_id === 'holder-a'),
+        JSON.stringify(history),
+      );
       assert.deepEqual(await checkInvariants(db, [], true), []);
     });
 
@@ -64,9 +75,11 @@ for (const backend of BACKENDS) {
       const overlap: JournalEvent = { ev: 'overlap', t: 1, pid: 2, family: 'ch-a', scope: 'ok', sgen: gen1, claimed: 1, otherPid: 3 };
       const found = await checkInvariants(db, [overlap], true);
       const kinds = found.map((v) => `${v.invariant} ${v.key ?? ''}`).sort();
-      assert.deepEqual(kinds, [
-        'exactly-once ch-a/dup', 'lost ch-a/lost', 'single-flight ch-a/ok', 'stale-term ch-a/seen', 'stale-term ch-a/stale',
-      ], JSON.stringify(found));
+      assert.deepEqual(
+        kinds,
+        ['exactly-once ch-a/dup', 'lost ch-a/lost', 'single-flight ch-a/ok', 'stale-term ch-a/seen', 'stale-term ch-a/stale'],
+        JSON.stringify(found),
+      );
       const stale = found.find((v) => v.invariant === 'stale-term' && v.key === 'ch-a/stale')!;
       assert.ok((stale.rows![1] as { supervisor_generation: number }).supervisor_generation > gen1, 'the newer term of the history is shown');
     });

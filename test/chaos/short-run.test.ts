@@ -10,10 +10,26 @@ import { runTrial, type TrialResult } from '../../chaos/trial.ts';
 
 test('short chaos run: no violation on either backend, every trial drains', { timeout: 240_000 }, async (t) => {
   const seed = process.env.APSUP_CHAOS_TEST_SEED ?? crypto.randomBytes(4).toString('hex');
-  const results = await Promise.all((['sqlite', 'mysql'] as const).map((backend) => runTrial({
-    backend, seed, seconds: 5, drainSeconds: 60, faults: true, crashPoints: true, misbehave: 0.3, scopes: 3, taskRate: 0.15,
-  }, (line) => t.diagnostic(line))));
-  const describe = (r: TrialResult) => `${r.options.backend} seed=${seed}: inputs=${r.driver.inputs} invocations=${r.invocations} tasks=${r.tasks.submitted} (${r.tasks.succeeded} succeeded, ${r.tasks.attempts} attempts) faults=${r.faults.map((f) => f.kind).join(',')} drained=${r.drained} (${r.drainMs} ms)`;
+  const results = await Promise.all(
+    (['sqlite', 'mysql'] as const).map((backend) =>
+      runTrial(
+        {
+          backend,
+          seed,
+          seconds: 5,
+          drainSeconds: 60,
+          faults: true,
+          crashPoints: true,
+          misbehave: 0.3,
+          scopes: 3,
+          taskRate: 0.15,
+        },
+        (line) => t.diagnostic(line),
+      ),
+    ),
+  );
+  const describe = (r: TrialResult) =>
+    `${r.options.backend} seed=${seed}: inputs=${r.driver.inputs} invocations=${r.invocations} tasks=${r.tasks.submitted} (${r.tasks.succeeded} succeeded, ${r.tasks.attempts} attempts) faults=${r.faults.map((f) => f.kind).join(',')} drained=${r.drained} (${r.drainMs} ms)`;
   for (const r of results) t.diagnostic(describe(r));
   for (const r of results) {
     assert.deepEqual(r.violations, [], `${describe(r)}\nschedule: ${JSON.stringify(r.faults)}`);

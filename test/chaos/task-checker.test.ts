@@ -46,7 +46,9 @@ for (const backend of BACKENDS) {
       db = await openTrialDb(backend);
       tasks = new TaskStore(db.store as unknown as BaseStore);
     });
-    after(async () => { await db?.cleanup(); });
+    after(async () => {
+      await db?.cleanup();
+    });
 
     test('a clean task and a cleanly requeued one have no violation; the triggers kept the history', async () => {
       const a = await submitAndClaim(60_000);
@@ -69,7 +71,7 @@ for (const backend of BACKENDS) {
       assert.ok(stats.historyRows >= 7, `history rows: ${stats.historyRows}`);
     });
 
-    test('two attempts\' writes, a late write, a write past the lease and an unfinished task are each found', async () => {
+    test("two attempts' writes, a late write, a write past the lease and an unfinished task are each found", async () => {
       // Two attempts' items (1 of the first, 2 of the second: 1..2, but of two attempts).
       const t1 = await submitAndClaim(1000);
       await write(t1.taskId, t1.attemptToken, 'take');
@@ -97,10 +99,17 @@ for (const backend of BACKENDS) {
       const p = await (await taskService(db)).submit({ taskType: CHAOS_TASK_TYPE, payload: { steps: 1, delayMs: 0 } });
       const found = await checkTasks(db, true);
       const kinds = found.map((v) => `${v.invariant} ${v.key}`).sort();
-      assert.deepEqual(kinds, [
-        `late-write task ${e.taskId}`, `late-write task ${l1.taskId}`, `lost task ${e.taskId}`, `lost task ${p.taskId}`,
-        `two-attempts task ${t1.taskId}`,
-      ].sort(), JSON.stringify(found, null, 1));
+      assert.deepEqual(
+        kinds,
+        [
+          `late-write task ${e.taskId}`,
+          `late-write task ${l1.taskId}`,
+          `lost task ${e.taskId}`,
+          `lost task ${p.taskId}`,
+          `two-attempts task ${t1.taskId}`,
+        ].sort(),
+        JSON.stringify(found, null, 1),
+      );
       const late = found.find((v) => v.key === `task ${l1.taskId}`)!;
       assert.match(late.detail, /while the task row was succeeded/);
       assert.match(found.find((v) => v.invariant === 'late-write' && v.key === `task ${e.taskId}`)!.detail, /after its lease expired/);

@@ -26,7 +26,10 @@ test('a precompiled task worker on SQLite reaches ready without loading mysql2 o
     const e = childEntry('task-worker-main');
     const probe = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-entry-')), 'probe.cjs');
     // Reports what the child loaded when it is told to leave.
-    fs.writeFileSync(probe, "process.on('exit', () => { const m = Object.keys(require.cache).join('\\n'); require('fs').writeFileSync(process.env.PROBE_OUT, m + '\\n' + process.execArgv.join(' ')); });");
+    fs.writeFileSync(
+      probe,
+      "process.on('exit', () => { const m = Object.keys(require.cache).join('\\n'); require('fs').writeFileSync(process.env.PROBE_OUT, m + '\\n' + process.execArgv.join(' ')); });",
+    );
     const out = `${probe}.out`;
     const child = fork(e.modulePath, [], {
       execArgv: ['--require', probe],
@@ -34,7 +37,9 @@ test('a precompiled task worker on SQLite reaches ready without loading mysql2 o
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     await new Promise<void>((resolve, reject) => {
-      child.on('message', (m: { type?: string }) => { if (m.type === 'ready') resolve(); });
+      child.on('message', (m: { type?: string }) => {
+        if (m.type === 'ready') resolve();
+      });
       child.on('exit', (code) => reject(new Error(`exited ${code}`)));
     });
     child.kill('SIGTERM');

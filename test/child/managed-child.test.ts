@@ -25,7 +25,12 @@ async function child(source: string): Promise<ManagedChild> {
 test('a child that leaves on SIGTERM is not killed', async () => {
   const h = await child("process.on('SIGTERM', () => process.exit(7))");
   let forced = false;
-  assert.equal(await terminateChild(h, 10_000, () => { forced = true; }), true);
+  assert.equal(
+    await terminateChild(h, 10_000, () => {
+      forced = true;
+    }),
+    true,
+  );
   assert.equal(forced, false);
   assert.deepEqual(await h.exited, { code: 7, signal: null });
 });
@@ -33,7 +38,12 @@ test('a child that leaves on SIGTERM is not killed', async () => {
 test('a child that ignores SIGTERM is killed after the grace period; the call returns after its exit', async () => {
   const h = await child("process.on('SIGTERM', () => {})");
   let forced = false;
-  assert.equal(await terminateChild(h, 300, () => { forced = true; }), false);
+  assert.equal(
+    await terminateChild(h, 300, () => {
+      forced = true;
+    }),
+    false,
+  );
   assert.equal(forced, true);
   assert.equal(isAlive(h.child), false, 'the exit is confirmed when the call returns');
   assert.equal((await h.exited).signal, 'SIGKILL');
@@ -58,7 +68,14 @@ test('forkManagedChild starts a child entry that reports ready over IPC and leav
   try {
     const h = forkManagedChild('worker-main', { ...process.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: db.url });
     started.push(h);
-    const r = await Promise.race([h.exited, new Promise<'ready'>((resolve) => h.child.on('message', (m: { type?: string }) => { if (m.type === 'ready') resolve('ready'); }))]);
+    const r = await Promise.race([
+      h.exited,
+      new Promise<'ready'>((resolve) =>
+        h.child.on('message', (m: { type?: string }) => {
+          if (m.type === 'ready') resolve('ready');
+        }),
+      ),
+    ]);
     assert.equal(r, 'ready');
     assert.equal(await terminateChild(h, 10_000, () => assert.fail('an idle worker leaves on SIGTERM')), true);
     assert.equal((await h.exited).code, 143);

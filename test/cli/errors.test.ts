@@ -62,7 +62,9 @@ describe('bad input and configuration: one line, exit 2', () => {
 
   test('tasks submit with a payload that is not JSON', async () => {
     const dir = tempDir();
-    assertOneLine(await runCli(['tasks', 'submit', 'index-file', '--payload', 'notjson'], { DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}` }), 2, ['--payload']);
+    assertOneLine(await runCli(['tasks', 'submit', 'index-file', '--payload', 'notjson'], { DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}` }), 2, [
+      '--payload',
+    ]);
     assert.deepEqual(fs.readdirSync(dir), [], 'nothing was created');
   });
 
@@ -75,7 +77,10 @@ describe('bad input and configuration: one line, exit 2', () => {
   });
 
   test('--verbose and APSUP_DEBUG=1 add the stack', async () => {
-    for (const r of [await runCli(['migrate', 'status', '--verbose'], { DATABASE_URL: 'mysql://' }), await runCli(['migrate', 'status'], { DATABASE_URL: 'mysql://' }, { APSUP_DEBUG: '1' })]) {
+    for (const r of [
+      await runCli(['migrate', 'status', '--verbose'], { DATABASE_URL: 'mysql://' }),
+      await runCli(['migrate', 'status'], { DATABASE_URL: 'mysql://' }, { APSUP_DEBUG: '1' }),
+    ]) {
       assert.equal(r.code, 2);
       assert.match(r.stderr, /^apsup: .*DATABASE_URL/);
       assert.match(r.stderr, /\n\s+at /, `a stack trace: ${r.stderr}`);
@@ -87,8 +92,16 @@ describe('the database', () => {
   test('read-only commands never create a database file or directory', async () => {
     const dir = tempDir();
     const db = { DATABASE_URL: `sqlite:${path.join(dir, 'missing', 'db.sqlite')}` };
-    for (const args of [['status', '--families', TOPIC_FAMILIES], ['migrate', 'status'], ['migrate', 'sql'], ['tasks', 'list'], ['tasks', 'show', '1'], ['maintenance', 'status'],
-      ['migrate', 'adopt', 'topic-memory-pr1490', '--dry-run', '--families', TOPIC_FAMILIES], ['run', '--families', TOPIC_FAMILIES]]) {
+    for (const args of [
+      ['status', '--families', TOPIC_FAMILIES],
+      ['migrate', 'status'],
+      ['migrate', 'sql'],
+      ['tasks', 'list'],
+      ['tasks', 'show', '1'],
+      ['maintenance', 'status'],
+      ['migrate', 'adopt', 'topic-memory-pr1490', '--dry-run', '--families', TOPIC_FAMILIES],
+      ['run', '--families', TOPIC_FAMILIES],
+    ]) {
       const r = await runCli(args, db);
       assertOneLine(r, 2, ['does not exist', path.join(dir, 'missing', 'db.sqlite')]);
       assert.deepEqual(fs.readdirSync(dir), [], `${args.join(' ')} created nothing`);
@@ -99,7 +112,11 @@ describe('the database', () => {
     const dir = tempDir();
     const file = path.join(dir, 'db.sqlite');
     new Database(file).close();
-    for (const args of [['run', '--families', TOPIC_FAMILIES], ['status', '--families', TOPIC_FAMILIES], ['tasks', 'list']]) {
+    for (const args of [
+      ['run', '--families', TOPIC_FAMILIES],
+      ['status', '--families', TOPIC_FAMILIES],
+      ['tasks', 'list'],
+    ]) {
       assertOneLine(await runCli(args, { DATABASE_URL: `sqlite:${file}` }), 2, ['apsup migrate up']);
     }
     assert.ok(!fs.existsSync(`${file}.host.lock`), 'no host lock was left');

@@ -13,7 +13,12 @@ export const TOPIC_FAMILIES = path.join(ROOT, 'test/fixtures/legacy/pr1490-famil
 export const IDLE_FAMILIES = path.join(ROOT, 'test/fixtures/families/idle.ts');
 export const MYSQL_ADMIN_URL = process.env.APSUP_TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
 
-export interface CliResult { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** The environment of a child: none of the parent's runtime settings, the given ones (short names). */
 export function childEnv(vars: Record<string, string>, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -21,17 +26,27 @@ export function childEnv(vars: Record<string, string>, extra: Record<string, str
   return { ...base, ...Object.fromEntries(Object.entries(vars).map(([k, v]) => [`${P}${k}`, v])), ...extra };
 }
 
-export function spawnCli(args: string[], vars: Record<string, string>, extra: Record<string, string> = {}): { child: ChildProcess; result: Promise<CliResult>; out: { stdout: string; stderr: string } } {
+export function spawnCli(
+  args: string[],
+  vars: Record<string, string>,
+  extra: Record<string, string> = {},
+): { child: ChildProcess; result: Promise<CliResult>; out: { stdout: string; stderr: string } } {
   const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnv(vars, extra), stdio: ['ignore', 'pipe', 'pipe'] });
   const out = { stdout: '', stderr: '' };
-  child.stdout!.on('data', (d) => { out.stdout += String(d); });
-  child.stderr!.on('data', (d) => { out.stderr += String(d); });
+  child.stdout!.on('data', (d) => {
+    out.stdout += String(d);
+  });
+  child.stderr!.on('data', (d) => {
+    out.stderr += String(d);
+  });
   // A guard only: a command that does not end is itself the failure.
   const guard = setTimeout(() => child.kill('SIGKILL'), 90_000);
-  const result = new Promise<CliResult>((resolve) => child.once('close', (code, signal) => {
-    clearTimeout(guard);
-    resolve({ code, signal, ...out });
-  }));
+  const result = new Promise<CliResult>((resolve) =>
+    child.once('close', (code, signal) => {
+      clearTimeout(guard);
+      resolve({ code, signal, ...out });
+    }),
+  );
   return { child, result, out };
 }
 

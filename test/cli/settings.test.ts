@@ -24,8 +24,18 @@ test('defaults parse through the same schema; the consumers read the same values
 });
 
 test('an invalid value of any setting is one ConfigError naming its variable', () => {
-  for (const [name, bad] of [['DURABLE_TASK_CAPACITY', '0x10'], ['ARTIFACT_PROCESSING_POLL_SECONDS', '-1'], ['ARTIFACT_PROCESSING_ROLE', 'both'], ['OBSERVABILITY_ADDRESS', '9464'], ['DATABASE_URL', 'ftp://x']] as const) {
-    assert.throws(() => readSettings({ [variableOf(name)]: bad }), (e: unknown) => e instanceof ConfigError && e.message.includes(variableOf(name)), name);
+  for (const [name, bad] of [
+    ['DURABLE_TASK_CAPACITY', '0x10'],
+    ['ARTIFACT_PROCESSING_POLL_SECONDS', '-1'],
+    ['ARTIFACT_PROCESSING_ROLE', 'both'],
+    ['OBSERVABILITY_ADDRESS', '9464'],
+    ['DATABASE_URL', 'ftp://x'],
+  ] as const) {
+    assert.throws(
+      () => readSettings({ [variableOf(name)]: bad }),
+      (e: unknown) => e instanceof ConfigError && e.message.includes(variableOf(name)),
+      name,
+    );
   }
 });
 
@@ -40,6 +50,10 @@ function closure(file: string, seen = new Set<string>()): Set<string> {
 
 test('the registry does not import src/config (no config <-> registry circle)', () => {
   const files = [...closure(path.join(ROOT, 'src/registry/registration.ts'))].map((f) => path.relative(ROOT, f));
-  assert.deepEqual(files.filter((f) => f.startsWith('src/config/')), [], files.join(', '));
+  assert.deepEqual(
+    files.filter((f) => f.startsWith('src/config/')),
+    [],
+    files.join(', '),
+  );
   assert.ok(files.includes('src/schedule/cron.ts'));
 });

@@ -16,7 +16,13 @@ import { IDLE_FAMILIES, ROOT, childEnv, removeTempDirs, runCli, spawnCli, tempDi
 
 const pids: number[] = [];
 after(() => {
-  for (const pid of pids) { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
   removeTempDirs();
 });
 
@@ -33,13 +39,27 @@ function alive(pid: number): boolean {
 function globalLease(file: string): { holder_id: string | null; supervisor_generation: number } {
   const db = new Database(file, { readonly: true });
   try {
-    return db.prepare("SELECT holder_id, supervisor_generation FROM pc_artifact_processing_leases WHERE supervisor_key = 'global'").get() as { holder_id: string | null; supervisor_generation: number };
+    return db.prepare("SELECT holder_id, supervisor_generation FROM pc_artifact_processing_leases WHERE supervisor_key = 'global'").get() as {
+      holder_id: string | null;
+      supervisor_generation: number;
+    };
   } finally {
     db.close();
   }
 }
 
-const lines = (stdout: string) => stdout.split('\n').filter(Boolean).map((l) => { try { return JSON.parse(l) as Record<string, unknown>; } catch { return null; } }).filter((l) => l !== null);
+const lines = (stdout: string) =>
+  stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      try {
+        return JSON.parse(l) as Record<string, unknown>;
+      } catch {
+        return null;
+      }
+    })
+    .filter((l) => l !== null);
 
 test('a second SIGINT during shutdown forces the exit after invalidating the term and releasing the host lock', async () => {
   const db = await createEphemeralDatabase('sqlite', { prefix: 'apsup-cli-sig' });
@@ -57,13 +77,23 @@ test('a second SIGINT during shutdown forces the exit after invalidating the ter
     // Ignores SIGTERM: the clean shutdown waits the whole grace period (60 s) for it.
     await setBehaviour(fx, 'fx-manual', '*', 'stubborn');
     const tuning = Object.fromEntries(Object.entries(FAST_TUNING).map(([k, v]) => [k.replace(/^POWERCONTEXT_SERVER_RUNTIME_/, ''), v]));
-    const vars = { ...tuning, DATABASE_URL: db.url, FAMILIES_MODULE: IDLE_FAMILIES, OBSERVABILITY_ADDRESS: 'off', ARTIFACT_PROCESSING_TERMINATE_GRACE_SECONDS: '60' };
+    const vars = {
+      ...tuning,
+      DATABASE_URL: db.url,
+      FAMILIES_MODULE: IDLE_FAMILIES,
+      OBSERVABILITY_ADDRESS: 'off',
+      ARTIFACT_PROCESSING_TERMINATE_GRACE_SECONDS: '60',
+    };
     const run = spawnCli(['run'], vars, { APSUP_LOG_LEVEL: 'info' });
     pids.push(run.child.pid!);
     await waitFor(() => lines(run.out.stdout).some((l) => l.msg === 'supervisor started'), 60_000, `supervisor started: ${run.out.stderr}`);
     const trigger = await runCli(['trigger', 'fx-manual', 's1'], vars);
     assert.equal(trigger.code, 0, trigger.stderr);
-    const worker = await waitFor(() => (sqlite.prepare("SELECT pid FROM fx_runs WHERE family = 'fx-manual'").get() as { pid: number } | undefined)?.pid, 60_000, 'the stubborn invocation');
+    const worker = await waitFor(
+      () => (sqlite.prepare("SELECT pid FROM fx_runs WHERE family = 'fx-manual'").get() as { pid: number } | undefined)?.pid,
+      60_000,
+      'the stubborn invocation',
+    );
     pids.push(worker);
     const before = globalLease(file);
     assert.notEqual(before.holder_id, null, 'the runtime holds the term');
@@ -77,7 +107,10 @@ test('a second SIGINT during shutdown forces the exit after invalidating the ter
     run.child.kill('SIGINT');
     const exit = await run.result;
     assert.equal(exit.code, 130, `forced exit code (signal ${exit.signal}; stderr ${exit.stderr})`);
-    assert.ok(lines(exit.stdout).some((l) => String(l.msg).includes('forcing')), 'the forcing is logged');
+    assert.ok(
+      lines(exit.stdout).some((l) => String(l.msg).includes('forcing')),
+      'the forcing is logged',
+    );
     const after = globalLease(file);
     assert.equal(after.holder_id, null, 'the term was invalidated');
     assert.ok(after.supervisor_generation > before.supervisor_generation);
@@ -99,8 +132,12 @@ test('SIGTERM to `npm start` stops the runtime: no orphan, term invalidated, hos
   pids.push(npm.pid!);
   let stdout = '';
   let stderr = '';
-  npm.stdout.on('data', (d) => { stdout += String(d); });
-  npm.stderr.on('data', (d) => { stderr += String(d); });
+  npm.stdout.on('data', (d) => {
+    stdout += String(d);
+  });
+  npm.stderr.on('data', (d) => {
+    stderr += String(d);
+  });
   // 'exit', not 'close': an orphaned runtime would keep the pipes open.
   const exited = new Promise<void>((resolve) => npm.once('exit', () => resolve()));
   await waitFor(() => lines(stdout).some((l) => l.msg === 'supervisor started'), 90_000, `npm start: ${stderr}`);
@@ -111,7 +148,10 @@ test('SIGTERM to `npm start` stops the runtime: no orphan, term invalidated, hos
   npm.kill('SIGTERM');
   await exited;
   await waitFor(() => !alive(runtimePid), 30_000, `runtime ${runtimePid} to exit`);
-  assert.ok(lines(stdout).some((l) => l.msg === 'shut down'), 'the runtime ran its clean shutdown');
+  assert.ok(
+    lines(stdout).some((l) => l.msg === 'shut down'),
+    'the runtime ran its clean shutdown',
+  );
   assert.equal(globalLease(file).holder_id, null, 'the term was invalidated');
   assert.ok(!fs.existsSync(`${file}.host.lock`), 'the host lock was released');
 });

@@ -43,7 +43,9 @@ for (const backend of BACKENDS) {
       store = fx.store as BaseStore;
       tasks = new TaskStore(store);
     });
-    after(async () => { await fx.cleanup(); });
+    after(async () => {
+      await fx.cleanup();
+    });
 
     async function count(sql: string, params: unknown[] = []): Promise<number> {
       const rows = await fx.query(sql, params);
@@ -58,14 +60,20 @@ for (const backend of BACKENDS) {
         const tag = kind.replace(' ', '-');
         const prepared = ['k2', 'k5'];
         for (const b of [`${tag}.batch`, `${tag}.single`]) {
-          for (const s of prepared) { await store.markDirty(b, s); await store.acceptRequest(b, s); }
+          for (const s of prepared) {
+            await store.markDirty(b, s);
+            await store.acceptRequest(b, s);
+          }
         }
         const keys = ['k1', 'k2', 'k1', 'k3', 'k,'.slice(0, 1) + '4', 'k1', 'k5', 'k2', 'k6'];
         const viaBatch = await batch(`${tag}.batch`, keys);
         const viaSingles: IntentSnapshot[] = [];
         for (const s of keys) viaSingles.push(await singleCall(`${tag}.single`, s));
         assert.deepEqual(shape(viaBatch), shape(viaSingles));
-        assert.deepEqual(viaBatch.map((i) => i.scopeId), keys);
+        assert.deepEqual(
+          viaBatch.map((i) => i.scopeId),
+          keys,
+        );
         // And what the database holds afterwards is the same too.
         for (const s of new Set(keys)) {
           const a = await store.readIntent(`${tag}.batch`, s);
@@ -77,7 +85,15 @@ for (const backend of BACKENDS) {
 
     test('a repeated key is marked once per item, each item reporting its own generation', async () => {
       const r = await store.markDirtyBatch('dup', ['a', 'a', 'b', 'a']);
-      assert.deepEqual(r.map((i) => [i.scopeId, i.dirtyGeneration]), [['a', 1], ['a', 2], ['b', 1], ['a', 3]]);
+      assert.deepEqual(
+        r.map((i) => [i.scopeId, i.dirtyGeneration]),
+        [
+          ['a', 1],
+          ['a', 2],
+          ['b', 1],
+          ['a', 3],
+        ],
+      );
       assert.equal(r[0].pendingSequence, r[1].pendingSequence);
       assert.ok(r[2].pendingSequence > r[0].pendingSequence, 'b registers after a');
       assert.equal((await store.readIntent('dup', 'a'))!.dirtyGeneration, 3);
@@ -90,7 +106,10 @@ for (const backend of BACKENDS) {
       assert.ok(r.every((i) => i.requestedGeneration === 1));
       assert.equal(await count("SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = 'big'"), 1000);
       await assert.rejects(store.markDirtyBatch('big', [...keys, 'x']), InvalidArgumentError);
-      await assert.rejects(store.callOperation('pc_aps_mark_dirty_batch', { binding_name: 'big', scope_ids: [...keys, 'x'].join(',') }), code('invalid_argument'));
+      await assert.rejects(
+        store.callOperation('pc_aps_mark_dirty_batch', { binding_name: 'big', scope_ids: [...keys, 'x'].join(',') }),
+        code('invalid_argument'),
+      );
       assert.equal(await count("SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = 'big' AND dirty_generation > 0"), 0);
     });
 
@@ -103,19 +122,24 @@ for (const backend of BACKENDS) {
       assert.deepEqual([pre!.dirtyGeneration, pre!.requestedGeneration], [1, 0]);
       assert.equal(await store.readIntent('mid', 'new'), null);
       // Tasks: the third task's timeout is refused after two were inserted.
-      const params = submitBatchParams([1, 2, 3].map((i) => ({ taskType: 'fx-quick', handlerVersion: 1, payload: { i }, dedupeKey: `mid-${i}`, timeoutMs: 1000 })));
+      const params = submitBatchParams(
+        [1, 2, 3].map((i) => ({ taskType: 'fx-quick', handlerVersion: 1, payload: { i }, dedupeKey: `mid-${i}`, timeoutMs: 1000 })),
+      );
       params.timeouts_ms = '1000,1000,0';
       await assert.rejects(store.callOperation('pc_task_submit_batch', params), code('invalid_argument'));
       assert.equal(await count("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE dedupe_key LIKE 'mid-%'"), 0);
     });
 
     test("a batch inside the caller's transaction commits with it, and rolls back with it", async () => {
-      await assert.rejects(store.transaction(async (tx) => {
-        await store.markDirtyBatch('caller', ['x', 'y'], tx);
-        await store.acceptRequestBatch('caller', ['x', 'z'], tx);
-        await tasks.submitBatch([{ taskType: 'fx-quick', handlerVersion: 1, payload: {}, dedupeKey: 'caller-1', timeoutMs: 1000 }], tx);
-        throw new Error('caller gives up');
-      }), /caller gives up/);
+      await assert.rejects(
+        store.transaction(async (tx) => {
+          await store.markDirtyBatch('caller', ['x', 'y'], tx);
+          await store.acceptRequestBatch('caller', ['x', 'z'], tx);
+          await tasks.submitBatch([{ taskType: 'fx-quick', handlerVersion: 1, payload: {}, dedupeKey: 'caller-1', timeoutMs: 1000 }], tx);
+          throw new Error('caller gives up');
+        }),
+        /caller gives up/,
+      );
       assert.equal(await count("SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = 'caller'"), 0);
       assert.equal(await count("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE dedupe_key = 'caller-1'"), 0);
       await store.transaction(async (tx) => {
@@ -148,11 +172,14 @@ for (const backend of BACKENDS) {
           { taskType: 'fx-quick', handlerVersion: 1, payload: { n: 4 }, dedupeKey: `${prefix}held`, timeoutMs: 1000 },
           { taskType: 'fx-quick', handlerVersion: 1, payload: { n: 5 }, timeoutMs: 3000, resumedFromTaskId: held.taskId },
         ];
-        const results = mode === 'batch' ? await tasks.submitBatch(inputs) : await Promise.all([]).then(async () => {
-          const out = [];
-          for (const input of inputs) out.push(await tasks.submit(input));
-          return out;
-        });
+        const results =
+          mode === 'batch'
+            ? await tasks.submitBatch(inputs)
+            : await Promise.all([]).then(async () => {
+                const out = [];
+                for (const input of inputs) out.push(await tasks.submit(input));
+                return out;
+              });
         // Task ids as references: "held", or the position of the item that created it.
         const created = results.map((r) => r.taskId);
         return results.map((r) => ({
@@ -166,13 +193,25 @@ for (const backend of BACKENDS) {
       const batch = await run('B-', 'batch');
       const single = await run('S-', 'single');
       assert.deepEqual(batch, single);
-      assert.deepEqual(batch.map((r) => r.outcome), ['created', 'created', 'duplicate', 'duplicate', 'created']);
-      assert.deepEqual(batch.map((r) => r.ref), [0, 1, 0, 'held', 4]);
+      assert.deepEqual(
+        batch.map((r) => r.outcome),
+        ['created', 'created', 'duplicate', 'duplicate', 'created'],
+      );
+      assert.deepEqual(
+        batch.map((r) => r.ref),
+        [0, 1, 0, 'held', 4],
+      );
       // Created ids ascend in list order, and the rows hold exactly the inputs.
-      const rows = await fx.query("SELECT task_id, task_type, handler_version, payload, timeout_ms, resumed_from_task_id, state FROM pc_durable_tasks WHERE payload LIKE '{\"n\":%' ORDER BY task_id");
-      const byRun = (from: number) => rows.slice(from, from + 3).map((r) => ({ ...r, task_id: 0, resumed_from_task_id: r.resumed_from_task_id === null ? null : 1 }));
+      const rows = await fx.query(
+        'SELECT task_id, task_type, handler_version, payload, timeout_ms, resumed_from_task_id, state FROM pc_durable_tasks WHERE payload LIKE \'{"n":%\' ORDER BY task_id',
+      );
+      const byRun = (from: number) =>
+        rows.slice(from, from + 3).map((r) => ({ ...r, task_id: 0, resumed_from_task_id: r.resumed_from_task_id === null ? null : 1 }));
       assert.deepEqual(byRun(0), byRun(3));
-      assert.deepEqual(rows.slice(0, 3).map((r) => JSON.parse(String(r.payload)).n), [1, 2, 5]);
+      assert.deepEqual(
+        rows.slice(0, 3).map((r) => JSON.parse(String(r.payload)).n),
+        [1, 2, 5],
+      );
     });
 
     test('payloads and dedupe keys with commas, colons, tildes and non-BMP characters round-trip', async () => {
@@ -182,24 +221,36 @@ for (const backend of BACKENDS) {
         { text: '', key: '~' },
         { text: 'x'.repeat(5000), key: null },
       ];
-      const results = await tasks.submitBatch(odd.map((o) => ({ taskType: 'fx-quick', handlerVersion: 1, payload: { text: o.text, list: [1, 2, 3] }, dedupeKey: o.key, timeoutMs: 1000 })));
-      assert.deepEqual(results.map((r) => r.outcome), ['created', 'created', 'created', 'created']);
+      const results = await tasks.submitBatch(
+        odd.map((o) => ({ taskType: 'fx-quick', handlerVersion: 1, payload: { text: o.text, list: [1, 2, 3] }, dedupeKey: o.key, timeoutMs: 1000 })),
+      );
+      assert.deepEqual(
+        results.map((r) => r.outcome),
+        ['created', 'created', 'created', 'created'],
+      );
       for (let i = 0; i < odd.length; i++) {
         const task = await tasks.read(results[i].taskId);
         assert.deepEqual(task!.payload, { text: odd[i].text, list: [1, 2, 3] });
         assert.equal(task!.dedupeKey, odd[i].key);
       }
       // The same keys again dedupe to those tasks.
-      const again = await tasks.submitBatch(odd.filter((o) => o.key).map((o) => ({ taskType: 'fx-quick', handlerVersion: 1, payload: {}, dedupeKey: o.key, timeoutMs: 1000 })));
-      assert.deepEqual(again.map((r) => [r.outcome, r.taskId]), results.slice(0, 3).map((r) => ['duplicate', r.taskId]));
+      const again = await tasks.submitBatch(
+        odd.filter((o) => o.key).map((o) => ({ taskType: 'fx-quick', handlerVersion: 1, payload: {}, dedupeKey: o.key, timeoutMs: 1000 })),
+      );
+      assert.deepEqual(
+        again.map((r) => [r.outcome, r.taskId]),
+        results.slice(0, 3).map((r) => ['duplicate', r.taskId]),
+      );
     });
 
     test('malformed lists are refused by the SQL with invalid_argument, nothing written', async () => {
-      const good = submitBatchParams([1, 2].map((i) => ({ taskType: 'fx-quick', handlerVersion: 1, payload: { bad: i }, dedupeKey: `bad-${i}`, timeoutMs: 1000 })));
+      const good = submitBatchParams(
+        [1, 2].map((i) => ({ taskType: 'fx-quick', handlerVersion: 1, payload: { bad: i }, dedupeKey: `bad-${i}`, timeoutMs: 1000 })),
+      );
       const cases: Array<Record<string, string>> = [
         { handler_versions: '1' },
         { timeouts_ms: '1000,1000,1000' },
-        { payloads: good.payloads as string + 'x' },
+        { payloads: (good.payloads as string) + 'x' },
         { payloads: String(good.payloads).replace(/^\d+/, '999') },
         { dedupe_keys: '~' },
         { resumed_from_task_ids: 'x,' },

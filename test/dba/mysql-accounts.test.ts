@@ -28,7 +28,8 @@ const GRANTS = path.join(PACKAGE_ROOT, 'ops', 'mysql-grants.sql');
 
 async function routines(fx: BackendFixture): Promise<Array<{ name: string; comment: string; security: string; definer: string }>> {
   const rows = await fx.query(
-    "SELECT ROUTINE_NAME AS name, ROUTINE_COMMENT AS c, SECURITY_TYPE AS s, DEFINER AS d FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE' ORDER BY ROUTINE_NAME");
+    "SELECT ROUTINE_NAME AS name, ROUTINE_COMMENT AS c, SECURITY_TYPE AS s, DEFINER AS d FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE' ORDER BY ROUTINE_NAME",
+  );
   return rows.map((r) => ({ name: String(r.name), comment: String(r.c ?? ''), security: String(r.s), definer: String(r.d) }));
 }
 
@@ -36,7 +37,11 @@ const expectedComment = (name: string) => procedureComment(name, procedureText(n
 const migrationProcedures = () => listProcedureFiles().filter((n) => (OPERATIONS as Record<string, OperationSpec>)[n]?.installedBy !== 'adoption');
 
 function previousMigration(): string {
-  const names = fs.readdirSync(path.join(MIGRATIONS_DIR, 'oceanbase')).filter((f) => f.endsWith('.up.sql')).map((f) => f.slice(0, -7)).sort();
+  const names = fs
+    .readdirSync(path.join(MIGRATIONS_DIR, 'oceanbase'))
+    .filter((f) => f.endsWith('.up.sql'))
+    .map((f) => f.slice(0, -7))
+    .sort();
   const before = names.filter((n) => n < '0020_production_schema');
   return before[before.length - 1];
 }
@@ -90,13 +95,17 @@ async function withDriver<T>(target: Parameters<typeof openMigrationDriver>[0], 
 
 /** ops/mysql-grants.sql with the schema, account names and passwords substituted; [setup, demo]. */
 function grantScript(db: string, owner: string, runtime: string, password: string): [string[], string[]] {
-  const text = fs.readFileSync(GRANTS, 'utf8')
+  const text = fs
+    .readFileSync(GRANTS, 'utf8')
     .replace(/\bapsup(?=[.\s])/g, db)
     .replace(/apsup_owner/g, owner)
     .replace(/apsup_runtime/g, runtime)
     .replace(/change-me-(owner|runtime)/g, password);
   const [setup, demo] = text.split('-- @demo-begin');
-  const statements = (t: string) => splitSqlStatements(t).map((s) => s.replace(/^(\s*--[^\n]*\n)+/g, '').trim()).filter((s) => s !== '');
+  const statements = (t: string) =>
+    splitSqlStatements(t)
+      .map((s) => s.replace(/^(\s*--[^\n]*\n)+/g, '').trim())
+      .filter((s) => s !== '');
   return [statements(setup), statements(demo ?? '')];
 }
 
@@ -123,7 +132,10 @@ test('ops/mysql-grants.sql: the owner migrates, the runtime account (EXECUTE + d
     const url = `mysql://${runtimeUser}:${password}@${base.host}:${base.port}/${db}`;
     const store = MysqlStore.open({ host: base.host, port: base.port, user: runtimeUser, password, database: db }, 8);
     const rootStore = MysqlStore.open({ host: base.host, port: base.port, user: base.user, password: base.password, database: db }, 4);
-    cleanups.push(() => store.close(), () => rootStore.close());
+    cleanups.push(
+      () => store.close(),
+      () => rootStore.close(),
+    );
     const fx: BackendFixture = {
       backend: 'mysql',
       target: { ...base, database: db, user: runtimeUser, password },
@@ -138,7 +150,11 @@ test('ops/mysql-grants.sql: the owner migrates, the runtime account (EXECUTE + d
     };
 
     // No write path around the procedures: the runtime account cannot touch a pc_* table.
-    for (const sql of ["UPDATE pc_artifact_processing_leases SET holder_id = 'x'", "INSERT INTO pc_durable_tasks (task_type) VALUES ('x')", 'SELECT * FROM pc_artifact_processing_intents']) {
+    for (const sql of [
+      "UPDATE pc_artifact_processing_leases SET holder_id = 'x'",
+      "INSERT INTO pc_durable_tasks (task_type) VALUES ('x')",
+      'SELECT * FROM pc_artifact_processing_intents',
+    ]) {
       await assert.rejects(store.pool.query(sql), (e: { errno?: number }) => e.errno === 1142, sql);
     }
 

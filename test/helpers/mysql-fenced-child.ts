@@ -37,7 +37,9 @@ async function execute(cmd: { id: number; op: string; [key: string]: unknown }):
     case 'hold':
       return store.fencedTransaction(cmd.term as Term, async (tx) => {
         const marked = await store.markDirty(cmd.binding as string, cmd.scope as string, tx);
-        const released = new Promise<void>((r) => { release = r; });
+        const released = new Promise<void>((r) => {
+          release = r;
+        });
         send({ id: cmd.id, event: 'held', dirtyGeneration: marked.dirtyGeneration });
         await released;
         return { dirtyGeneration: marked.dirtyGeneration };
@@ -60,11 +62,12 @@ readline.createInterface({ input: process.stdin }).on('line', (line) => {
   const cmd = JSON.parse(line) as { id: number; op: string };
   execute(cmd).then(
     (result) => send({ id: cmd.id, ok: true, result }),
-    (error: unknown) => send({
-      id: cmd.id,
-      ok: false,
-      code: error instanceof StoreError ? error.code : ((error as { code?: unknown }).code ?? null),
-      message: (error as Error).message ?? String(error),
-    }),
+    (error: unknown) =>
+      send({
+        id: cmd.id,
+        ok: false,
+        code: error instanceof StoreError ? error.code : ((error as { code?: unknown }).code ?? null),
+        message: (error as Error).message ?? String(error),
+      }),
   );
 });

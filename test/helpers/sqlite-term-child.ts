@@ -60,7 +60,7 @@ function failure(id: number, error: unknown): Record<string, unknown> {
   return {
     id,
     ok: false,
-    code: error instanceof StoreError ? error.code : (typeof e?.code === 'string' ? e.code : null),
+    code: error instanceof StoreError ? error.code : typeof e?.code === 'string' ? e.code : null,
     storeError: error instanceof StoreError,
     name: typeof e?.name === 'string' ? e.name : null,
     message: typeof e?.message === 'string' ? e.message : String(error),
@@ -79,10 +79,7 @@ async function execute(cmd: Command): Promise<unknown> {
       return store.acquireTerm(cmd.key as string, cmd.holder as string, (cmd.ttl as number) ?? 10_000);
     case 'invalidate':
       send({ id: cmd.id, event: 'started' });
-      return store.invalidateTerm(
-        cmd.key as string,
-        cmd.expected as { holderId: string; supervisorGeneration: number } | undefined,
-      );
+      return store.invalidateTerm(cmd.key as string, cmd.expected as { holderId: string; supervisorGeneration: number } | undefined);
     case 'renew':
       return store.renewTerm(cmd.term as Term, (cmd.ttl as number) ?? 10_000);
     case 'readLease':
@@ -97,12 +94,16 @@ async function execute(cmd: Command): Promise<unknown> {
     case 'ack':
       return store.transaction(async (tx) => {
         const business = await store.markDirty(cmd.binding as string, cmd.scope as string, tx);
-        const ack = await store.ackInvocation(cmd.term as Term, {
-          bindingName: cmd.binding as string,
-          scopeId: cmd.scope as string,
-          claimedRequestGeneration: cmd.claimed as number,
-          cleanThroughDirtyGeneration: (cmd.clean as number | undefined) ?? null,
-        }, tx);
+        const ack = await store.ackInvocation(
+          cmd.term as Term,
+          {
+            bindingName: cmd.binding as string,
+            scopeId: cmd.scope as string,
+            claimedRequestGeneration: cmd.claimed as number,
+            cleanThroughDirtyGeneration: (cmd.clean as number | undefined) ?? null,
+          },
+          tx,
+        );
         return { business, ack };
       });
     case 'hold': {
@@ -153,7 +154,10 @@ lines.on('line', (line) => {
   // store operations themselves are serialized by the store's mutex.
   Promise.resolve()
     .then(() => execute(cmd))
-    .then((result) => send({ id: cmd.id, ok: true, result }), (error) => send(failure(cmd.id, error)));
+    .then(
+      (result) => send({ id: cmd.id, ok: true, result }),
+      (error) => send(failure(cmd.id, error)),
+    );
 });
 lines.on('close', () => {
   void store.close().finally(() => process.exit(0));

@@ -19,13 +19,23 @@ import { PACKAGE_ROOT } from '../../src/paths.ts';
 import type { Backend } from '../../src/store/types.ts';
 
 /** Inputs of a migrated schema: migration files, procedure files, the runner, the session setup. */
-const INPUTS = ['migrations', 'procedures', 'src/migrations', 'src/store/mysql/mysql-store.ts', 'src/devtools/ephemeral-database.ts', 'test/helpers/template-db.ts'];
+const INPUTS = [
+  'migrations',
+  'procedures',
+  'src/migrations',
+  'src/store/mysql/mysql-store.ts',
+  'src/devtools/ephemeral-database.ts',
+  'test/helpers/template-db.ts',
+];
 
 function listFiles(rel: string): string[] {
   const full = path.join(PACKAGE_ROOT, rel);
   if (!fs.existsSync(full)) return [];
   if (!fs.statSync(full).isDirectory()) return [rel];
-  return fs.readdirSync(full).sort().flatMap((name) => listFiles(path.join(rel, name)));
+  return fs
+    .readdirSync(full)
+    .sort()
+    .flatMap((name) => listFiles(path.join(rel, name)));
 }
 
 let cachedHash: string | undefined;
@@ -33,7 +43,11 @@ let cachedHash: string | undefined;
 export function templateHash(): string {
   if (cachedHash) return cachedHash;
   const hash = crypto.createHash('sha256');
-  for (const rel of INPUTS.flatMap(listFiles)) hash.update(`${rel}\0`).update(fs.readFileSync(path.join(PACKAGE_ROOT, rel))).update('\0');
+  for (const rel of INPUTS.flatMap(listFiles))
+    hash
+      .update(`${rel}\0`)
+      .update(fs.readFileSync(path.join(PACKAGE_ROOT, rel)))
+      .update('\0');
   cachedHash = hash.digest('hex').slice(0, 16);
   return cachedHash;
 }
@@ -99,14 +113,17 @@ async function adminConnection(adminUrl: string, multipleStatements = false) {
   if (base.backend !== 'mysql') throw new Error('the MySQL admin URL must be a mysql:// URL');
   try {
     const conn = await mysql.createConnection({
-      host: base.host, port: base.port, user: base.user, password: base.password, database: base.database,
-      multipleStatements, charset: 'utf8mb4',
+      host: base.host,
+      port: base.port,
+      user: base.user,
+      password: base.password,
+      database: base.database,
+      multipleStatements,
+      charset: 'utf8mb4',
     });
     return { conn, base };
   } catch (error) {
-    throw new Error(
-      `MySQL ${base.host}:${base.port} does not answer (${(error as Error).message}); start MariaDB (see .ci/run) or set APSUP_TEST_MYSQL_URL`,
-    );
+    throw new Error(`MySQL ${base.host}:${base.port} does not answer (${(error as Error).message}); start MariaDB (see .ci/run) or set APSUP_TEST_MYSQL_URL`);
   }
 }
 
@@ -118,9 +135,10 @@ async function buildMysqlTemplate(adminUrl: string): Promise<MysqlTemplate> {
     const [[locked]] = (await conn.query('SELECT GET_LOCK(?, 300) AS ok', [schema])) as unknown as [[{ ok: number }]];
     if (Number(locked.ok) !== 1) throw new Error(`could not take the template lock ${schema}`);
     try {
-      const [ready] = (await conn.query(
-        'SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [schema, READY_MARKER],
-      )) as unknown as [unknown[]];
+      const [ready] = (await conn.query('SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?', [
+        schema,
+        READY_MARKER,
+      ])) as unknown as [unknown[]];
       if (ready.length === 0) {
         await conn.query(`DROP DATABASE IF EXISTS ${q(schema)}`);
         await conn.query(`CREATE DATABASE ${q(schema)} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
@@ -145,13 +163,18 @@ async function readSchema(conn: mysql.Connection, schema: string): Promise<Pick<
     [schema, READY_MARKER],
   )) as unknown as [{ name: string }[]];
   const [views] = (await conn.query('SELECT COUNT(*) AS n FROM information_schema.VIEWS WHERE TABLE_SCHEMA = ?', [schema])) as unknown as [[{ n: number }]];
-  const [triggers] = (await conn.query('SELECT COUNT(*) AS n FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?', [schema])) as unknown as [[{ n: number }]];
-  const [functions] = (await conn.query("SELECT COUNT(*) AS n FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ? AND ROUTINE_TYPE <> 'PROCEDURE'", [schema])) as unknown as [[{ n: number }]];
+  const [triggers] = (await conn.query('SELECT COUNT(*) AS n FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?', [schema])) as unknown as [
+    [{ n: number }],
+  ];
+  const [functions] = (await conn.query("SELECT COUNT(*) AS n FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ? AND ROUTINE_TYPE <> 'PROCEDURE'", [
+    schema,
+  ])) as unknown as [[{ n: number }]];
   if (Number(views[0].n) + Number(triggers[0].n) + Number(functions[0].n) > 0) {
     throw new Error(`template ${schema} has views, triggers or functions, which the clone does not copy yet (test/helpers/template-db.ts)`);
   }
   const [autoIncrement] = (await conn.query(
-    "SELECT DISTINCT TABLE_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND EXTRA LIKE '%auto_increment%'", [schema],
+    "SELECT DISTINCT TABLE_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND EXTRA LIKE '%auto_increment%'",
+    [schema],
   )) as unknown as [{ name: string }[]];
   const counters = new Set(autoIncrement.map((r) => r.name));
   const withRows: string[] = [];
@@ -304,9 +327,9 @@ async function cloneMysql(adminUrl: string, prefix: string): Promise<EphemeralDa
 async function reusable(admin: mysql.Connection, template: MysqlTemplate, database: string): Promise<boolean> {
   if (process.env.APSUP_TEST_REUSE === '0') return false;
   for (let attempt = 0; ; attempt++) {
-    const [[row]] = (await admin.query(
-      'SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()', [database],
-    )) as unknown as [[{ n: number }]];
+    const [[row]] = (await admin.query('SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()', [
+      database,
+    ])) as unknown as [[{ n: number }]];
     if (Number(row.n) === 0) break;
     if (attempt >= 3) return false;
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -27,8 +27,14 @@ function collect(c: NotifyChannel, topic: NotifyTopic): Array<string | null> {
 
 describe('wake-up channel over Redis pub/sub', () => {
   const open: NotifyChannel[] = [];
-  const make = (...args: Parameters<typeof channel>) => { const c = channel(...args); open.push(c); return c; };
-  after(async () => { for (const c of open) await c.close(); });
+  const make = (...args: Parameters<typeof channel>) => {
+    const c = channel(...args);
+    open.push(c);
+    return c;
+  };
+  after(async () => {
+    for (const c of open) await c.close();
+  });
 
   test('a message published by one channel reaches the subscribers of another; other namespaces hear nothing', async () => {
     const subscriber = make(6379);

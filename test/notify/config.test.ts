@@ -21,12 +21,19 @@ test('a redis URL is accepted; the redacted form has host, port and db, never cr
 
 test('bad values are refused with one line naming the variable and the allowed form', () => {
   for (const v of ['localhost:6379', 'http://h:6379', 'redis://h:0', 'redis://h:70000', 'redis://h/16', 'redis://h/x', 'redis://h?tls=1', 'redis://']) {
-    assert.throws(() => parseNotifyConfig(env(v)), (e: unknown) => {
-      assert.ok(e instanceof ConfigError, String(e));
-      assert.match(e.message, new RegExp(NOTIFY_REDIS_URL_VARIABLE));
-      assert.doesNotMatch(e.message, /\n/);
-      return true;
-    }, v);
+    assert.throws(
+      () => parseNotifyConfig(env(v)),
+      (e: unknown) => {
+        assert.ok(e instanceof ConfigError, String(e));
+        assert.match(e.message, new RegExp(NOTIFY_REDIS_URL_VARIABLE));
+        assert.doesNotMatch(e.message, /\n/);
+        return true;
+      },
+      v,
+    );
   }
-  assert.throws(() => parseNotifyConfig(env('ftp://user:hunter2@h')), (e: Error) => !/hunter2/.test(e.message));
+  assert.throws(
+    () => parseNotifyConfig(env('ftp://user:hunter2@h')),
+    (e: Error) => !/hunter2/.test(e.message),
+  );
 });

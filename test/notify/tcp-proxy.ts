@@ -10,7 +10,10 @@ export class TcpProxy {
   private readonly sockets = new Set<net.Socket>();
   port = 0;
 
-  constructor(private readonly targetPort = 6379, private readonly targetHost = '127.0.0.1') {}
+  constructor(
+    private readonly targetPort = 6379,
+    private readonly targetHost = '127.0.0.1',
+  ) {}
 
   async start(port = 0): Promise<number> {
     const server = net.createServer((client) => {

@@ -52,7 +52,10 @@ describe('cross-process wake-up over Redis (MariaDB, real hosts)', () => {
   async function host(name: string, redisUrl: string, pollSeconds: string): Promise<{ proc: RuntimeProcess; readyz: () => Promise<any> }> {
     const port = await freePort();
     const proc = new RuntimeProcess(name, {
-      url: fx.url, fixtureDir: dir, role: 'background', env: {
+      url: fx.url,
+      fixtureDir: dir,
+      role: 'background',
+      env: {
         [`${P}ARTIFACT_PROCESSING_POLL_SECONDS`]: pollSeconds,
         [`${P}NOTIFY_REDIS_URL`]: redisUrl,
         [`${P}TASKS_MODULE`]: FIXTURE_TASKS_MODULE,

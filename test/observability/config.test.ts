@@ -20,11 +20,14 @@ describe('observability address', () => {
 
   for (const bad of ['', '9464', '127.0.0.1', '127.0.0.1:70000', 'http://127.0.0.1:9464', '127.0.0.1:port', 'a b:1']) {
     test(`rejects ${JSON.stringify(bad)} with an error naming the variable`, () => {
-      assert.throws(() => parseObservabilityAddress({ [OBSERVABILITY_ADDRESS_VARIABLE]: bad }), (error: unknown) => {
-        assert.ok(error instanceof ConfigError);
-        assert.match(error.message, /POWERCONTEXT_SERVER_RUNTIME_OBSERVABILITY_ADDRESS/);
-        return true;
-      });
+      assert.throws(
+        () => parseObservabilityAddress({ [OBSERVABILITY_ADDRESS_VARIABLE]: bad }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError);
+          assert.match(error.message, /POWERCONTEXT_SERVER_RUNTIME_OBSERVABILITY_ADDRESS/);
+          return true;
+        },
+      );
     });
   }
 });

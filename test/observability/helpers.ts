@@ -32,5 +32,7 @@ export function samples(body: string, name: string): Array<{ labels: Record<stri
 }
 
 export function value(body: string, name: string, labels: Record<string, string>): number | undefined {
-  return samples(body, name).find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v) && Object.keys(s.labels).length === Object.keys(labels).length)?.value;
+  return samples(body, name).find(
+    (s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v) && Object.keys(s.labels).length === Object.keys(labels).length,
+  )?.value;
 }

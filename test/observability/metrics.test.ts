@@ -26,7 +26,10 @@ for (const backend of BACKENDS) {
       fx = await createBackend(backend);
       await createFixtureTables(fx);
       await setBehaviour(fx, 'ob-beta', failing, 'fail', { remaining: 1 });
-      runtime = await startRuntime(fx, FAMILIES.map((f) => testFamily(f, { maxWorkers: 2 })));
+      runtime = await startRuntime(
+        fx,
+        FAMILIES.map((f) => testFamily(f, { maxWorkers: 2 })),
+      );
       server = await startEndpoint(runtime);
     });
     after(async () => {
@@ -46,13 +49,19 @@ for (const backend of BACKENDS) {
     test('series per family after processing scopes; no scope id anywhere in the body', async () => {
       for (const [family, scope] of scopes) await runtime.trigger(family, scope);
       await runtime.trigger('ob-beta', failing);
-      await waitForState(fx, runtime, FAMILIES, async () => {
-        for (const [family, scope] of [...scopes, ['ob-beta', failing] as const]) {
-          if ((await intentOf(fx, family, scope))?.handledGeneration !== 1) return false;
-        }
-        // The acknowledgement commits before the partition releases the worker's budget.
-        return FAMILIES.every((f) => statsOf(runtime, f).running === 0 && statsOf(runtime, f).ready === 0);
-      }, 30_000);
+      await waitForState(
+        fx,
+        runtime,
+        FAMILIES,
+        async () => {
+          for (const [family, scope] of [...scopes, ['ob-beta', failing] as const]) {
+            if ((await intentOf(fx, family, scope))?.handledGeneration !== 1) return false;
+          }
+          // The acknowledgement commits before the partition releases the worker's budget.
+          return FAMILIES.every((f) => statsOf(runtime, f).running === 0 && statsOf(runtime, f).ready === 0);
+        },
+        30_000,
+      );
       assert.ok((statsOf(runtime, 'ob-beta').failures && Object.values(statsOf(runtime, 'ob-beta').failures).reduce((a, b) => a + b, 0)) >= 1);
 
       const res = await get(server, '/metrics');
@@ -85,7 +94,10 @@ for (const backend of BACKENDS) {
 
       // Counters stay monotonic across scrapes.
       const again = (await get(server, '/metrics')).body;
-      assert.ok((value(again, 'artifact_processing_invocations_total', { family: 'ob-alpha' }) ?? 0) >= (value(body, 'artifact_processing_invocations_total', { family: 'ob-alpha' }) ?? 0));
+      assert.ok(
+        (value(again, 'artifact_processing_invocations_total', { family: 'ob-alpha' }) ?? 0) >=
+          (value(body, 'artifact_processing_invocations_total', { family: 'ob-alpha' }) ?? 0),
+      );
     });
 
     if (backend === 'mysql') {
@@ -110,9 +122,16 @@ for (const backend of BACKENDS) {
           store.renewTerm = original;
         }
         const body = (await get(server, '/metrics')).body;
-        assert.equal(value(body, 'artifact_processing_renewal_failures_total', { supervisor_key: 'global' }), 1,
-          'the consecutive count was reset by the good renewal; the counter must not lose the failure');
-        assert.equal(value(body, 'artifact_processing_term_changes_total', { supervisor_key: 'global' }), 1, 'a transient failure within the TTL does not change the term');
+        assert.equal(
+          value(body, 'artifact_processing_renewal_failures_total', { supervisor_key: 'global' }),
+          1,
+          'the consecutive count was reset by the good renewal; the counter must not lose the failure',
+        );
+        assert.equal(
+          value(body, 'artifact_processing_term_changes_total', { supervisor_key: 'global' }),
+          1,
+          'a transient failure within the TTL does not change the term',
+        );
       });
     }
   });

@@ -67,13 +67,39 @@ function dashboardExpressions(): string[] {
 }
 
 const FUNCTIONS = new Set([
-  'sum', 'max', 'min', 'avg', 'count', 'rate', 'irate', 'increase', 'delta', 'deriv', 'absent', 'histogram_quantile', 'label_values',
-  'by', 'without', 'and', 'or', 'unless', 'on', 'ignoring', 'offset', 'bool', 'max_over_time', 'min_over_time', 'avg_over_time',
+  'sum',
+  'max',
+  'min',
+  'avg',
+  'count',
+  'rate',
+  'irate',
+  'increase',
+  'delta',
+  'deriv',
+  'absent',
+  'histogram_quantile',
+  'label_values',
+  'by',
+  'without',
+  'and',
+  'or',
+  'unless',
+  'on',
+  'ignoring',
+  'offset',
+  'bool',
+  'max_over_time',
+  'min_over_time',
+  'avg_over_time',
 ]);
 
 /** Metric names an expression reads: identifiers that are neither functions, keywords, labels nor inside quotes/braces' values. */
 function metricNames(expr: string, labels: Set<string>): string[] {
-  const code = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/\$\{?[A-Za-z_]+\}?/g, '').replace(/\[[^\]]*\]/g, '');
+  const code = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, '""')
+    .replace(/\$\{?[A-Za-z_]+\}?/g, '')
+    .replace(/\[[^\]]*\]/g, '');
   const names = new Set<string>();
   for (const m of code.matchAll(/[A-Za-z_:][A-Za-z0-9_:]*/g)) {
     const id = m[0];
@@ -92,10 +118,21 @@ function exists(name: string, types: Map<string, string>): boolean {
 test('every metric the Grafana dashboard and the Prometheus alert rules reference exists in the registry', async () => {
   const { types, labels } = await registryMetrics();
   const alerts = alertExpressions();
-  for (const required of ['ArtifactProcessingLeaderMissing', 'ArtifactProcessingFamilyDegraded', 'ArtifactProcessingOwedRequestsGrowing', 'ArtifactProcessingFailuresRising']) {
-    assert.ok(alerts.some((a) => a.alert === required), `alert ${required} is defined`);
+  for (const required of [
+    'ArtifactProcessingLeaderMissing',
+    'ArtifactProcessingFamilyDegraded',
+    'ArtifactProcessingOwedRequestsGrowing',
+    'ArtifactProcessingFailuresRising',
+  ]) {
+    assert.ok(
+      alerts.some((a) => a.alert === required),
+      `alert ${required} is defined`,
+    );
   }
-  const sources = [...alerts.map((a) => ({ where: `alert ${a.alert}`, expr: a.expr })), ...dashboardExpressions().map((expr) => ({ where: 'dashboard', expr }))];
+  const sources = [
+    ...alerts.map((a) => ({ where: `alert ${a.alert}`, expr: a.expr })),
+    ...dashboardExpressions().map((expr) => ({ where: 'dashboard', expr })),
+  ];
   assert.ok(sources.length > 25);
   let referenced = 0;
   for (const { where, expr } of sources) {

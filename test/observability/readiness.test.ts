@@ -59,11 +59,17 @@ for (const backend of BACKENDS) {
       // The other family keeps being scheduled: explicit requests and ordinary (scanned) work.
       await runtime.trigger('ob-good', 'g-req');
       await runtime.markDirty('ob-good', 'g-dirty');
-      await waitForState(fx, runtime, ['ob-good', 'ob-bad'], async () => {
-        const req = await intentOf(fx, 'ob-good', 'g-req');
-        const dirty = await intentOf(fx, 'ob-good', 'g-dirty');
-        return req?.handledGeneration === 1 && dirty !== null && dirty.cleanGeneration >= dirty.dirtyGeneration;
-      }, 20_000);
+      await waitForState(
+        fx,
+        runtime,
+        ['ob-good', 'ob-bad'],
+        async () => {
+          const req = await intentOf(fx, 'ob-good', 'g-req');
+          const dirty = await intentOf(fx, 'ob-good', 'g-dirty');
+          return req?.handledGeneration === 1 && dirty !== null && dirty.cleanGeneration >= dirty.dirtyGeneration;
+        },
+        20_000,
+      );
       const later = await readyz(server);
       assert.equal(later.doc.artifact_processing_supervisor.families['ob-bad'].status, 'degraded');
       assert.equal(later.doc.artifact_processing_supervisor.families['ob-good'].status, 'leader');

@@ -21,7 +21,13 @@ import { createFixtureTables as createTaskTables, makeRunner, waitForTask, isTer
 const TRACED_PROCESSOR = path.join(FIXTURES_DIR, 'processors', 'traced.ts');
 const CHILD_SDK = path.join(FIXTURES_DIR, 'otel-child.mjs');
 
-interface ChildSpan { name: string; traceId: string; spanId: string; parentSpanId: string | null; attributes: Record<string, unknown> }
+interface ChildSpan {
+  name: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId: string | null;
+  attributes: Record<string, unknown>;
+}
 
 test('without an SDK every helper is a no-op: nothing is carried to a worker', async () => {
   assert.deepEqual(await traced(SPANS.dispatch, {}, async () => traceCarrier()), {});
@@ -85,14 +91,24 @@ describe('spans with an SDK registered', () => {
         const dispatches = named(SPANS.dispatch);
         const acks = spans.filter((s) => s.name === SPANS.ackCommit);
         assert.ok(scan.length >= 1 && pages.length >= 1, `scan and page spans: ${spans.map((s) => s.name).join(', ')}`);
-        assert.ok(pages.every((p) => scan.some((s) => s.spanContext().spanId === parentOf(p))), 'an admission page is a child of its scan');
+        assert.ok(
+          pages.every((p) => scan.some((s) => s.spanContext().spanId === parentOf(p))),
+          'an admission page is a child of its scan',
+        );
         assert.ok(dispatches.length >= 2);
         for (const s of [...scan, ...pages, ...dispatches]) assert.equal(s.attributes['apsup.binding'], `fx.${family}`);
         assert.ok(acks.length >= 1);
         const dispatchIds = new Set(dispatches.map((d) => d.spanContext().spanId));
-        assert.ok(acks.some((a) => a.links.some((l) => dispatchIds.has(l.context.spanId))), 'the batched ack commit links to the dispatches');
+        assert.ok(
+          acks.some((a) => a.links.some((l) => dispatchIds.has(l.context.spanId))),
+          'the batched ack commit links to the dispatches',
+        );
 
-        const child = fs.readFileSync(spanFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as ChildSpan);
+        const child = fs
+          .readFileSync(spanFile, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as ChildSpan);
         const invocations = child.filter((s) => s.name === SPANS.invocation);
         assert.ok(invocations.length >= 2, `worker spans: ${child.map((s) => s.name).join(', ')}`);
         for (const inv of invocations) {
@@ -103,7 +119,10 @@ describe('spans with an SDK registered', () => {
           assert.equal(inv.attributes['apsup.outcome'], 'ok');
         }
         const work = child.filter((s) => s.name === 'fixture.processor_work');
-        assert.ok(work.length >= 2 && work.every((w) => invocations.some((i) => i.spanId === w.parentSpanId)), "the processor's own span nests under the invocation");
+        assert.ok(
+          work.length >= 2 && work.every((w) => invocations.some((i) => i.spanId === w.parentSpanId)),
+          "the processor's own span nests under the invocation",
+        );
 
         const everything = JSON.stringify([...spans.map((s) => ({ n: s.name, a: s.attributes, e: s.events })), ...child]);
         for (const scope of scopes) assert.ok(!everything.includes(scope), 'no scope id in span names or attributes');

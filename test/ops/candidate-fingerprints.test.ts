@@ -23,14 +23,29 @@ const logger = createLogger({ level: 'silent' });
 for (const backend of BACKENDS) {
   describe(`[${backend}] candidate fingerprints per supervisor key`, () => {
     let fx: BackendFixture;
-    before(async () => { fx = await createBackend(backend); });
-    after(async () => { await fx?.cleanup(); });
+    before(async () => {
+      fx = await createBackend(backend);
+    });
+    after(async () => {
+      await fx?.cleanup();
+    });
 
     const role = backend === 'sqlite' ? 'all' : 'background';
-    const candidate = (vars: Record<string, string>, regs: FamilyRegistration[] = families) => new CandidateRegistration(fx.store, parseRuntimeConfig({
-      [`${P}DATABASE_URL`]: fx.url, [`${P}ARTIFACT_PROCESSING_ROLE`]: role, ...Object.fromEntries(Object.entries(vars).map(([k, v]) => [`${P}${k}`, v])),
-    }, regs), logger);
-    const rowsOf = async (c: CandidateRegistration) => fx.query('SELECT supervisor_key, role, execution_text FROM pc_aps_candidate_fingerprints WHERE candidate_id = ?', [c.candidateId]);
+    const candidate = (vars: Record<string, string>, regs: FamilyRegistration[] = families) =>
+      new CandidateRegistration(
+        fx.store,
+        parseRuntimeConfig(
+          {
+            [`${P}DATABASE_URL`]: fx.url,
+            [`${P}ARTIFACT_PROCESSING_ROLE`]: role,
+            ...Object.fromEntries(Object.entries(vars).map(([k, v]) => [`${P}${k}`, v])),
+          },
+          regs,
+        ),
+        logger,
+      );
+    const rowsOf = async (c: CandidateRegistration) =>
+      fx.query('SELECT supervisor_key, role, execution_text FROM pc_aps_candidate_fingerprints WHERE candidate_id = ?', [c.candidateId]);
 
     if (backend === 'mysql') {
       // Six starts with different fingerprints at the same moment, on six connection pools: the
@@ -38,14 +53,24 @@ for (const backend of BACKENDS) {
       // that lock, 5 of 40 such rounds let several differing candidates register.)
       test('concurrent differing starts: exactly one registers', async () => {
         const stores = [fx.store, ...Array.from({ length: 5 }, () => fx.openStore())];
-        const on = (store: typeof fx.store, workers: string) => new CandidateRegistration(store, parseRuntimeConfig({
-          [`${P}DATABASE_URL`]: fx.url, [`${P}ARTIFACT_PROCESSING_ROLE`]: 'background', [`${P}FO_ALPHA_MAX_WORKERS`]: workers,
-        }, families), logger);
+        const on = (store: typeof fx.store, workers: string) =>
+          new CandidateRegistration(
+            store,
+            parseRuntimeConfig(
+              {
+                [`${P}DATABASE_URL`]: fx.url,
+                [`${P}ARTIFACT_PROCESSING_ROLE`]: 'background',
+                [`${P}FO_ALPHA_MAX_WORKERS`]: workers,
+              },
+              families,
+            ),
+            logger,
+          );
         for (let round = 0; round < 30; round += 1) {
           const pair = stores.map((store, i) => on(store, String(i + 2)));
           const results = await Promise.allSettled(pair.map((c) => c.register()));
           const passed = results.filter((r) => r.status === 'fulfilled').length;
-          assert.equal(passed, 1, `round ${round}: ${JSON.stringify(results.map((r) => r.status === 'rejected' ? String(r.reason) : 'registered'))}`);
+          assert.equal(passed, 1, `round ${round}: ${JSON.stringify(results.map((r) => (r.status === 'rejected' ? String(r.reason) : 'registered')))}`);
           for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof FingerprintMismatchError, String(r.reason));
           for (const c of pair) await c.withdraw();
         }
@@ -59,8 +84,13 @@ for (const backend of BACKENDS) {
         assert.match(String(row!.execution_text), /"family fo-alpha maxWorkers":"4"/);
 
         const b = candidate({ FO_ALPHA_MAX_WORKERS: '8' });
-        await assert.rejects(b.register(), (e: unknown) => e instanceof FingerprintMismatchError
-          && e.message.includes(`live candidate ${a.candidateId}`) && e.message.includes('family fo-alpha maxWorkers is 8 here, 4 there'));
+        await assert.rejects(
+          b.register(),
+          (e: unknown) =>
+            e instanceof FingerprintMismatchError &&
+            e.message.includes(`live candidate ${a.candidateId}`) &&
+            e.message.includes('family fo-alpha maxWorkers is 8 here, 4 there'),
+        );
         assert.deepEqual(await rowsOf(b), [], 'a refused start leaves no row');
         const schedule = candidate({ FO_BETA_SCHEDULE_SECONDS: '60' });
         await assert.rejects(schedule.register(), (e: unknown) => e instanceof FingerprintMismatchError && e.message.includes('family fo-beta schedule'));
@@ -70,7 +100,12 @@ for (const backend of BACKENDS) {
         await api.register();
         assert.equal((await rowsOf(api))[0]!.execution_text, null);
         const apiAlpha = candidate({ ARTIFACT_PROCESSING_ROLE: 'api' }, alphaOnly);
-        await assert.rejects(apiAlpha.register(), (e: unknown) => e instanceof FingerprintMismatchError && /first difference: binding fo-beta\.items family is \(absent\) here, fo-beta there|first difference: bindings/.test(e.message));
+        await assert.rejects(
+          apiAlpha.register(),
+          (e: unknown) =>
+            e instanceof FingerprintMismatchError &&
+            /first difference: binding fo-beta\.items family is \(absent\) here, fo-beta there|first difference: bindings/.test(e.message),
+        );
 
         // Once the live candidates are gone, the other configuration may start.
         await a.withdraw();
@@ -120,11 +155,21 @@ describe('[mysql] processes: a background candidate with another budget exits 2;
     // crashed candidate (SIGKILL, no withdrawal) stops counting once its row expires.
     a.killHard();
     await withTimeout(a.exited, 10_000, 'killed');
-    await waitFor(async () => (await fx.query('SELECT candidate_id FROM pc_aps_candidate_fingerprints WHERE expires_at > UTC_TIMESTAMP(3)')).length === 0, 10_000, 100);
+    await waitFor(
+      async () => (await fx.query('SELECT candidate_id FROM pc_aps_candidate_fingerprints WHERE expires_at > UTC_TIMESTAMP(3)')).length === 0,
+      10_000,
+      100,
+    );
     const b2 = new RuntimeProcess('fp-b2', { url: fx.url, fixtureDir: dir, role: 'background', env: { [`${P}FO_ALPHA_MAX_WORKERS`]: '8' } });
     await b2.waitForMsg('candidate fingerprint registered', {}, 45_000);
 
-    const api = new RuntimeProcess('fp-api', { url: fx.url, fixtureDir: dir, role: 'api', familiesModule: API_FAMILIES_MODULE_PATH, env: { [`${P}FO_ALPHA_MAX_WORKERS`]: '5' } });
+    const api = new RuntimeProcess('fp-api', {
+      url: fx.url,
+      fixtureDir: dir,
+      role: 'api',
+      familiesModule: API_FAMILIES_MODULE_PATH,
+      env: { [`${P}FO_ALPHA_MAX_WORKERS`]: '5' },
+    });
     await api.waitForMsg('candidate fingerprint registered', {}, 45_000);
     assert.equal((await api.stop()).code, 0, api.stderr);
     assert.equal((await b2.stop()).code, 0, b2.stderr);

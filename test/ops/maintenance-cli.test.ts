@@ -27,7 +27,8 @@ for (const backend of BACKENDS) {
     });
 
     // --families only where the command reads the families module (another command refuses it).
-    const cli = (args: string[]) => runCli(['maintenance', 'mode-switch'].includes(args[0]!) ? args : [...args, '--families', FAMILIES_MODULE_PATH], fx.url, dir);
+    const cli = (args: string[]) =>
+      runCli(['maintenance', 'mode-switch'].includes(args[0]!) ? args : [...args, '--families', FAMILIES_MODULE_PATH], fx.url, dir);
 
     test('on refuses triggers, dirty marks and starts; off resumes them; a mode switch ends the window', async () => {
       const on = await cli(['maintenance', 'on', '--json']);

@@ -32,10 +32,11 @@ for (const backend of BACKENDS) {
     });
 
     const cli = (args: string[]) => runCli([...args, '--families', FAMILIES_MODULE_PATH], fx.url, dir);
-    const handled = (binding: string, scope: string) => waitFor(async () => {
-      const i = await fx.store.readIntent(binding, scope);
-      return i !== null && i.handledGeneration > 0 && i.handledGeneration === i.requestedGeneration;
-    }, 15_000);
+    const handled = (binding: string, scope: string) =>
+      waitFor(async () => {
+        const i = await fx.store.readIntent(binding, scope);
+        return i !== null && i.handledGeneration > 0 && i.handledGeneration === i.requestedGeneration;
+      }, 15_000);
 
     test('status --json before any start: no mode recorded, no live term, counts of the backlog', async () => {
       await fx.store.markDirty(ALPHA_BINDING, 'd1');
@@ -49,12 +50,17 @@ for (const backend of BACKENDS) {
       assert.equal(s.maintenance, false);
       assert.equal(typeof s.dbNow, 'string');
       assert.equal(s.countCap, 1_000_000);
-      assert.deepEqual(s.supervisors.map((x: { supervisorKey: string }) => x.supervisorKey), ['global', ALPHA_KEY, BETA_KEY]);
+      assert.deepEqual(
+        s.supervisors.map((x: { supervisorKey: string }) => x.supervisorKey),
+        ['global', ALPHA_KEY, BETA_KEY],
+      );
       for (const x of s.supervisors) assert.deepEqual([x.holderId, x.supervisorGeneration, x.live, x.expiresAt], [null, 0, false, null]);
       const alpha = s.families.find((f: { binding: string }) => f.binding === ALPHA_BINDING);
       assert.ok(alpha, JSON.stringify(s.families));
-      assert.deepEqual([alpha.owedInvocations, alpha.ordinaryBacklog, alpha.countCapped, alpha.scanGeneration, alpha.scanInProgress, alpha.lastCheckpointAt],
-        [1, 2, false, 0, false, null]);
+      assert.deepEqual(
+        [alpha.owedInvocations, alpha.ordinaryBacklog, alpha.countCapped, alpha.scanGeneration, alpha.scanInProgress, alpha.lastCheckpointAt],
+        [1, 2, false, 0, false, null],
+      );
       assert.ok('policy' in alpha && 'nextDueAt' in alpha && 'family' in alpha);
       if (backend === 'sqlite') assert.deepEqual(s.sqliteHost, { pid: null, alive: false });
       else assert.equal(s.sqliteHost, null);
@@ -94,7 +100,10 @@ for (const backend of BACKENDS) {
       const out = await cli(['mode-switch', '--to', 'dedicated', '--json']);
       assert.equal(out.code, 0, out.stderr);
       const r = JSON.parse(out.stdout);
-      assert.deepEqual([r.previousMode, r.mode, r.invalidated], ['global', 'dedicated', [{ supervisorKey: 'global', supervisorGeneration: before.supervisorGeneration + 1 }]]);
+      assert.deepEqual(
+        [r.previousMode, r.mode, r.invalidated],
+        ['global', 'dedicated', [{ supervisorKey: 'global', supervisorGeneration: before.supervisorGeneration + 1 }]],
+      );
 
       const refused = new RuntimeProcess(`ops-refused-${backend}`, { url: fx.url, fixtureDir: dir, mode: 'global' });
       assert.equal((await withTimeout(refused.exited, 20_000, 'refused start')).code, 2);
@@ -105,7 +114,10 @@ for (const backend of BACKENDS) {
       await handled(BETA_BINDING, 'left-1');
       const status = JSON.parse((await cli(['status', '--json'])).stdout);
       assert.equal(status.mode, 'dedicated');
-      assert.deepEqual(status.supervisors.filter((x: { live: boolean }) => x.live).map((x: { supervisorKey: string }) => x.supervisorKey), [ALPHA_KEY, BETA_KEY]);
+      assert.deepEqual(
+        status.supervisors.filter((x: { live: boolean }) => x.live).map((x: { supervisorKey: string }) => x.supervisorKey),
+        [ALPHA_KEY, BETA_KEY],
+      );
       assert.equal((await d.stop()).code, 0, d.stderr);
 
       await fx.store.acceptRequest(ALPHA_BINDING, 'left-2');
@@ -133,9 +145,15 @@ for (const backend of BACKENDS) {
       const out = await cli(['mode-switch', '--to', 'global', '--json']);
       assert.equal(out.code, 0, out.stderr);
       const r = JSON.parse(out.stdout);
-      assert.ok(r.invalidated.some((t: { supervisorKey: string; supervisorGeneration: number }) => t.supervisorKey === 'artifact:fo-gone' && t.supervisorGeneration === gone.supervisorGeneration + 1), out.stdout);
+      assert.ok(
+        r.invalidated.some(
+          (t: { supervisorKey: string; supervisorGeneration: number }) =>
+            t.supervisorKey === 'artifact:fo-gone' && t.supervisorGeneration === gone.supervisorGeneration + 1,
+        ),
+        out.stdout,
+      );
       const l = await fx.store.readLease('artifact:fo-gone');
-      assert.deepEqual([l.holderId, l.live], [null, false], 'the removed family\'s term is fenced out');
+      assert.deepEqual([l.holderId, l.live], [null, false], "the removed family's term is fenced out");
     });
   });
 }

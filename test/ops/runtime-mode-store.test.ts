@@ -14,8 +14,12 @@ const BINDING = 'ops_alpha';
 for (const backend of BACKENDS) {
   describe(`[${backend}] recorded runtime mode and mode switch`, () => {
     let fx: BackendFixture;
-    before(async () => { fx = await createBackend(backend); });
-    after(async () => { await fx?.cleanup(); });
+    before(async () => {
+      fx = await createBackend(backend);
+    });
+    after(async () => {
+      await fx?.cleanup();
+    });
 
     test('no mode before the first start; the first claim records it, the same mode matches, the other is refused', async () => {
       const initial = await fx.store.readRuntimeMode();
@@ -40,7 +44,7 @@ for (const backend of BACKENDS) {
       }
     });
 
-    test('maintenance pauses dirty marks and explicit triggers (the caller\'s domain write rolls back with them) and starts; off resumes; a switch ends it', async () => {
+    test("maintenance pauses dirty marks and explicit triggers (the caller's domain write rolls back with them) and starts; off resumes; a switch ends it", async () => {
       await fx.query('CREATE TABLE ops_domain_rows (scope_id VARCHAR(64) NOT NULL PRIMARY KEY)');
       await fx.store.markDirty(BINDING, 'm1');
       const on = await fx.store.setMaintenance(true);
@@ -50,10 +54,13 @@ for (const backend of BACKENDS) {
       try {
         await assert.rejects(fx.store.markDirty(BINDING, 'm1'), isMaintenance);
         await assert.rejects(fx.store.acceptRequest(BINDING, 'm2'), isMaintenance);
-        await assert.rejects(fx.store.transaction(async (tx) => {
-          await txQuery(tx, 'INSERT INTO ops_domain_rows (scope_id) VALUES (?)', ['m3']);
-          await fx.store.markDirty(BINDING, 'm3', tx);
-        }), isMaintenance);
+        await assert.rejects(
+          fx.store.transaction(async (tx) => {
+            await txQuery(tx, 'INSERT INTO ops_domain_rows (scope_id) VALUES (?)', ['m3']);
+            await fx.store.markDirty(BINDING, 'm3', tx);
+          }),
+          isMaintenance,
+        );
         assert.deepEqual(await fx.query('SELECT scope_id FROM ops_domain_rows'), [], 'the domain input and its dirty mark are refused together');
         await assert.rejects(fx.store.claimRuntimeMode('global'), isMaintenance);
         assert.equal((await fx.store.readIntent(BINDING, 'm1'))?.dirtyGeneration, 1, 'nothing was written');
@@ -76,9 +83,15 @@ for (const backend of BACKENDS) {
       const term = await fx.store.acquireTerm('global', 'global-host', 1000);
       await fx.store.acceptRequest(BINDING, 'r1');
       await fx.store.markDirty(BINDING, 'd1');
-      const scan = await fx.store.beginScan(
-        { supervisorKey: 'global', holderId: term.holderId!, supervisorGeneration: term.supervisorGeneration }, BINDING, { kind: 'interval', intervalSeconds: 3600 });
-      await fx.store.finishScan({ supervisorKey: 'global', holderId: term.holderId!, supervisorGeneration: term.supervisorGeneration }, BINDING, scan.scanGeneration);
+      const scan = await fx.store.beginScan({ supervisorKey: 'global', holderId: term.holderId!, supervisorGeneration: term.supervisorGeneration }, BINDING, {
+        kind: 'interval',
+        intervalSeconds: 3600,
+      });
+      await fx.store.finishScan(
+        { supervisorKey: 'global', holderId: term.holderId!, supervisorGeneration: term.supervisorGeneration },
+        BINDING,
+        scan.scanGeneration,
+      );
       const stateBefore = await fx.store.readBindingState(BINDING);
       const r1Before = await fx.store.readIntent(BINDING, 'r1');
       const d1Before = await fx.store.readIntent(BINDING, 'd1');
@@ -94,18 +107,28 @@ for (const backend of BACKENDS) {
       }
       const result = await fx.store.switchMode('dedicated');
       assert.equal(result.mode, 'dedicated');
-      assert.deepEqual(result.invalidated.map((t) => [t.supervisorKey, t.holderId, t.supervisorGeneration]), [['global', null, term.supervisorGeneration + 1]]);
+      assert.deepEqual(
+        result.invalidated.map((t) => [t.supervisorKey, t.holderId, t.supervisorGeneration]),
+        [['global', null, term.supervisorGeneration + 1]],
+      );
       const l = await fx.store.readLease('global');
       assert.deepEqual([l.holderId, l.supervisorGeneration, l.live], [null, term.supervisorGeneration + 1, false]);
       assert.deepEqual(await fx.store.readRuntimeMode().then((m) => [m.mode, m.maintenance]), ['dedicated', false]);
 
       // A stale worker of the old mode: its fenced commit is rejected.
-      await assert.rejects(fx.store.transaction(async (tx) => {
-        await fx.store.assertTerm(tx, { supervisorKey: 'global', holderId: 'global-host', supervisorGeneration: term.supervisorGeneration });
-      }), TermLostError);
-      await assert.rejects(fx.store.ackInvocation(
-        { supervisorKey: 'global', holderId: 'global-host', supervisorGeneration: term.supervisorGeneration },
-        { bindingName: BINDING, scopeId: 'r1', claimedRequestGeneration: 1 }), TermLostError);
+      await assert.rejects(
+        fx.store.transaction(async (tx) => {
+          await fx.store.assertTerm(tx, { supervisorKey: 'global', holderId: 'global-host', supervisorGeneration: term.supervisorGeneration });
+        }),
+        TermLostError,
+      );
+      await assert.rejects(
+        fx.store.ackInvocation(
+          { supervisorKey: 'global', holderId: 'global-host', supervisorGeneration: term.supervisorGeneration },
+          { bindingName: BINDING, scopeId: 'r1', claimedRequestGeneration: 1 },
+        ),
+        TermLostError,
+      );
 
       // Requests, dirty marks, checkpoints and scans untouched.
       assert.deepEqual(await fx.store.readIntent(BINDING, 'r1'), r1Before);
@@ -120,7 +143,8 @@ for (const backend of BACKENDS) {
       const dTerm = await fx.store.acquireTerm('artifact:ops-alpha', 'dedicated-host', 1000);
       const ack = await fx.store.ackInvocation(
         { supervisorKey: 'artifact:ops-alpha', holderId: 'dedicated-host', supervisorGeneration: dTerm.supervisorGeneration },
-        { bindingName: BINDING, scopeId: 'r1', claimedRequestGeneration: 1 });
+        { bindingName: BINDING, scopeId: 'r1', claimedRequestGeneration: 1 },
+      );
       assert.equal(ack.outcome, 'acknowledged');
     });
 
@@ -132,7 +156,10 @@ for (const backend of BACKENDS) {
       }
       const result = await fx.store.switchMode('global');
       assert.equal(result.mode, 'global');
-      assert.deepEqual(result.invalidated.map((t) => [t.supervisorKey, t.holderId, t.supervisorGeneration]), [['artifact:ops-alpha', null, before.supervisorGeneration + 1]]);
+      assert.deepEqual(
+        result.invalidated.map((t) => [t.supervisorKey, t.holderId, t.supervisorGeneration]),
+        [['artifact:ops-alpha', null, before.supervisorGeneration + 1]],
+      );
       await assert.rejects(fx.store.claimRuntimeMode('dedicated'), (e: unknown) => e instanceof StoreError && e.code === 'mode_mismatch');
       assert.equal((await fx.store.claimRuntimeMode('global')).outcome, 'matched');
       await assert.rejects(fx.store.switchMode('sideways' as 'global'), (e: unknown) => e instanceof StoreError && e.code === 'invalid_argument');
@@ -148,15 +175,32 @@ for (const backend of BACKENDS) {
         // Its candidate still runs: the switch is refused, and the read names it.
         await assert.rejects(fx.store.switchMode('global'), (e: unknown) => e instanceof StoreError && e.code === 'live_candidate');
         const leases = await readModeLeases(fx.store, 'dedicated');
-        assert.deepEqual(leases.filter((l) => l.live).map((l) => [l.supervisorKey, l.holderId]), [['artifact:ops-gone', 'gone-host']]);
+        assert.deepEqual(
+          leases.filter((l) => l.live).map((l) => [l.supervisorKey, l.holderId]),
+          [['artifact:ops-gone', 'gone-host']],
+        );
         assert.equal((await fx.store.readRuntimeMode()).mode, 'dedicated');
         await waitFor(async () => !(await fx.store.readLease('artifact:ops-gone')).live, 5_000); // expired on the database clock (ttl 1 s)
       }
       const result = await fx.store.switchMode('global');
-      assert.ok(result.invalidated.some((t) => t.supervisorKey === 'artifact:ops-gone' && t.supervisorGeneration === gone.supervisorGeneration + 1), JSON.stringify(result.invalidated));
-      assert.ok(result.invalidated.every((t) => t.supervisorKey.startsWith('artifact:')), 'only old-mode keys');
-      await assert.rejects(fx.store.transaction(async (tx) => { await fx.store.assertTerm(tx, stale); }), TermLostError);
-      assert.deepEqual((await readModeLeases(fx.store, 'global')).map((l) => l.supervisorKey), ['global']);
+      assert.ok(
+        result.invalidated.some((t) => t.supervisorKey === 'artifact:ops-gone' && t.supervisorGeneration === gone.supervisorGeneration + 1),
+        JSON.stringify(result.invalidated),
+      );
+      assert.ok(
+        result.invalidated.every((t) => t.supervisorKey.startsWith('artifact:')),
+        'only old-mode keys',
+      );
+      await assert.rejects(
+        fx.store.transaction(async (tx) => {
+          await fx.store.assertTerm(tx, stale);
+        }),
+        TermLostError,
+      );
+      assert.deepEqual(
+        (await readModeLeases(fx.store, 'global')).map((l) => l.supervisorKey),
+        ['global'],
+      );
     });
 
     test('bounded backlog counts', async () => {

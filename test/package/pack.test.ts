@@ -46,7 +46,13 @@ async function installedProject(): Promise<{ dir: string; done(): void }> {
   const [info] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
   const shipped = info.files.map((f) => f.path);
   assert.ok(!shipped.some((f) => f.startsWith('test/') || f.startsWith('node_modules/')), 'tests are not shipped');
-  for (const needed of ['bin/apsup.mjs', 'src/sdk/index.ts', 'sql/sqlite/pc_aps_mark_dirty.sql', 'procedures/oceanbase/pc_aps_mark_dirty.sql', 'migrations/sqlite/CHECKSUMS']) {
+  for (const needed of [
+    'bin/apsup.mjs',
+    'src/sdk/index.ts',
+    'sql/sqlite/pc_aps_mark_dirty.sql',
+    'procedures/oceanbase/pc_aps_mark_dirty.sql',
+    'migrations/sqlite/CHECKSUMS',
+  ]) {
     assert.ok(shipped.includes(needed), `${needed} is in the tarball`);
   }
   const project = path.join(dir, 'project');
@@ -76,10 +82,21 @@ test('npm pack -> npm init -y project: the README example type-checks and runs t
   try {
     for (const [file, text] of Object.entries(readmeExample())) fs.writeFileSync(path.join(dir, file), text);
     // Types through the exports map (a typo in a registration would fail here).
-    fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, skipLibCheck: true, allowImportingTsExtensions: true, types: ['node'] },
-      include: ['*.ts'],
-    }));
+    fs.writeFileSync(
+      path.join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          allowImportingTsExtensions: true,
+          types: ['node'],
+        },
+        include: ['*.ts'],
+      }),
+    );
     const tsc = await sh(process.execPath, [path.join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'], dir);
     assert.equal(tsc.code, 0, `tsc: ${tsc.stdout}${tsc.stderr}`);
 
@@ -102,32 +119,58 @@ test('npm pack -> npm init -y project: the README example type-checks and runs t
 
     let log = '';
     child = spawn('npx', ['--no-install', 'apsup', 'run', '--families', './my-families.ts'], {
-      cwd: dir, env: { ...process.env, ...env, POWERCONTEXT_SERVER_RUNTIME_OBSERVABILITY_ADDRESS: 'off' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+      cwd: dir,
+      env: { ...process.env, ...env, POWERCONTEXT_SERVER_RUNTIME_OBSERVABILITY_ADDRESS: 'off' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
-    child.stdout!.on('data', (d) => { log += String(d); });
-    child.stderr!.on('data', (d) => { log += String(d); });
+    child.stdout!.on('data', (d) => {
+      log += String(d);
+    });
+    child.stderr!.on('data', (d) => {
+      log += String(d);
+    });
     const reader = new Database(dbFile, { readonly: true });
     try {
       await waitFor(() => {
-        const row = reader.prepare("SELECT p.through_seq AS t, i.handled_generation AS h FROM my_progress p, pc_artifact_processing_intents i WHERE p.scope_id = 's1' AND i.scope_id = 's1'").get() as { t: number; h: number } | undefined;
+        const row = reader
+          .prepare(
+            "SELECT p.through_seq AS t, i.handled_generation AS h FROM my_progress p, pc_artifact_processing_intents i WHERE p.scope_id = 's1' AND i.scope_id = 's1'",
+          )
+          .get() as { t: number; h: number } | undefined;
         return row?.t === 2 && row.h === 1;
-      }, 90_000).catch((error: Error) => { throw new Error(`${error.message}; apsup run said: ${log.slice(-4000)}`); });
+      }, 90_000).catch((error: Error) => {
+        throw new Error(`${error.message}; apsup run said: ${log.slice(-4000)}`);
+      });
     } finally {
       reader.close();
     }
     assert.doesNotMatch(log, /Cannot require\(\) ES Module/);
   } finally {
     if (child?.pid) {
-      try { process.kill(-child.pid, 'SIGINT'); } catch { /* gone */ }
-      await new Promise((resolve) => { child!.once('exit', resolve); setTimeout(resolve, 15_000).unref(); });
-      try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ }
+      try {
+        process.kill(-child.pid, 'SIGINT');
+      } catch {
+        /* gone */
+      }
+      await new Promise((resolve) => {
+        child!.once('exit', resolve);
+        setTimeout(resolve, 15_000).unref();
+      });
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     }
     done();
   }
 });
 
 test('the exports map: ., ./sdk, ./store, ./tasks resolve with types; nothing else but ./src/* (deprecated) and ./package.json', () => {
-  const pkg = JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { exports: Record<string, string | { types: string; default: string }> };
+  const pkg = JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as {
+    exports: Record<string, string | { types: string; default: string }>;
+  };
   assert.deepEqual(Object.keys(pkg.exports), ['.', './sdk', './store', './tasks', './package.json', './src/*']);
   for (const key of ['.', './sdk', './store', './tasks']) {
     const entry = pkg.exports[key] as { types: string; default: string };

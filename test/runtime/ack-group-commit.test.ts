@@ -23,7 +23,9 @@ async function takeTerm(store: Store, holder: string): Promise<Term> {
 /** The store with its acknowledgement calls held at a gate until release(); counts the calls. */
 function gated(store: Store) {
   let open!: () => void;
-  let gate = new Promise<void>((r) => { open = r; });
+  let gate = new Promise<void>((r) => {
+    open = r;
+  });
   const calls: Array<{ op: string; keys: number }> = [];
   const proxy = new Proxy(store, {
     get(target, prop, receiver) {
@@ -39,8 +41,14 @@ function gated(store: Store) {
   return {
     store: proxy as Store,
     calls,
-    release() { open(); },
-    hold() { gate = new Promise<void>((r) => { open = r; }); },
+    release() {
+      open();
+    },
+    hold() {
+      gate = new Promise<void>((r) => {
+        open = r;
+      });
+    },
   };
 }
 
@@ -54,7 +62,9 @@ for (const backend of BACKENDS) {
       fx = await createBackend(backend);
       other = fx.openStore();
     });
-    after(async () => { await fx.cleanup(); });
+    after(async () => {
+      await fx.cleanup();
+    });
 
     test('requests arriving in later turns during a commit share the next transaction; each caller gets its committed row', async () => {
       const term = await takeTerm(fx.store, 'g1');
@@ -71,9 +81,20 @@ for (const backend of BACKENDS) {
       }
       assert.equal(g.calls.length, 1, 'nothing else started while the first commit is under way');
       g.release();
-      const rows = await Promise.all([first, ...later]) as Array<{ scopeId: string; handledGeneration: number }>;
-      assert.deepEqual(rows.map((r) => [r.scopeId, r.handledGeneration]), [['k0', 1], ['k1', 1], ['k2', 1], ['k3', 1]]);
-      assert.deepEqual(g.calls, [{ op: 'acknowledge', keys: 1 }, { op: 'acknowledgeBatch', keys: 3 }]);
+      const rows = (await Promise.all([first, ...later])) as Array<{ scopeId: string; handledGeneration: number }>;
+      assert.deepEqual(
+        rows.map((r) => [r.scopeId, r.handledGeneration]),
+        [
+          ['k0', 1],
+          ['k1', 1],
+          ['k2', 1],
+          ['k3', 1],
+        ],
+      );
+      assert.deepEqual(g.calls, [
+        { op: 'acknowledge', keys: 1 },
+        { op: 'acknowledgeBatch', keys: 3 },
+      ]);
       assert.equal(batcher.stats.transactions, 2);
       for (let i = 0; i < 4; i++) assert.equal((await other.readIntent(b, `k${i}`))!.handledGeneration, 1);
     });
@@ -95,9 +116,14 @@ for (const backend of BACKENDS) {
       await waitFor(() => g.calls.length === 2);
       g.release();
       const outcomes = await Promise.allSettled([first, ...held, fresh]);
-      for (const o of outcomes.slice(0, 3)) assert.ok(o.status === 'rejected' && o.reason instanceof TermLostError, `the old term is refused: ${JSON.stringify(o)}`);
+      for (const o of outcomes.slice(0, 3))
+        assert.ok(o.status === 'rejected' && o.reason instanceof TermLostError, `the old term is refused: ${JSON.stringify(o)}`);
       assert.equal(outcomes[3].status, 'fulfilled', 'the live term commits');
-      assert.deepEqual(g.calls.map((c) => c.op), ['acknowledge', 'acknowledge', 'acknowledgeBatch'], 'the held pair still went to the database, as one batch');
+      assert.deepEqual(
+        g.calls.map((c) => c.op),
+        ['acknowledge', 'acknowledge', 'acknowledgeBatch'],
+        'the held pair still went to the database, as one batch',
+      );
       for (let i = 0; i < 3; i++) assert.equal((await other.readIntent(b, `k${i}`))!.handledGeneration, 0, `k${i}: nothing written under the lost term`);
       assert.equal((await other.readIntent(b, 'k3'))!.handledGeneration, 1);
     });
@@ -116,7 +142,10 @@ for (const backend of BACKENDS) {
       await turn();
       g.release();
       const outcomes = await Promise.allSettled([first, liveHeld, ...staleOnes]);
-      assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'rejected', 'rejected']);
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        ['fulfilled', 'fulfilled', 'rejected', 'rejected'],
+      );
       for (const o of outcomes.slice(2)) assert.ok(o.status === 'rejected' && o.reason instanceof TermLostError);
       assert.equal((await other.readIntent(b, 'k0'))!.handledGeneration, 1);
       assert.equal((await other.readIntent(b, 'k1'))!.handledGeneration, 1);

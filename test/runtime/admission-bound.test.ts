@@ -23,7 +23,12 @@ const READY = 100;
 const BUDGET = 20;
 const BACKOFF_MS = 60_000;
 
-interface Page { generation: number; excluded: number; chars: number; inBackoff: number }
+interface Page {
+  generation: number;
+  excluded: number;
+  chars: number;
+  inBackoff: number;
+}
 
 for (const backend of BACKENDS) {
   describe(`[${backend}] admission pages stay bounded with ${KEYS} keys in backoff`, () => {
@@ -73,20 +78,42 @@ for (const backend of BACKENDS) {
       let again = false;
       let failedExamination: unknown = null;
       const wake = (): void => {
-        if (examining) { again = true; return; }
+        if (examining) {
+          again = true;
+          return;
+        }
         examining = true;
         setImmediate(() => {
           const p = partition!;
           const run = p.wantsExamination(Date.now()) ? p.examine(term) : Promise.resolve();
-          run.catch((error: unknown) => { failedExamination = error; }).finally(() => {
-            examining = false;
-            if (again) { again = false; wake(); }
-          });
+          run
+            .catch((error: unknown) => {
+              failedExamination = error;
+            })
+            .finally(() => {
+              examining = false;
+              if (again) {
+                again = false;
+                wake();
+              }
+            });
         });
       };
-      partition = new FamilyPartition(config.families[0], store, pool, {
-        readyQueueSize: READY, scanPageSize: 500, retryBaseMs: BACKOFF_MS, retryMaxMs: BACKOFF_MS, conflictRetryMs: 100, discoveryTimeoutMs: 10_000,
-      }, { wake, termLost: () => undefined, currentTerm: () => term, providerRead: lazyReadHandle(fx.backend, () => openReadHandle(fx.target)) }, createLogger({ level: 'silent' }));
+      partition = new FamilyPartition(
+        config.families[0],
+        store,
+        pool,
+        {
+          readyQueueSize: READY,
+          scanPageSize: 500,
+          retryBaseMs: BACKOFF_MS,
+          retryMaxMs: BACKOFF_MS,
+          conflictRetryMs: 100,
+          discoveryTimeoutMs: 10_000,
+        },
+        { wake, termLost: () => undefined, currentTerm: () => term, providerRead: lazyReadHandle(fx.backend, () => openReadHandle(fx.target)) },
+        createLogger({ level: 'silent' }),
+      );
       const ticker = setInterval(wake, 50); // stands in for the supervisor's deadline timers
       try {
         wake();
@@ -99,8 +126,10 @@ for (const backend of BACKENDS) {
         await waitFor(() => pages.some(full) && !partition!.stats().scanInProgress, 120_000, 50);
         assert.equal(failedExamination, null);
         const later = pages.filter(full);
-        console.log(`[${backend}] first scan: ${firstScan.length} pages, exclusion up to ${Math.max(...firstScan.map((p) => p.excluded))} ids; `
-          + `pages with ${KEYS} keys in retry-wait: ${later.length}, exclusion up to ${Math.max(...later.map((p) => p.excluded))} ids / ${Math.max(...later.map((p) => p.chars))} chars`);
+        console.log(
+          `[${backend}] first scan: ${firstScan.length} pages, exclusion up to ${Math.max(...firstScan.map((p) => p.excluded))} ids; ` +
+            `pages with ${KEYS} keys in retry-wait: ${later.length}, exclusion up to ${Math.max(...later.map((p) => p.excluded))} ids / ${Math.max(...later.map((p) => p.chars))} chars`,
+        );
         for (const p of pages) assert.ok(p.excluded <= READY + BUDGET, `a page excluded ${p.excluded} ids (bound ${READY + BUDGET})`);
         for (const p of later) {
           assert.equal(p.excluded, firstScan[0].excluded, 'the page statement is unchanged in size');
@@ -111,7 +140,10 @@ for (const backend of BACKENDS) {
         for (const [scope, times] of runs) assert.equal(times.length, 1, `${scope} ran ${times.length} times within its backoff`);
         assert.equal(partition.stats().retryWait, KEYS);
         // The owed requests were reused: each key owes exactly its one request.
-        const owed = await fx.query('SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = ? AND requested_generation = handled_generation + 1 AND requested_generation = 1', [binding]);
+        const owed = await fx.query(
+          'SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = ? AND requested_generation = handled_generation + 1 AND requested_generation = 1',
+          [binding],
+        );
         assert.equal(Number(owed[0].n), KEYS);
       } finally {
         clearInterval(ticker);

@@ -7,7 +7,16 @@ import { after, before, describe, test } from 'node:test';
 import type { Runtime } from '../../src/runtime/runtime.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import {
-  createFixtureTables, intentOf, maxConcurrency, openGate, overlapping, runs, setBehaviour, startRuntime, statsOf, testFamily,
+  createFixtureTables,
+  intentOf,
+  maxConcurrency,
+  openGate,
+  overlapping,
+  runs,
+  setBehaviour,
+  startRuntime,
+  statsOf,
+  testFamily,
 } from '../fixtures/runtime-harness.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -44,7 +53,10 @@ for (const backend of BACKENDS) {
       }
       // The other two keys of each family stay owed (queued or not yet discovered), not running.
       const queued = open.map((r) => r.scopeId);
-      for (const [f, scopes] of [['fx-a', ['a1', 'a2', 'a3', 'a4']], ['fx-b', ['b1', 'b2', 'b3', 'b4']]] as const) {
+      for (const [f, scopes] of [
+        ['fx-a', ['a1', 'a2', 'a3', 'a4']],
+        ['fx-b', ['b1', 'b2', 'b3', 'b4']],
+      ] as const) {
         for (const s of scopes.filter((x) => !queued.includes(x))) {
           const i = await intentOf(fx, f, s);
           assert.ok(i!.requestedGeneration > i!.handledGeneration, `${f}/${s} stays owed`);
@@ -81,7 +93,11 @@ for (const backend of BACKENDS) {
         return i!.handledGeneration === 11;
       }, 20_000);
       const list = await runs(fx, 'fx-k', 'k');
-      assert.deepEqual(list.map((r) => r.generation), [1, 11], 'the run claimed 1; one successor merged the 10 later triggers');
+      assert.deepEqual(
+        list.map((r) => r.generation),
+        [1, 11],
+        'the run claimed 1; one successor merged the 10 later triggers',
+      );
       assert.deepEqual(overlapping(list), []);
     });
 
@@ -106,7 +122,10 @@ for (const backend of BACKENDS) {
         assert.ok(list.length < 12, `${s}: triggers merged (${list.length} runs for 12 triggers)`);
         assert.deepEqual(overlapping(list), [], `${s} never ran twice at once`);
         const gens = list.map((r) => r.generation);
-        assert.deepEqual(gens, [...gens].sort((a, b) => a - b));
+        assert.deepEqual(
+          gens,
+          [...gens].sort((a, b) => a - b),
+        );
         assert.equal(new Set(gens).size, gens.length, 'each run claimed a newer generation');
       }
       assert.ok(maxConcurrency(all) <= 3, 'never beyond the budget');

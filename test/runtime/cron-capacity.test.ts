@@ -8,9 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Runtime } from '../../src/runtime/runtime.ts';
 import type { SchedulePolicy, ScanStart } from '../../src/store/types.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
-import {
-  bindingOf, createFixtureTables, intentOf, openGate, runs, setBehaviour, startRuntime, testFamily, waitForState,
-} from '../fixtures/runtime-harness.ts';
+import { bindingOf, createFixtureTables, intentOf, openGate, runs, setBehaviour, startRuntime, testFamily, waitForState } from '../fixtures/runtime-harness.ts';
 
 const F = 'fx-cron';
 const EVERY_SECONDS = 2;
@@ -24,7 +22,9 @@ for (const backend of BACKENDS) {
       fx = await createBackend(backend);
       await createFixtureTables(fx);
       await setBehaviour(fx, F, 'busy', 'gate');
-      runtime = await startRuntime(fx, [testFamily(F, { maxWorkers: 1, schedule: { kind: 'cron', expression: `*/${EVERY_SECONDS} * * * * *`, timezone: 'Asia/Shanghai' } })]);
+      runtime = await startRuntime(fx, [
+        testFamily(F, { maxWorkers: 1, schedule: { kind: 'cron', expression: `*/${EVERY_SECONDS} * * * * *`, timezone: 'Asia/Shanghai' } }),
+      ]);
     });
     after(async () => {
       await runtime?.stop();
@@ -59,17 +59,26 @@ for (const backend of BACKENDS) {
         return result;
       };
       await openGate(fx, F, 'busy');
-      await waitForState(fx, runtime, [F], async () => {
-        const i = await intentOf(fx, F, 'd1');
-        return i!.handledGeneration >= 1 && i!.cleanGeneration === i!.dirtyGeneration;
-      }, 20_000);
+      await waitForState(
+        fx,
+        runtime,
+        [F],
+        async () => {
+          const i = await intentOf(fx, F, 'd1');
+          return i!.handledGeneration >= 1 && i!.cleanGeneration === i!.dirtyGeneration;
+        },
+        20_000,
+      );
       const first = calls.find((c) => c.result.outcome !== 'not_due')!;
       assert.ok(first, `a scan began once the worker was free: ${JSON.stringify(calls)}`);
       assert.equal(first.policy.kind, 'cron');
       const fire = (first.policy as { fireAt: Date }).fireAt.getTime();
       assert.equal(first.result.outcome, 'started');
       assert.equal(first.result.scanGeneration, held.scanGeneration + 1, 'one scan for all the missed fires');
-      assert.ok(fire >= checkpoint + 3 * EVERY_SECONDS * 1000, `the catch-up is for the latest fire, not the first missed one (checkpoint ${new Date(checkpoint).toISOString()}, fire ${new Date(fire).toISOString()})`);
+      assert.ok(
+        fire >= checkpoint + 3 * EVERY_SECONDS * 1000,
+        `the catch-up is for the latest fire, not the first missed one (checkpoint ${new Date(checkpoint).toISOString()}, fire ${new Date(fire).toISOString()})`,
+      );
       assert.equal(fire % (EVERY_SECONDS * 1000), 0, 'a cron fire');
       assert.equal(first.result.lastScheduleCheckpointAt?.getTime(), fire, 'the checkpoint advanced to that fire');
       assert.ok(fire <= first.result.dbNow.getTime(), 'a fire at or before database time');

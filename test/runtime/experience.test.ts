@@ -38,7 +38,10 @@ for (const backend of BACKENDS) {
     };
 
     test('the automatic scan refreshes each scope to its domain version and confirms it clean', async () => {
-      await waitFor(async () => (await processedVersion(fx, 'e1')) === 2 && (await processedVersion(fx, 'e2')) === 1 && await settled('e1') && await settled('e2'), 30_000);
+      await waitFor(
+        async () => (await processedVersion(fx, 'e1')) === 2 && (await processedVersion(fx, 'e2')) === 1 && (await settled('e1')) && (await settled('e2')),
+        30_000,
+      );
       const i = await fx.store.readIntent(EXPERIENCE_BINDING, 'e1');
       assert.equal(i!.requestedGeneration, 1, 'one automatic admission covered both changes');
     });
@@ -50,7 +53,7 @@ for (const backend of BACKENDS) {
       assert.equal(await processedVersion(fx, 'e2'), 1, 'nothing consumed');
       await runtime.store.transaction((tx) => bumpExperience(runtime.store, 'e1', tx));
       runtime.notifyDirty('experience');
-      await waitFor(async () => (await processedVersion(fx, 'e1')) === 3 && await settled('e1'), 20_000);
+      await waitFor(async () => (await processedVersion(fx, 'e1')) === 3 && (await settled('e1')), 20_000);
       assert.deepEqual(statsOf(runtime, 'experience').failures, {}, 'no failures, no conflicts counted');
     });
   });

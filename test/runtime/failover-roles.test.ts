@@ -40,7 +40,11 @@ describe('role api accepts intents and never dispatches; a background candidate 
 
     // `apsup trigger` accepts the request in one short transaction and reports accepted.
     const accepted: Array<Record<string, any>> = [];
-    for (const [family, scope] of [['fo-alpha', 'api-1'], ['fo-beta', 'api-2'], ['fo-alpha', 'api-1']]) {
+    for (const [family, scope] of [
+      ['fo-alpha', 'api-1'],
+      ['fo-beta', 'api-2'],
+      ['fo-alpha', 'api-1'],
+    ]) {
       const out = await runCli(['trigger', family, scope, '--families', FAMILIES_MODULE_PATH], fx.url, dir);
       assert.equal(out.code, 0, out.stderr);
       const line = JSON.parse(out.stdout.trim().split('\n').pop()!);
@@ -58,28 +62,40 @@ describe('role api accepts intents and never dispatches; a background candidate 
       await new Promise((r) => setTimeout(r, 100));
     }
     assert.deepEqual(await fx.query('SELECT * FROM fo_effects'), []);
-    for (const [binding, scope] of [[ALPHA_BINDING, 'api-1'], [BETA_BINDING, 'api-2']]) {
+    for (const [binding, scope] of [
+      [ALPHA_BINDING, 'api-1'],
+      [BETA_BINDING, 'api-2'],
+    ]) {
       const i = await fx.store.readIntent(binding, scope);
       assert.ok(i && i.requestedGeneration > i.handledGeneration && i.handledGeneration === 0, `${scope} is owed`);
     }
-    assert.ok(api.alive, `the api process keeps running (exit ${JSON.stringify(api.exit)}; stderr ${api.stderr}; lines ${JSON.stringify(api.lines.slice(-5))})`);
+    assert.ok(
+      api.alive,
+      `the api process keeps running (exit ${JSON.stringify(api.exit)}; stderr ${api.stderr}; lines ${JSON.stringify(api.lines.slice(-5))})`,
+    );
     assert.equal(api.lines.filter((l) => l.name === 'apsup-worker').length, 0, 'no worker ever ran under the api process');
     assert.equal(api.own(/term|standby|scope invocation/).length, 0, JSON.stringify(api.own()));
 
     // A background candidate takes the term and processes what the api accepted.
     const bg = new RuntimeProcess('background', { url: fx.url, fixtureDir: dir, role: 'background' });
     const acquired = await bg.waitForMsg('term acquired; recovering from persisted state');
-    for (const [binding, scope] of [[ALPHA_BINDING, 'api-1'], [BETA_BINDING, 'api-2']]) {
+    for (const [binding, scope] of [
+      [ALPHA_BINDING, 'api-1'],
+      [BETA_BINDING, 'api-2'],
+    ]) {
       await waitFor(async () => {
         const i = await fx.store.readIntent(binding, scope);
         return i && i.handledGeneration === i.requestedGeneration;
       }, 15_000);
     }
     const rows = await fx.query('SELECT scope_id, holder_id, claimed_generation FROM fo_effects ORDER BY scope_id');
-    assert.deepEqual(rows.map((r) => [r.scope_id, r.holder_id, Number(r.claimed_generation)]), [
-      ['api-1', acquired.holderId, 2], // both triggers merged into one invocation carrying the latest G
-      ['api-2', acquired.holderId, 1],
-    ]);
+    assert.deepEqual(
+      rows.map((r) => [r.scope_id, r.holder_id, Number(r.claimed_generation)]),
+      [
+        ['api-1', acquired.holderId, 2], // both triggers merged into one invocation carrying the latest G
+        ['api-2', acquired.holderId, 1],
+      ],
+    );
     const lease = await fx.store.readLease('global');
     assert.equal(lease.holderId, acquired.holderId);
     assert.equal(api.own(/term|standby/).length, 0, 'the api process stayed out of the election');

@@ -13,11 +13,16 @@ import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { ALPHA_BINDING, BETA_BINDING } from '../fixtures/failover/families.ts';
+import { RENEW_MS, RuntimeProcess, TTL_MS, isAlive, killEverything, makeFixtureDir, trackPid, waitForJsonFile } from '../fixtures/failover/harness.ts';
 import {
-  RENEW_MS, RuntimeProcess, TTL_MS, isAlive, killEverything, makeFixtureDir, trackPid, waitForJsonFile,
-} from '../fixtures/failover/harness.ts';
-import {
-  EFFECTS_DDL, heldFile, holdFile, outcomeFile, releaseFile, writeJsonAtomic, type HeldRecord, type OutcomeRecord,
+  EFFECTS_DDL,
+  heldFile,
+  holdFile,
+  outcomeFile,
+  releaseFile,
+  writeJsonAtomic,
+  type HeldRecord,
+  type OutcomeRecord,
 } from '../fixtures/failover/protocol.ts';
 
 const TERM_ACQUIRED = 'term acquired; recovering from persisted state';
@@ -55,7 +60,10 @@ describe('A10: failover between two background candidates (MariaDB, real process
     return i;
   };
   const effects = (where = '1 = 1', params: unknown[] = []) =>
-    fx.query(`SELECT family, scope_id, supervisor_key, holder_id, supervisor_generation, claimed_generation, worker_pid FROM fo_effects WHERE ${where} ORDER BY scope_id`, params);
+    fx.query(
+      `SELECT family, scope_id, supervisor_key, holder_id, supervisor_generation, claimed_generation, worker_pid FROM fo_effects WHERE ${where} ORDER BY scope_id`,
+      params,
+    );
 
   test('exactly one candidate leads; the other is a healthy standby: logged once, stays up, never restarts', async () => {
     // Both candidates start at the same time and race for the same key.
@@ -86,7 +94,10 @@ describe('A10: failover between two background candidates (MariaDB, real process
 
     // One lease row for the one logical supervisor, whatever the number of candidates.
     const rows = await fx.query('SELECT supervisor_key, holder_id, supervisor_generation FROM pc_artifact_processing_leases');
-    assert.deepEqual(rows.map((r) => r.supervisor_key), ['global']);
+    assert.deepEqual(
+      rows.map((r) => r.supervisor_key),
+      ['global'],
+    );
     const first = await fx.store.readLease('global');
     assert.equal(first.holderId, leaderHolder);
     assert.equal(first.supervisorGeneration, gA);
@@ -95,10 +106,14 @@ describe('A10: failover between two background candidates (MariaDB, real process
     // Observe for a whole TTL of renewals (progress-based, not a fixed sleep): the leader's expiry
     // moves past the first one plus a TTL, so the standby has tried ~TTL/renewal times meanwhile.
     const firstExpiry = first.expiresAt!.getTime();
-    await waitFor(async () => {
-      const l = await fx.store.readLease('global');
-      return l.expiresAt !== null && l.expiresAt.getTime() >= firstExpiry + TTL_MS;
-    }, TTL_MS * 4, 50);
+    await waitFor(
+      async () => {
+        const l = await fx.store.readLease('global');
+        return l.expiresAt !== null && l.expiresAt.getTime() >= firstExpiry + TTL_MS;
+      },
+      TTL_MS * 4,
+      50,
+    );
     const later = await fx.store.readLease('global');
     assert.equal(later.holderId, leaderHolder, 'the leader kept the term');
     assert.equal(later.supervisorGeneration, gA, 'renewal never increments the generation');
@@ -130,7 +145,7 @@ describe('A10: failover between two background candidates (MariaDB, real process
     assert.deepEqual(
       { key: staleWorker.supervisorKey, holder: staleWorker.holderId, gen: staleWorker.supervisorGeneration, claimed: staleWorker.claimedRequestGeneration },
       { key: 'global', holder: leaderHolder, gen: gA, claimed: 1 },
-      'the worker carries the leader\'s execution context',
+      "the worker carries the leader's execution context",
     );
     staleHandledBefore = (await intent(ALPHA_BINDING, 'stale')).handledGeneration;
     assert.equal(staleHandledBefore, 0);
@@ -165,18 +180,25 @@ describe('A10: failover between two background candidates (MariaDB, real process
 
     // The new leader recovers owed requests from the database: the ones accepted while nobody
     // led, and the one whose worker died with the old leader.
-    for (const [binding, scope] of [[ALPHA_BINDING, 'owed-1'], [BETA_BINDING, 'owed-2'], [ALPHA_BINDING, 'obedient']] as const) {
+    for (const [binding, scope] of [
+      [ALPHA_BINDING, 'owed-1'],
+      [BETA_BINDING, 'owed-2'],
+      [ALPHA_BINDING, 'obedient'],
+    ] as const) {
       await waitFor(async () => {
         const i = await intent(binding, scope);
         return i.handledGeneration === i.requestedGeneration;
       }, 15_000);
     }
     const done = await effects("scope_id IN ('owed-1', 'owed-2', 'obedient')");
-    assert.deepEqual(done.map((r) => [r.scope_id, r.supervisor_key, r.holder_id, Number(r.supervisor_generation)]), [
-      ['obedient', 'global', standbyHolder, gB],
-      ['owed-1', 'global', standbyHolder, gB],
-      ['owed-2', 'global', standbyHolder, gB],
-    ]);
+    assert.deepEqual(
+      done.map((r) => [r.scope_id, r.supervisor_key, r.holder_id, Number(r.supervisor_generation)]),
+      [
+        ['obedient', 'global', standbyHolder, gB],
+        ['owed-1', 'global', standbyHolder, gB],
+        ['owed-2', 'global', standbyHolder, gB],
+      ],
+    );
     await standby.waitForMsg(ACKED, { scope: 'owed-1' });
     // The new leader's invocation of 'stale' is running (held) beside the stale worker.
     const fresh = await waitForJsonFile<HeldRecord>(heldFile(dir, 'fo-alpha', 'stale', gB));

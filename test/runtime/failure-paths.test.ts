@@ -13,7 +13,19 @@ import { after, before, describe, test } from 'node:test';
 import type { Runtime } from '../../src/runtime/runtime.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import {
-  P, bindingOf, createFixtureTables, intentOf, isAlive, openGate, partitionOf, runs, setBehaviour, startRuntime, statsOf, testFamily, waitForState,
+  P,
+  bindingOf,
+  createFixtureTables,
+  intentOf,
+  isAlive,
+  openGate,
+  partitionOf,
+  runs,
+  setBehaviour,
+  startRuntime,
+  statsOf,
+  testFamily,
+  waitForState,
   type RunRow,
 } from '../fixtures/runtime-harness.ts';
 
@@ -42,26 +54,53 @@ for (const backend of BACKENDS) {
     test('the failure record has the RFC 12 fields; a CAS conflict is a short fixed delay that keeps the failure count', async () => {
       await setBehaviour(fx, F, 'cas', 'fail', { remaining: 1 });
       await runtime.trigger(F, 'cas');
-      const failure = await waitFor(() => logs.find((l) => l.msg === 'scope invocation failed' && l.scope === 'cas'), 20_000) as Record<string, unknown>;
+      const failure = (await waitFor(() => logs.find((l) => l.msg === 'scope invocation failed' && l.scope === 'cas'), 20_000)) as Record<string, unknown>;
       const term = runtime.supervisors[0].term!;
       const [run] = await runs(fx, F, 'cas');
-      assert.deepEqual({
-        binding: failure.binding, family: failure.family, scope: failure.scope, trigger: failure.trigger,
-        requestGeneration: failure.requestGeneration, workerId: failure.workerId,
-        supervisorKey: failure.supervisorKey, holderId: failure.holderId, supervisorGeneration: failure.supervisorGeneration,
-        stage: failure.stage, errorCode: failure.errorCode, errorType: failure.errorType, attempt: failure.attempt,
-      }, {
-        binding: bindingOf(F), family: F, scope: 'cas', trigger: 'request',
-        requestGeneration: 1, workerId: (await fx.query('SELECT worker_id FROM fx_runs WHERE run_token = ?', [run.runToken]))[0].worker_id,
-        supervisorKey: 'global', holderId: runtime.holderId, supervisorGeneration: term.supervisorGeneration,
-        stage: 'invocation', errorCode: 'failed', errorType: 'Error', attempt: 1,
-      });
+      assert.deepEqual(
+        {
+          binding: failure.binding,
+          family: failure.family,
+          scope: failure.scope,
+          trigger: failure.trigger,
+          requestGeneration: failure.requestGeneration,
+          workerId: failure.workerId,
+          supervisorKey: failure.supervisorKey,
+          holderId: failure.holderId,
+          supervisorGeneration: failure.supervisorGeneration,
+          stage: failure.stage,
+          errorCode: failure.errorCode,
+          errorType: failure.errorType,
+          attempt: failure.attempt,
+        },
+        {
+          binding: bindingOf(F),
+          family: F,
+          scope: 'cas',
+          trigger: 'request',
+          requestGeneration: 1,
+          workerId: (await fx.query('SELECT worker_id FROM fx_runs WHERE run_token = ?', [run.runToken]))[0].worker_id,
+          supervisorKey: 'global',
+          holderId: runtime.holderId,
+          supervisorGeneration: term.supervisorGeneration,
+          stage: 'invocation',
+          errorCode: 'failed',
+          errorType: 'Error',
+          attempt: 1,
+        },
+      );
       assert.equal(typeof failure.retryInMs, 'number');
       assert.ok((failure.retryInMs as number) > 2000 && (failure.retryInMs as number) <= 3300, `retryInMs ${failure.retryInMs}: about the 3 s base`);
       // Now the retry meets two progress conflicts before it succeeds.
       await setBehaviour(fx, F, 'cas', 'conflict', { remaining: 2 });
       // The acknowledgement commits before the supervisor books the outcome: wait for both.
-      await waitForState(fx, runtime, [F], async () => (await intentOf(fx, F, 'cas'))?.handledGeneration === 1 && partitionOf(runtime, F).backoff.get('cas') === undefined, 20_000);
+      await waitForState(
+        fx,
+        runtime,
+        [F],
+        async () => (await intentOf(fx, F, 'cas'))?.handledGeneration === 1 && partitionOf(runtime, F).backoff.get('cas') === undefined,
+        20_000,
+      );
       const conflicts = logs.filter((l) => l.msg === 'progress conflict; re-dispatch after a short delay' && l.scope === 'cas');
       assert.equal(conflicts.length, 2);
       for (const c of conflicts) {
@@ -73,15 +112,21 @@ for (const backend of BACKENDS) {
       if (backend === 'mysql') for (const line of logs) assert.ok(!JSON.stringify(line).includes(fx.url), 'no connection string in any log record');
     });
 
-    test('a retry\'s failure record names the original trigger and the next attempt', async () => {
+    test("a retry's failure record names the original trigger and the next attempt", async () => {
       await setBehaviour(fx, F, 'twice', 'fail', { remaining: 2 });
       await fx.store.markDirty(bindingOf(F), 'twice');
       await runtime.trigger(F, 'twice');
-      const records = await waitFor(() => {
+      const records = (await waitFor(() => {
         const list = logs.filter((l) => l.msg === 'scope invocation failed' && l.scope === 'twice');
         return list.length === 2 ? list : undefined;
-      }, 20_000) as Array<Record<string, unknown>>;
-      assert.deepEqual(records.map((r) => [r.trigger, r.retry, r.attempt]), [['request', false, 1], ['request', true, 2]]);
+      }, 20_000)) as Array<Record<string, unknown>>;
+      assert.deepEqual(
+        records.map((r) => [r.trigger, r.retry, r.attempt]),
+        [
+          ['request', false, 1],
+          ['request', true, 2],
+        ],
+      );
       assert.ok((records[1].retryInMs as number) > 2000, 'capped at the 3 s maximum, still a real backoff');
     });
 
@@ -91,10 +136,10 @@ for (const backend of BACKENDS) {
         const before = statsOf(runtime, F);
         const generation = runtime.supervisors[0].term!.supervisorGeneration;
         await runtime.trigger(F, 'lead');
-        const [run] = await waitFor(async () => {
+        const [run] = (await waitFor(async () => {
           const list = await runs(fx, F, 'lead');
           return list.length === 1 ? list : undefined;
-        }, 20_000) as [RunRow];
+        }, 20_000)) as [RunRow];
         await fx.store.invalidateTerm('global'); // an administrator (or a takeover) ends the term
         await waitFor(() => !isAlive(run.pid), 15_000);
         await waitFor(() => (runtime.supervisors[0].term?.supervisorGeneration ?? 0) > generation, 15_000);

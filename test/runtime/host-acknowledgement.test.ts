@@ -9,7 +9,17 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Runtime } from '../../src/runtime/runtime.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
-import { FIXTURES_DIR, createFixtureTables, intentOf, maxConcurrency, runs, setBehaviour, startRuntime, statsOf, testFamily } from '../fixtures/runtime-harness.ts';
+import {
+  FIXTURES_DIR,
+  createFixtureTables,
+  intentOf,
+  maxConcurrency,
+  runs,
+  setBehaviour,
+  startRuntime,
+  statsOf,
+  testFamily,
+} from '../fixtures/runtime-harness.ts';
 
 const ACKNOWLEDGING = path.join(FIXTURES_DIR, 'processors', 'acknowledging.ts');
 
@@ -25,10 +35,16 @@ for (const backend of BACKENDS) {
       await createFixtureTables(fx);
       await setBehaviour(fx, F, '*', 'ack');
       await setBehaviour(fx, G, '*', 'ack_then_throw');
-      runtime = await startRuntime(fx, [
-        testFamily(F, { maxWorkers: 3, processorModule: ACKNOWLEDGING }),
-        testFamily(G, { maxWorkers: 1, processorModule: ACKNOWLEDGING }),
-      ], { env: { POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_RETRY_BASE_SECONDS: '600', POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_RETRY_MAX_SECONDS: '600' } });
+      runtime = await startRuntime(
+        fx,
+        [testFamily(F, { maxWorkers: 3, processorModule: ACKNOWLEDGING }), testFamily(G, { maxWorkers: 1, processorModule: ACKNOWLEDGING })],
+        {
+          env: {
+            POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_RETRY_BASE_SECONDS: '600',
+            POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_RETRY_MAX_SECONDS: '600',
+          },
+        },
+      );
     });
     after(async () => {
       await runtime?.stop();
@@ -37,7 +53,10 @@ for (const backend of BACKENDS) {
 
     test('every acknowledged invocation is committed: handled and clean advance, each key ran once per request', async () => {
       const scopes = Array.from({ length: 30 }, (_, i) => `s${i}`);
-      for (const s of scopes) { await runtime.markDirty(F, s); await runtime.trigger(F, s); }
+      for (const s of scopes) {
+        await runtime.markDirty(F, s);
+        await runtime.trigger(F, s);
+      }
       await waitFor(async () => {
         for (const s of scopes) if ((await intentOf(fx, F, s))!.handledGeneration !== 1) return false;
         return true;

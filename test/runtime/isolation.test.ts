@@ -7,7 +7,16 @@ import type { Runtime } from '../../src/runtime/runtime.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import type { FamilyRegistration } from '../../src/registry/registration.ts';
 import {
-  P, createFixtureTables, intentOf, openGate, runs, setBehaviour, startRuntime, statsOf, testFamily, waitForState,
+  P,
+  createFixtureTables,
+  intentOf,
+  openGate,
+  runs,
+  setBehaviour,
+  startRuntime,
+  statsOf,
+  testFamily,
+  waitForState,
 } from '../fixtures/runtime-harness.ts';
 
 for (const backend of BACKENDS) {
@@ -185,16 +194,27 @@ for (const backend of BACKENDS) {
     });
 
     test('the dirty keys are processed while most of the request backlog is still owed', async () => {
-      const unhandled = async () => Number((await fx.query(
-        'SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = ? AND requested_generation > handled_generation AND scope_id LIKE ?',
-        ['fx.fx-mixed', 'r%'],
-      ))[0].n);
+      const unhandled = async () =>
+        Number(
+          (
+            await fx.query(
+              'SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = ? AND requested_generation > handled_generation AND scope_id LIKE ?',
+              ['fx.fx-mixed', 'r%'],
+            )
+          )[0].n,
+        );
       let leftWhenDone = -1;
-      await waitForState(fx, runtime, [F], async () => {
-        for (const s of dirty) if ((await intentOf(fx, F, s))!.handledGeneration < 1) return false;
-        leftWhenDone = await unhandled();
-        return true;
-      }, 60_000);
+      await waitForState(
+        fx,
+        runtime,
+        [F],
+        async () => {
+          for (const s of dirty) if ((await intentOf(fx, F, s))!.handledGeneration < 1) return false;
+          leftWhenDone = await unhandled();
+          return true;
+        },
+        60_000,
+      );
       // Before the fix the scan began only once the queue was at most half full, i.e. when the
       // request backlog was nearly gone (at most about 34 of 200 left); its fair share now lets
       // it in while the queue is still full of requests.

@@ -36,7 +36,11 @@ for (const backend of BACKENDS) {
       await openGate(fx, F, 'g');
       await waitFor(async () => (await intentOf(fx, F, 'q'))!.handledGeneration === 5, 20_000);
       const qRuns = await runs(fx, F, 'q');
-      assert.deepEqual(qRuns.map((r) => r.generation), [5], 'one invocation for five queued triggers');
+      assert.deepEqual(
+        qRuns.map((r) => r.generation),
+        [5],
+        'one invocation for five queued triggers',
+      );
     });
 
     test('a trigger and a dirty mark during a run: the run acknowledges its own generation, a successor takes the rest', async () => {

@@ -12,7 +12,15 @@ import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helper
 import { ALPHA_BINDING, BETA_BINDING } from '../fixtures/failover/families.ts';
 import { RuntimeProcess, isAlive, killEverything, makeFixtureDir, trackPid, waitForJsonFile } from '../fixtures/failover/harness.ts';
 import {
-  EFFECTS_DDL, heldFile, holdFile, outcomeFile, readJson, releaseFile, writeJsonAtomic, type HeldRecord, type OutcomeRecord,
+  EFFECTS_DDL,
+  heldFile,
+  holdFile,
+  outcomeFile,
+  readJson,
+  releaseFile,
+  writeJsonAtomic,
+  type HeldRecord,
+  type OutcomeRecord,
 } from '../fixtures/failover/protocol.ts';
 
 const ALPHA_KEY = 'artifact:fo-alpha';
@@ -36,11 +44,13 @@ for (const backend of BACKENDS) {
       if (dir) fs.rmSync(dir, { recursive: true, force: true });
     });
 
-    const owedCleared = (binding: string, scope: string) => waitFor(async () => {
-      const i = await fx.store.readIntent(binding, scope);
-      return i !== null && i.handledGeneration === i.requestedGeneration && i.handledGeneration > 0;
-    }, 15_000);
-    const leaseRows = () => fx.query('SELECT supervisor_key, holder_id, supervisor_generation, expires_at FROM pc_artifact_processing_leases ORDER BY supervisor_key');
+    const owedCleared = (binding: string, scope: string) =>
+      waitFor(async () => {
+        const i = await fx.store.readIntent(binding, scope);
+        return i !== null && i.handledGeneration === i.requestedGeneration && i.handledGeneration > 0;
+      }, 15_000);
+    const leaseRows = () =>
+      fx.query('SELECT supervisor_key, holder_id, supervisor_generation, expires_at FROM pc_artifact_processing_leases ORDER BY supervisor_key');
 
     test('one supervisor and lease per family (artifact:<family>), none for global; each family is processed under its own key', async () => {
       host = new RuntimeProcess(`dedicated-${backend}`, { url: fx.url, fixtureDir: dir, mode: 'dedicated' });
@@ -51,7 +61,11 @@ for (const backend of BACKENDS) {
       await host.waitForMsg('supervisor started', { supervisorKey: BETA_KEY, state: 'leader' });
 
       const rows = await leaseRows();
-      assert.deepEqual(rows.map((r) => r.supervisor_key), [ALPHA_KEY, BETA_KEY], 'no global lease in dedicated mode');
+      assert.deepEqual(
+        rows.map((r) => r.supervisor_key),
+        [ALPHA_KEY, BETA_KEY],
+        'no global lease in dedicated mode',
+      );
       for (const r of rows) {
         assert.equal(r.holder_id, starting.holderId, 'both supervisors live in this one host');
         if (backend === 'sqlite') assert.equal(r.expires_at, null, 'SQLite terms are permanent (no expiry)');
@@ -64,10 +78,13 @@ for (const backend of BACKENDS) {
       await owedCleared(ALPHA_BINDING, 'a1');
       await owedCleared(BETA_BINDING, 'b1');
       const effects = await fx.query('SELECT family, scope_id, supervisor_key FROM fo_effects ORDER BY scope_id');
-      assert.deepEqual(effects.map((r) => [r.family, r.scope_id, r.supervisor_key]), [
-        ['fo-alpha', 'a1', ALPHA_KEY],
-        ['fo-beta', 'b1', BETA_KEY],
-      ]);
+      assert.deepEqual(
+        effects.map((r) => [r.family, r.scope_id, r.supervisor_key]),
+        [
+          ['fo-alpha', 'a1', ALPHA_KEY],
+          ['fo-beta', 'b1', BETA_KEY],
+        ],
+      );
       assert.equal((await fx.query("SELECT COUNT(*) AS n FROM pc_artifact_processing_leases WHERE supervisor_key = 'global'"))[0].n, 0);
       assert.equal(host.own(/term lost|failed/).length, 0);
     });
@@ -93,8 +110,12 @@ for (const backend of BACKENDS) {
         const lost = await host.waitForMsg('term lost; dispatch stopped', { supervisorKey: ALPHA_KEY }, 10_000);
         assert.equal(lost.supervisorGeneration, alpha1.supervisorGeneration);
         const reacquired = await host.waitForLog(
-          (l) => l.msg === 'term acquired; recovering from persisted state' && l.supervisorKey === ALPHA_KEY && l.supervisorGeneration > invalidated.supervisorGeneration,
-          10_000, 'alpha re-acquisition',
+          (l) =>
+            l.msg === 'term acquired; recovering from persisted state' &&
+            l.supervisorKey === ALPHA_KEY &&
+            l.supervisorGeneration > invalidated.supervisorGeneration,
+          10_000,
+          'alpha re-acquisition',
         );
         // The lost family's in-flight worker is terminated (the abort reached the processor).
         const aOutcome = await waitForJsonFile<OutcomeRecord>(outcomeFile(dir, 'fo-alpha', 'a-hold', alpha1.supervisorGeneration));
@@ -102,15 +123,18 @@ for (const backend of BACKENDS) {
         // The owed request is recovered by the new alpha term (not held there) and committed under it.
         await owedCleared(ALPHA_BINDING, 'a-hold');
         const aRows = await fx.query("SELECT supervisor_generation FROM fo_effects WHERE scope_id = 'a-hold'");
-        assert.deepEqual(aRows.map((r) => Number(r.supervisor_generation)), [reacquired.supervisorGeneration]);
+        assert.deepEqual(
+          aRows.map((r) => Number(r.supervisor_generation)),
+          [reacquired.supervisorGeneration],
+        );
 
         // Beta never noticed: same term, its worker still waiting, not aborted.
         assert.equal(host.own('term lost; dispatch stopped').filter((l) => l.supervisorKey === BETA_KEY).length, 0);
         const beta2 = await fx.store.readLease(BETA_KEY);
         assert.equal(beta2.supervisorGeneration, beta1.supervisorGeneration, 'beta keeps its generation');
         assert.equal(beta2.holderId, beta1.holderId);
-        assert.ok(isAlive(bHeld.pid), 'beta\'s in-flight worker was not terminated');
-        assert.equal(readJson(outcomeFile(dir, 'fo-beta', 'b-hold', beta1.supervisorGeneration)), null, 'beta\'s worker has not been aborted');
+        assert.ok(isAlive(bHeld.pid), "beta's in-flight worker was not terminated");
+        assert.equal(readJson(outcomeFile(dir, 'fo-beta', 'b-hold', beta1.supervisorGeneration)), null, "beta's worker has not been aborted");
         fs.writeFileSync(releaseFile(dir, 'fo-beta', 'b-hold', beta1.supervisorGeneration), '');
         const bOutcome = await waitForJsonFile<OutcomeRecord>(outcomeFile(dir, 'fo-beta', 'b-hold', beta1.supervisorGeneration));
         assert.equal(bOutcome.status, 'committed', JSON.stringify(bOutcome));
@@ -122,11 +146,18 @@ for (const backend of BACKENDS) {
         await owedCleared(ALPHA_BINDING, 'a2');
         await owedCleared(BETA_BINDING, 'b2');
         const late = await fx.query("SELECT scope_id, supervisor_key, supervisor_generation FROM fo_effects WHERE scope_id IN ('a2', 'b2') ORDER BY scope_id");
-        assert.deepEqual(late.map((r) => [r.scope_id, r.supervisor_key, Number(r.supervisor_generation)]), [
-          ['a2', ALPHA_KEY, reacquired.supervisorGeneration],
-          ['b2', BETA_KEY, beta1.supervisorGeneration],
-        ]);
-        assert.deepEqual((await leaseRows()).map((r) => r.supervisor_key), [ALPHA_KEY, BETA_KEY], 'still no global lease');
+        assert.deepEqual(
+          late.map((r) => [r.scope_id, r.supervisor_key, Number(r.supervisor_generation)]),
+          [
+            ['a2', ALPHA_KEY, reacquired.supervisorGeneration],
+            ['b2', BETA_KEY, beta1.supervisorGeneration],
+          ],
+        );
+        assert.deepEqual(
+          (await leaseRows()).map((r) => r.supervisor_key),
+          [ALPHA_KEY, BETA_KEY],
+          'still no global lease',
+        );
       });
     }
 
@@ -136,7 +167,10 @@ for (const backend of BACKENDS) {
       const exit = await host.stop();
       assert.equal(exit.code, 0, host.stderr);
       const rows = await leaseRows();
-      assert.deepEqual(rows.map((r) => r.supervisor_key), [ALPHA_KEY, BETA_KEY]);
+      assert.deepEqual(
+        rows.map((r) => r.supervisor_key),
+        [ALPHA_KEY, BETA_KEY],
+      );
       for (const r of rows) {
         const prev = before.find((b) => b.supervisor_key === r.supervisor_key)!;
         assert.equal(r.holder_id, null, `${r.supervisor_key} released`);

@@ -15,11 +15,17 @@ import { RuntimeProcess, killEverything, makeFixtureDir, withTimeout } from '../
 const STAYS_UP_MS = 1_500;
 
 async function staysUp(p: RuntimeProcess, ms: number): Promise<void> {
-  const outcome = await Promise.race([
-    p.exited.then((e) => ({ exited: e })),
-    new Promise<null>((r) => setTimeout(() => r(null), ms)),
-  ]);
-  assert.equal(outcome, null, `${p.name} exited on its own while idle: ${JSON.stringify(outcome)}; last lines: ${JSON.stringify(p.own().slice(-3).map((l) => l.msg))}`);
+  const outcome = await Promise.race([p.exited.then((e) => ({ exited: e })), new Promise<null>((r) => setTimeout(() => r(null), ms))]);
+  assert.equal(
+    outcome,
+    null,
+    `${p.name} exited on its own while idle: ${JSON.stringify(outcome)}; last lines: ${JSON.stringify(
+      p
+        .own()
+        .slice(-3)
+        .map((l) => l.msg),
+    )}`,
+  );
 }
 
 describe('`apsup run` lifetime: an idle runtime stays up until a signal, and a signal always runs the clean shutdown', () => {
@@ -67,7 +73,8 @@ describe('`apsup run` lifetime: an idle runtime stays up until a signal, and a s
       const host = new RuntimeProcess(`early-sigterm-${backend}`, { url: fx.url, fixtureDir: dir, role: backend === 'mysql' ? 'background' : 'all' });
       const acquired = await host.waitForLog(
         (l) => l.msg === 'term acquired; recovering from persisted state' && l.supervisorGeneration > (before?.supervisorGeneration ?? 0),
-        15_000, 'term acquisition',
+        15_000,
+        'term acquisition',
       );
       host.proc.kill('SIGTERM');
       const exit = await withTimeout(host.exited, 15_000, 'exit after SIGTERM');

@@ -50,10 +50,11 @@ describe('A11 groundwork on SQLite: global -> dedicated -> global keeps requests
     assert.ok(i, `${binding}/${scope} exists`);
     return i;
   };
-  const handled = (binding: string, scope: string) => waitFor(async () => {
-    const i = await fx.store.readIntent(binding, scope);
-    return i !== null && i.handledGeneration > 0 && i.handledGeneration === i.requestedGeneration;
-  }, 15_000);
+  const handled = (binding: string, scope: string) =>
+    waitFor(async () => {
+      const i = await fx.store.readIntent(binding, scope);
+      return i !== null && i.handledGeneration > 0 && i.handledGeneration === i.requestedGeneration;
+    }, 15_000);
   const effect = async (scope: string) => fx.query('SELECT supervisor_key, supervisor_generation FROM fo_effects WHERE scope_id = ?', [scope]);
   const lease = (key: string) => fx.store.readLease(key);
 
@@ -128,7 +129,10 @@ describe('A11 groundwork on SQLite: global -> dedicated -> global keeps requests
 
     // The owed request of the global era is recovered by the dedicated alpha supervisor.
     await handled(ALPHA_BINDING, 'h1');
-    assert.deepEqual((await effect('h1')).map((r) => [r.supervisor_key, Number(r.supervisor_generation)]), [[ALPHA_KEY, alphaStart.supervisorGeneration]]);
+    assert.deepEqual(
+      (await effect('h1')).map((r) => [r.supervisor_key, Number(r.supervisor_generation)]),
+      [[ALPHA_KEY, alphaStart.supervisorGeneration]],
+    );
     // Its first examination checked the schedule before dispatching h1: with the checkpoint kept,
     // the interval is not due, so d2 stays dirty and unadmitted (a reset checkpoint would have
     // scanned at once: never checked + ordinary work).
@@ -158,7 +162,10 @@ describe('A11 groundwork on SQLite: global -> dedicated -> global keeps requests
     const exit = await d.stop();
     assert.equal(exit.code, 0, d.stderr);
     artifactGens = {};
-    for (const [key, prev] of [[ALPHA_KEY, before.alpha], [BETA_KEY, before.beta]] as const) {
+    for (const [key, prev] of [
+      [ALPHA_KEY, before.alpha],
+      [BETA_KEY, before.beta],
+    ] as const) {
       const l = await lease(key);
       assert.equal(l.holderId, null, `${key} invalidated at shutdown`);
       assert.equal(l.supervisorGeneration, prev.supervisorGeneration + 1);
@@ -168,7 +175,7 @@ describe('A11 groundwork on SQLite: global -> dedicated -> global keeps requests
     assert.deepEqual([h2.requestedGeneration, h2.handledGeneration], [1, 0]);
   });
 
-  test('and back to global: mode-switch --to global invalidates the artifact keys; a new global term recovers the dedicated era\'s work', async () => {
+  test("and back to global: mode-switch --to global invalidates the artifact keys; a new global term recovers the dedicated era's work", async () => {
     assert.ok(artifactGens, 'the previous test ran');
     const out = await runCli(['mode-switch', '--to', 'global', '--families', FAMILIES_MODULE_PATH], fx.url, dir);
     assert.equal(out.code, 0, `apsup mode-switch: ${out.stderr}`);
@@ -185,7 +192,10 @@ describe('A11 groundwork on SQLite: global -> dedicated -> global keeps requests
     const started = await global2.waitForMsg('supervisor started', { supervisorKey: 'global', state: 'leader' });
     assert.ok(started.supervisorGeneration > globalGen, `global generation keeps increasing (${globalGen} -> ${started.supervisorGeneration})`);
     await handled(BETA_BINDING, 'h2');
-    assert.deepEqual((await effect('h2')).map((r) => [r.supervisor_key, Number(r.supervisor_generation)]), [['global', started.supervisorGeneration]]);
+    assert.deepEqual(
+      (await effect('h2')).map((r) => [r.supervisor_key, Number(r.supervisor_generation)]),
+      [['global', started.supervisorGeneration]],
+    );
     for (const key of [ALPHA_KEY, BETA_KEY]) {
       const l = await lease(key);
       assert.deepEqual([l.holderId, l.supervisorGeneration], [null, artifactGens[key]], `${key} stays invalidated`);
@@ -214,8 +224,15 @@ describe('A11 groundwork on SQLite: global -> dedicated -> global keeps requests
     assert.match(out.stderr, /mode-switch refused: another runtime host \(pid \d+\) already runs on this SQLite database/);
     assert.equal((await fx.store.readRuntimeMode()).mode, 'global');
     const afterRefusal = await lease('global');
-    assert.deepEqual([afterRefusal.holderId, afterRefusal.supervisorGeneration], [before.holderId, before.supervisorGeneration], 'the running host\'s term is untouched');
-    assert.equal((await fx.query(`SELECT COUNT(*) AS n FROM pc_artifact_processing_leases WHERE supervisor_key LIKE 'artifact:%' AND holder_id IS NOT NULL`))[0].n, 0);
+    assert.deepEqual(
+      [afterRefusal.holderId, afterRefusal.supervisorGeneration],
+      [before.holderId, before.supervisorGeneration],
+      "the running host's term is untouched",
+    );
+    assert.equal(
+      (await fx.query(`SELECT COUNT(*) AS n FROM pc_artifact_processing_leases WHERE supervisor_key LIKE 'artifact:%' AND holder_id IS NOT NULL`))[0].n,
+      0,
+    );
     await fx.store.acceptRequest(BETA_BINDING, 'after-refusal');
     await handled(BETA_BINDING, 'after-refusal');
     assert.equal((await global2.stop()).code, 0);
@@ -248,7 +265,13 @@ describe('SQLite stays single-process: a host whose permanent term was taken sto
 
     await fx.store.acceptRequest(ALPHA_BINDING, 'x1');
     const exit = await withTimeout(host.exited, 20_000, 'superseded host exit');
-    t.diagnostic(`superseded host exit: ${JSON.stringify(exit)}; last lines: ${host.own().slice(-4).map((l) => l.msg).join(' | ')}`);
+    t.diagnostic(
+      `superseded host exit: ${JSON.stringify(exit)}; last lines: ${host
+        .own()
+        .slice(-4)
+        .map((l) => l.msg)
+        .join(' | ')}`,
+    );
     assert.ok(host.own('runtime cannot continue; shutting down').length === 1, JSON.stringify(host.own().map((l) => l.msg)));
     assert.notEqual(exit.signal, 'SIGKILL');
     const l = await fx.store.readLease('global');
@@ -272,13 +295,16 @@ describe('SQLite stays single-process: a host whose permanent term was taken sto
     const out = await runCli(['mode-switch', '--to', 'dedicated', '--families', FAMILIES_MODULE_PATH], fx.url, dir);
     assert.equal(out.code, 0, `apsup mode-switch: ${out.stderr}`);
     const after = await fx.store.readLease('global');
-    assert.equal(after.holderId, null, 'the old mode\'s term is invalidated');
+    assert.equal(after.holderId, null, "the old mode's term is invalidated");
     assert.ok(after.supervisorGeneration > stale.supervisorGeneration, 'and its generation advanced');
     assert.equal((await fx.store.readRuntimeMode()).mode, 'dedicated');
     // A stale worker of the crashed host: its fenced commit is rejected.
-    await assert.rejects(fx.store.transaction(async (tx) => {
-      await fx.store.assertTerm(tx, { supervisorKey: 'global', holderId: started.holderId, supervisorGeneration: started.supervisorGeneration });
-    }), TermLostError);
+    await assert.rejects(
+      fx.store.transaction(async (tx) => {
+        await fx.store.assertTerm(tx, { supervisorKey: 'global', holderId: started.holderId, supervisorGeneration: started.supervisorGeneration });
+      }),
+      TermLostError,
+    );
 
     const d = new RuntimeProcess('dedicated-after-crash', { url: fx.url, fixtureDir: dir, mode: 'dedicated' });
     await d.waitForMsg('supervisor started', { supervisorKey: ALPHA_KEY, state: 'leader' });
@@ -290,4 +316,3 @@ describe('SQLite stays single-process: a host whose permanent term was taken sto
     assert.deepEqual(await fx.store.readLease('global').then((l) => [l.holderId, l.supervisorGeneration]), [null, after.supervisorGeneration]);
   });
 });
-

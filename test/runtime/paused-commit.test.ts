@@ -12,7 +12,16 @@ import { after, before, describe, test } from 'node:test';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { ALPHA_BINDING, BETA_BINDING } from '../fixtures/failover/families.ts';
 import { RENEW_MS, RuntimeProcess, TTL_MS, killEverything, makeFixtureDir, trackPid, waitForJsonFile } from '../fixtures/failover/harness.ts';
-import { EFFECTS_DDL, heldFile, holdFile, outcomeFile, releaseFile, writeJsonAtomic, type HeldRecord, type OutcomeRecord } from '../fixtures/failover/protocol.ts';
+import {
+  EFFECTS_DDL,
+  heldFile,
+  holdFile,
+  outcomeFile,
+  releaseFile,
+  writeJsonAtomic,
+  type HeldRecord,
+  type OutcomeRecord,
+} from '../fixtures/failover/protocol.ts';
 
 const TERM_ACQUIRED = 'term acquired; recovering from persisted state';
 const STANDBY = 'standby: another candidate holds the term';
@@ -52,10 +61,17 @@ describe('[mysql] slow and paused commits between real processes', () => {
       const outcome = await waitForJsonFile<OutcomeRecord>(outcomeFile(dir, 'fo-alpha', 'slow', generation), 6 * TTL_MS);
       console.log(`slow commit ${outcome.status} after ${(performance.now() - heldAt).toFixed(0)} ms held`);
       assert.equal(outcome.status, 'committed', `the slow commit: ${JSON.stringify(outcome)}`);
-      assert.deepEqual(leader.own(/term lost/).map((l) => l.reason), [], 'the leader never lost its term');
+      assert.deepEqual(
+        leader.own(/term lost/).map((l) => l.reason),
+        [],
+        'the leader never lost its term',
+      );
       const lease = await fx.store.readLease('global');
       assert.deepEqual([lease.supervisorGeneration, lease.live], [generation, true]);
-      assert.deepEqual((await effects('slow')).map((r) => Number(r.supervisor_generation)), [generation]);
+      assert.deepEqual(
+        (await effects('slow')).map((r) => Number(r.supervisor_generation)),
+        [generation],
+      );
     } finally {
       await leader.stop();
     }
@@ -78,7 +94,9 @@ describe('[mysql] slow and paused commits between real processes', () => {
       const bound = TTL_MS + BOUND_MS + RENEW_MS + SLACK_MS;
       const led = await b.waitForMsg(TERM_ACQUIRED, {}, bound).catch(() => null);
       const tookMs = performance.now() - pausedAt;
-      console.log(`standby ${led ? `led ${tookMs.toFixed(0)} ms` : `did not lead within ${tookMs.toFixed(0)} ms`} after the pause (TTL ${TTL_MS} ms, bound ${BOUND_MS} ms)`);
+      console.log(
+        `standby ${led ? `led ${tookMs.toFixed(0)} ms` : `did not lead within ${tookMs.toFixed(0)} ms`} after the pause (TTL ${TTL_MS} ms, bound ${BOUND_MS} ms)`,
+      );
       assert.ok(led, `the standby did not lead within ${bound} ms while leader and worker were paused`);
       assert.ok((led.supervisorGeneration as number) > gA);
     } finally {
@@ -92,7 +110,10 @@ describe('[mysql] slow and paused commits between real processes', () => {
     // The new leader serves the key under its own term; the stale transaction left nothing.
     await waitFor(async () => (await effects('paused')).length > 0, 20_000);
     const gens = (await effects('paused')).map((r) => Number(r.supervisor_generation));
-    assert.ok(gens.every((g) => g > gA), `no business row of the stale term: ${JSON.stringify(gens)}`);
+    assert.ok(
+      gens.every((g) => g > gA),
+      `no business row of the stale term: ${JSON.stringify(gens)}`,
+    );
     await b.stop();
     await a.stop().catch(() => undefined);
   });

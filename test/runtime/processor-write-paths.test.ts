@@ -18,8 +18,19 @@ const ATTACKER = path.join(FIXTURES_DIR, 'processors', 'attacker.ts');
 type Attempt = { ok: boolean; name?: string; code?: string };
 
 const REFUSED_READS = [
-  'read_insert', 'read_database_refuses', 'read_lease_write', 'read_maintenance_write', 'read_session_read_write', 'read_begin', 'read_ddl',
-  'read_invalidate_term', 'read_acquire_term', 'read_set_maintenance', 'read_mark_dirty', 'read_accept_request', 'read_switch_mode',
+  'read_insert',
+  'read_database_refuses',
+  'read_lease_write',
+  'read_maintenance_write',
+  'read_session_read_write',
+  'read_begin',
+  'read_ddl',
+  'read_invalidate_term',
+  'read_acquire_term',
+  'read_set_maintenance',
+  'read_mark_dirty',
+  'read_accept_request',
+  'read_switch_mode',
 ];
 
 for (const backend of BACKENDS) {

@@ -92,7 +92,13 @@ for (const backend of BACKENDS) {
         const elapsed = Number(String(o.name).split(':')[1]);
         assert.ok(elapsed < 3000, `the read ended at the deadline, after ${elapsed} ms`);
         if (backend === 'mysql') {
-          await waitFor(async () => Number((await fx.query("SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT COUNT(*) AS slow%'"))[0].n) === 0 ? true : null, 5000);
+          await waitFor(
+            async () =>
+              Number((await fx.query("SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT COUNT(*) AS slow%'"))[0].n) === 0
+                ? true
+                : null,
+            5000,
+          );
         }
       });
     }

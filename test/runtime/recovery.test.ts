@@ -15,7 +15,19 @@ import { after, before, describe, test } from 'node:test';
 import type { Runtime } from '../../src/runtime/runtime.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import {
-  P, appendInputs, consumed, createFixtureTables, waitForState, intentOf, isAlive, openGate, runs, setBehaviour, startRuntime, statsOf, testFamily,
+  P,
+  appendInputs,
+  consumed,
+  createFixtureTables,
+  waitForState,
+  intentOf,
+  isAlive,
+  openGate,
+  runs,
+  setBehaviour,
+  startRuntime,
+  statsOf,
+  testFamily,
 } from '../fixtures/runtime-harness.ts';
 
 const F = 'fx-rec';
@@ -37,12 +49,16 @@ for (const backend of BACKENDS) {
       await createFixtureTables(fx);
       for (const [scope, mode] of Object.entries(cases)) await setBehaviour(fx, F, scope, mode, { remaining: 1 });
       await setBehaviour(fx, T, 'c-timeout', 'hang', { remaining: 1, ms: 120_000 });
-      runtime = await startRuntime(fx, [
-        testFamily(F, { maxWorkers: 4 }),
-        // A separate family for the timeout: 3 s per invocation. The clock starts with the
-        // worker (a cold worker's start-up counts), so the case below runs on a warm worker.
-        testFamily(T, { maxWorkers: 1, timeoutSeconds: 3 }),
-      ], { env: { [`${P}ARTIFACT_PROCESSING_RETRY_BASE_SECONDS`]: '0.1', [`${P}ARTIFACT_PROCESSING_RETRY_MAX_SECONDS`]: '0.5' } });
+      runtime = await startRuntime(
+        fx,
+        [
+          testFamily(F, { maxWorkers: 4 }),
+          // A separate family for the timeout: 3 s per invocation. The clock starts with the
+          // worker (a cold worker's start-up counts), so the case below runs on a warm worker.
+          testFamily(T, { maxWorkers: 1, timeoutSeconds: 3 }),
+        ],
+        { env: { [`${P}ARTIFACT_PROCESSING_RETRY_BASE_SECONDS`]: '0.1', [`${P}ARTIFACT_PROCESSING_RETRY_MAX_SECONDS`]: '0.5' } },
+      );
       for (const scope of Object.keys(cases)) await appendInputs(runtime, F, scope, 2);
       await appendInputs(runtime, T, 'c-timeout', 2);
     });
@@ -58,17 +74,30 @@ for (const backend of BACKENDS) {
       for (const scope of Object.keys(cases)) await runtime.trigger(F, scope);
       await runtime.trigger(T, 'c-timeout');
       const all = [...Object.keys(cases).map((s) => [F, s] as const), [T, 'c-timeout'] as const];
-      await waitForState(fx, runtime, [F, T], async () => {
-        for (const [family, scope] of all) {
-          const i = await intentOf(fx, family, scope);
-          if (!i || i.handledGeneration !== 1) return false;
-        }
-        return true;
-      }, 45_000);
+      await waitForState(
+        fx,
+        runtime,
+        [F, T],
+        async () => {
+          for (const [family, scope] of all) {
+            const i = await intentOf(fx, family, scope);
+            if (!i || i.handledGeneration !== 1) return false;
+          }
+          return true;
+        },
+        45_000,
+      );
       for (const [family, scope] of all) {
         const list = await consumed(fx, family, scope);
-        assert.deepEqual(list.map((c) => c.seq), [1, 2], `${scope}: inputs consumed once each, in order`);
-        assert.ok(list.every((c) => c.generation === 1), `${scope}: under the claimed generation`);
+        assert.deepEqual(
+          list.map((c) => c.seq),
+          [1, 2],
+          `${scope}: inputs consumed once each, in order`,
+        );
+        assert.ok(
+          list.every((c) => c.generation === 1),
+          `${scope}: under the claimed generation`,
+        );
         const i = await intentOf(fx, family, scope);
         assert.equal(i!.cleanGeneration, i!.dirtyGeneration, `${scope}: clean once everything was consumed`);
       }
@@ -84,14 +113,24 @@ for (const backend of BACKENDS) {
       await appendInputs(runtime, F, 'c-after', 1);
       await runtime.trigger(F, 'barrier');
       await waitFor(async () => (await intentOf(fx, F, 'barrier'))!.handledGeneration === 1, 20_000);
-      assert.deepEqual((await consumed(fx, F, 'c-after')).map((c) => c.seq), [1, 2]);
+      assert.deepEqual(
+        (await consumed(fx, F, 'c-after')).map((c) => c.seq),
+        [1, 2],
+      );
       const i = await intentOf(fx, F, 'c-after');
       assert.ok(i!.dirtyGeneration > i!.cleanGeneration, 'the new input waits as ordinary work');
       assert.equal(i!.requestedGeneration, 1);
       // A new request consumes it under the new generation.
       await runtime.trigger(F, 'c-after');
       await waitFor(async () => (await intentOf(fx, F, 'c-after'))!.handledGeneration === 2, 20_000);
-      assert.deepEqual((await consumed(fx, F, 'c-after')).map((c) => [c.seq, c.generation]), [[1, 1], [2, 1], [3, 2]]);
+      assert.deepEqual(
+        (await consumed(fx, F, 'c-after')).map((c) => [c.seq, c.generation]),
+        [
+          [1, 1],
+          [2, 1],
+          [3, 2],
+        ],
+      );
     });
 
     test('crash before commit: retried, consumed by the retry only', async () => {
@@ -121,7 +160,13 @@ for (const backend of BACKENDS) {
       assert.equal(list.length, 2);
       assert.equal(list[0].outcome, 'threw');
       const rows = await consumed(fx, F, 'c-partial');
-      assert.deepEqual(rows.map((c) => [c.seq, c.runToken]), [[1, list[0].runToken], [2, list[1].runToken]]);
+      assert.deepEqual(
+        rows.map((c) => [c.seq, c.runToken]),
+        [
+          [1, list[0].runToken],
+          [2, list[1].runToken],
+        ],
+      );
       assert.ok((statsOf(runtime, F).failures.failed ?? 0) >= 1);
     });
 

@@ -14,7 +14,17 @@ import { after, before, describe, test } from 'node:test';
 import type { Runtime } from '../../src/runtime/runtime.ts';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import {
-  P, createFixtureTables, intentOf, isAlive, openGate, runs, setBehaviour, startRuntime, statsOf, testFamily, waitForState,
+  P,
+  createFixtureTables,
+  intentOf,
+  isAlive,
+  openGate,
+  runs,
+  setBehaviour,
+  startRuntime,
+  statsOf,
+  testFamily,
+  waitForState,
 } from '../fixtures/runtime-harness.ts';
 
 const F = 'fx-renew';
@@ -26,7 +36,9 @@ function injectRenewal(runtime: Runtime, replacement: (original: RenewFn, args: 
   const store = runtime.store as unknown as { renewTerm: RenewFn };
   const original = store.renewTerm.bind(runtime.store) as RenewFn;
   store.renewTerm = (...args: unknown[]) => replacement(original, args);
-  return () => { store.renewTerm = original; };
+  return () => {
+    store.renewTerm = original;
+  };
 }
 
 function supervisorOf(runtime: Runtime) {
@@ -36,7 +48,12 @@ function supervisorOf(runtime: Runtime) {
 async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([work, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms); })]);
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
+      }),
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -88,16 +105,19 @@ describe('[mysql] a failed or hung lease renewal stops dispatch at once', () => 
     const rt = runtime!;
     const generation = supervisorOf(rt).supervisorGeneration!;
     await rt.trigger(F, 'held');
-    const [held] = await waitFor(async () => {
+    const [held] = (await waitFor(async () => {
       const list = await runs(fx, F, 'held');
       return list.length === 1 ? list : undefined;
-    }, 20_000) as unknown as [{ pid: number }];
+    }, 20_000)) as unknown as [{ pid: number }];
     let hanging = true;
     const restore = injectRenewal(rt, (original, args) => (hanging ? new Promise(() => undefined) : original(...args)));
     try {
       await waitFor(() => supervisorOf(rt).dispatchSuspended, 5_000);
       await rt.trigger(F, 'late');
-      const lost = await waitFor<Record<string, unknown>>(() => logs.find((l) => l.msg === 'term lost; dispatch stopped' && l.supervisorGeneration === generation) as Record<string, unknown>, 10_000);
+      const lost = await waitFor<Record<string, unknown>>(
+        () => logs.find((l) => l.msg === 'term lost; dispatch stopped' && l.supervisorGeneration === generation) as Record<string, unknown>,
+        10_000,
+      );
       assert.equal(lost.reason, 'renewal_deadline_passed');
       await waitFor(() => !isAlive(held.pid), 10_000);
       // The keeper may lead again at once (it invalidates the lost term first): 'late' may run
@@ -107,8 +127,13 @@ describe('[mysql] a failed or hung lease renewal stops dispatch at once', () => 
       await openGate(fx, F, 'held');
       hanging = false;
       await waitFor(() => (supervisorOf(rt).supervisorGeneration ?? 0) > generation, 15_000);
-      await waitForState(fx, rt, [F], async () => (await intentOf(fx, F, 'held'))?.handledGeneration === 1
-        && (await intentOf(fx, F, 'late'))?.handledGeneration === 1, 20_000);
+      await waitForState(
+        fx,
+        rt,
+        [F],
+        async () => (await intentOf(fx, F, 'held'))?.handledGeneration === 1 && (await intentOf(fx, F, 'late'))?.handledGeneration === 1,
+        20_000,
+      );
       assert.deepEqual(statsOf(rt, F).failures, {}, 'no failure was recorded for the lost term');
     } finally {
       restore();
@@ -120,7 +145,10 @@ describe('[mysql] a failed or hung lease renewal stops dispatch at once', () => 
     await waitFor(() => supervisorOf(rt).state === 'leader' && !supervisorOf(rt).dispatchSuspended, 15_000);
     // Let one renewal start and hang.
     let issued = 0;
-    const restore2 = injectRenewal(rt, () => { issued += 1; return new Promise(() => undefined); });
+    const restore2 = injectRenewal(rt, () => {
+      issued += 1;
+      return new Promise(() => undefined);
+    });
     await waitFor(() => issued >= 1, 5_000);
     await withTimeout(rt.stop(), 15_000, 'runtime.stop() with a hung renewal');
     runtime = null;

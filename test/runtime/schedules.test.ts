@@ -14,9 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { appendTopicSource, topicMemory, TOPIC_MEMORY_BINDING } from '../../src/families/topic-memory.ts';
 import type { Runtime } from '../../src/runtime/runtime.ts';
 import { BACKENDS, createBackend, term, waitFor, type BackendFixture } from '../helpers/backends.ts';
-import {
-  P, bindingOf, createFixtureTables, intentOf, openGate, runs, setBehaviour, startRuntime, statsOf, testFamily,
-} from '../fixtures/runtime-harness.ts';
+import { P, bindingOf, createFixtureTables, intentOf, openGate, runs, setBehaviour, startRuntime, statsOf, testFamily } from '../fixtures/runtime-harness.ts';
 
 for (const backend of BACKENDS) {
   describe(`[${backend}] A5 independent schedules; no capacity, no checkpoint; scans do not wait for workers`, () => {
@@ -108,7 +106,10 @@ for (const backend of BACKENDS) {
       const earlier = term('global', 'earlier-holder', acquired.supervisorGeneration);
       const scan = await fx.store.beginScan(earlier, bindingOf('fx-off'), { kind: 'interval', intervalSeconds: 1 });
       const page = await fx.store.admitScanPage(earlier, bindingOf('fx-off'), scan.scanGeneration, 0, 1);
-      assert.deepEqual(page.keys.map((k) => k.scopeId), ['d1']);
+      assert.deepEqual(
+        page.keys.map((k) => k.scopeId),
+        ['d1'],
+      );
       await fx.store.invalidateTerm('global', { holderId: earlier.holderId, supervisorGeneration: earlier.supervisorGeneration });
       runtime = await startRuntime(fx, [testFamily('fx-off', { maxWorkers: 2, schedule: { kind: 'interval', seconds: 1 } }), topicMemory], {
         env: {
@@ -159,7 +160,11 @@ for (const backend of BACKENDS) {
         const rows = await fx.query('SELECT through_seq FROM ref_topic_cursors WHERE scope_id = ?', ['Q']);
         return rows.length === 0 ? 0 : Number(rows[0].through_seq);
       };
-      for (const [generation, through] of [[1, 3], [2, 6], [3, 7]] as const) {
+      for (const [generation, through] of [
+        [1, 3],
+        [2, 6],
+        [3, 7],
+      ] as const) {
         await runtime.trigger('topic-memory', 'Q');
         await waitFor(async () => (await fx.store.readIntent(TOPIC_MEMORY_BINDING, 'Q'))!.handledGeneration === generation, 20_000);
         assert.equal(await cursor(), through, 'one window per invocation');

@@ -12,9 +12,7 @@ import { LEASE_MESSAGES } from '../../src/runtime/lease-events.ts';
 import { Runtime } from '../../src/runtime/runtime.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
-import {
-  FIXTURES_DIR, bindingOf, createFixtureTables, intentOf, runtimeConfig, sinkDestination, testFamily,
-} from '../fixtures/runtime-harness.ts';
+import { FIXTURES_DIR, bindingOf, createFixtureTables, intentOf, runtimeConfig, sinkDestination, testFamily } from '../fixtures/runtime-harness.ts';
 
 const F = 'fx-first';
 const ACKNOWLEDGING = `${FIXTURES_DIR}/processors/acknowledging.ts`;

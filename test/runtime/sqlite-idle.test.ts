@@ -27,9 +27,10 @@ async function settled(fx: BackendFixture, runtime: Runtime): Promise<void> {
   let last = -1;
   let stable = 0;
   await waitFor(async () => {
-    const quiet = supervisor.idle
-      && ['fx-idle', 'fx-manual'].every((f) => statsOf(runtime, f).running === 0 && statsOf(runtime, f).ready === 0)
-      && (await runs(fx)).every((r) => r.endedMs !== null);
+    const quiet =
+      supervisor.idle &&
+      ['fx-idle', 'fx-manual'].every((f) => statsOf(runtime, f).running === 0 && statsOf(runtime, f).ready === 0) &&
+      (await runs(fx)).every((r) => r.endedMs !== null);
     stable = quiet && supervisor.ticks === last ? stable + 1 : 0;
     last = supervisor.ticks;
     return stable >= 3;
@@ -45,14 +46,18 @@ function cli(fx: BackendFixture, args: string[]): Promise<{ code: number | null;
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
     child.on('error', reject);
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
-describe('[sqlite] an idle runtime does not poll; other processes\' commits wake it', () => {
+describe("[sqlite] an idle runtime does not poll; other processes' commits wake it", () => {
   let fx: BackendFixture;
   let runtime: Runtime;
   let calls = 0;
@@ -69,7 +74,10 @@ describe('[sqlite] an idle runtime does not poll; other processes\' commits wake
     const s = store as unknown as Record<string, (...args: unknown[]) => unknown>;
     for (const name of ['call', 'domainQuery', 'transaction']) {
       const original = s[name].bind(store);
-      s[name] = (...args: unknown[]) => { calls += 1; return original(...args); };
+      s[name] = (...args: unknown[]) => {
+        calls += 1;
+        return original(...args);
+      };
     }
     runtime = new Runtime(runtimeConfig(fx, families), createLogger({ level: process.env.APSUP_TEST_LOG_LEVEL ?? 'silent' }), { store, clock });
     await runtime.start();

@@ -22,7 +22,15 @@ import { Runtime } from '../../src/runtime/runtime.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import {
-  FIXTURES_DIR, createFixtureTables, intentOf, runtimeConfig, sinkDestination, startRuntime, statsOf, testFamily, waitForState,
+  FIXTURES_DIR,
+  createFixtureTables,
+  intentOf,
+  runtimeConfig,
+  sinkDestination,
+  startRuntime,
+  statsOf,
+  testFamily,
+  waitForState,
 } from '../fixtures/runtime-harness.ts';
 
 const PROBE = path.join(FIXTURES_DIR, 'processors', 'lock-probe.ts');
@@ -35,7 +43,11 @@ type Mark = { scope: string; event: string; t: number };
 function marks(dir: string, family: string): Mark[] {
   const file = path.join(dir, `${family}.jsonl`);
   if (!fs.existsSync(file)) return [];
-  return fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Mark);
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Mark);
 }
 
 describe('[sqlite] a worker holding the write lock does not stall the host', () => {
@@ -45,18 +57,26 @@ describe('[sqlite] a worker holding the write lock does not stall the host', () 
   let dir = '';
   // Only the 'worker process ready' lines are kept (parsing every debug line would cost the host CPU).
   const ready: Array<Record<string, unknown>> = [];
-  ready.push = (...items) => Array.prototype.push.apply(ready, items.filter((l) => l.msg === 'worker process ready'));
+  ready.push = (...items) =>
+    Array.prototype.push.apply(
+      ready,
+      items.filter((l) => l.msg === 'worker process ready'),
+    );
 
   before(async () => {
     fx = await createBackend('sqlite');
     await createFixtureTables(fx);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-lock-'));
-    runtime = await startRuntime(fx, [
-      testFamily('fx-hold', { processorModule: PROBE, maxWorkers: 1 }),
-      testFamily('fx-free', { processorModule: PROBE, maxWorkers: 1 }),
-      testFamily('fx-stuck', { processorModule: PROBE, maxWorkers: 1, timeoutSeconds: 1 }),
-      testFamily('fx-scan', { processorModule: PROBE, maxWorkers: 1, schedule: { kind: 'interval', seconds: 1 } }),
-    ], { logSink: ready, logLevel: 'debug', workerEnv: { APSUP_TEST_MARKS: dir, APSUP_TEST_HOLD_MS: String(HOLD_MS) } });
+    runtime = await startRuntime(
+      fx,
+      [
+        testFamily('fx-hold', { processorModule: PROBE, maxWorkers: 1 }),
+        testFamily('fx-free', { processorModule: PROBE, maxWorkers: 1 }),
+        testFamily('fx-stuck', { processorModule: PROBE, maxWorkers: 1, timeoutSeconds: 1 }),
+        testFamily('fx-scan', { processorModule: PROBE, maxWorkers: 1, schedule: { kind: 'interval', seconds: 1 } }),
+      ],
+      { logSink: ready, logLevel: 'debug', workerEnv: { APSUP_TEST_MARKS: dir, APSUP_TEST_HOLD_MS: String(HOLD_MS) } },
+    );
     server = await ObservabilityServer.start(runtime, { address: { host: '127.0.0.1', port: 0 } });
     await (await fetch(`${server.url}/healthz`)).text(); // loads the HTTP client before the measurement
     // Warm workers (WARM_WORKERS 1): the invocations below start without a cold start.
@@ -77,7 +97,11 @@ describe('[sqlite] a worker holding the write lock does not stall the host', () 
     // The histogram under-reports a frozen loop (few samples): also the largest gap between 10 ms ticks.
     let last = performance.now();
     let maxGap = 0;
-    const gaps = setInterval(() => { const now = performance.now(); maxGap = Math.max(maxGap, now - last); last = now; }, 10);
+    const gaps = setInterval(() => {
+      const now = performance.now();
+      maxGap = Math.max(maxGap, now - last);
+      last = now;
+    }, 10);
     for (const s of ['d1', 'd2']) await rt.markDirty('fx-scan', s);
     for (const s of FREE) await rt.trigger('fx-free', s);
     await rt.trigger('fx-stuck', 'c0');
@@ -125,9 +149,11 @@ describe('[sqlite] a worker holding the write lock does not stall the host', () 
     const stuck = marks(dir, 'fx-stuck').filter((m) => m.scope === 'c1');
     const c1Start = stuck.find((m) => m.event === 'start');
     const c1Aborted = stuck.find((m) => m.event === 'aborted');
-    console.log(`event-loop delay while the lock was held ${releasedAt - heldAt} ms: p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms, ${delay.count} samples, largest gap ${Math.round(maxGap)} ms; `
-      + `/healthz ${health.length} answers, slowest ${Math.round(Math.max(...health))} ms; fx-free dispatched during the hold: ${freeStarts.length}; `
-      + `fx-stuck c1 ${c1Start ? `started +${c1Start.t - heldAt} ms` : 'not started'}${c1Start && c1Aborted ? `, aborted ${c1Aborted.t - c1Start.t} ms after its start` : ''}`);
+    console.log(
+      `event-loop delay while the lock was held ${releasedAt - heldAt} ms: p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms, ${delay.count} samples, largest gap ${Math.round(maxGap)} ms; ` +
+        `/healthz ${health.length} answers, slowest ${Math.round(Math.max(...health))} ms; fx-free dispatched during the hold: ${freeStarts.length}; ` +
+        `fx-stuck c1 ${c1Start ? `started +${c1Start.t - heldAt} ms` : 'not started'}${c1Start && c1Aborted ? `, aborted ${c1Aborted.t - c1Start.t} ms after its start` : ''}`,
+    );
 
     // A blocked loop also shows as missing samples (one per 10 ms while it turns).
     assert.ok(delay.count >= (releasedAt - heldAt) / 10 / 2, `${delay.count} event-loop samples in ${releasedAt - heldAt} ms`);
@@ -140,16 +166,22 @@ describe('[sqlite] a worker holding the write lock does not stall the host', () 
     assert.ok(c1Aborted.t - c1Start.t <= 1000 + 300, `its 1 s timeout fired ${c1Aborted.t - c1Start.t} ms after its start`);
 
     // Once the lock is free the supervisor-committed acknowledgements commit.
-    await waitForState(fx, rt, ['fx-free', 'fx-hold'], async () => {
-      for (const s of FREE) if ((await intentOf(fx, 'fx-free', s))?.handledGeneration !== 1) return false;
-      return (await intentOf(fx, 'fx-hold', 'h1'))?.handledGeneration === 1 && (await intentOf(fx, 'fx-stuck', 'c0'))?.handledGeneration === 1;
-    }, 20_000);
+    await waitForState(
+      fx,
+      rt,
+      ['fx-free', 'fx-hold'],
+      async () => {
+        for (const s of FREE) if ((await intentOf(fx, 'fx-free', s))?.handledGeneration !== 1) return false;
+        return (await intentOf(fx, 'fx-hold', 'h1'))?.handledGeneration === 1 && (await intentOf(fx, 'fx-stuck', 'c0'))?.handledGeneration === 1;
+      },
+      20_000,
+    );
     assert.ok(statsOf(rt, 'fx-stuck').timeouts >= 1);
     assert.equal(statsOf(rt, 'fx-free').failures.failed ?? 0, 0, 'no acknowledgement failed');
   });
 });
 
-describe('[sqlite] a lock held past the host\'s bound is a transient failure', () => {
+describe("[sqlite] a lock held past the host's bound is a transient failure", () => {
   let fx: BackendFixture;
   let runtime: Runtime | null = null;
   let holder: Database.Database | null = null;

@@ -12,7 +12,16 @@ import { after, before, describe, test } from 'node:test';
 import type { Runtime } from '../../src/runtime/runtime.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import {
-  createFixtureTables, intentOf, type RunRow, isAlive, runs, setBehaviour, startRuntime, statsOf, testFamily, waitForState,
+  createFixtureTables,
+  intentOf,
+  type RunRow,
+  isAlive,
+  runs,
+  setBehaviour,
+  startRuntime,
+  statsOf,
+  testFamily,
+  waitForState,
 } from '../fixtures/runtime-harness.ts';
 
 const F = 'fx-term';
@@ -55,15 +64,20 @@ for (const backend of BACKENDS) {
     test('a processor that honours ctx.signal and times out: recorded as timeout; the next key runs on a fresh process', async () => {
       const before = statsOf(runtime, F);
       await runtime.trigger(F, 'coop');
-      const [run] = await waitFor(async () => {
+      const [run] = (await waitFor(async () => {
         const list = await runs(fx, F, 'coop');
         return list.length === 1 ? list : undefined;
-      }, 20_000) as [RunRow];
+      }, 20_000)) as [RunRow];
       // Queued behind it (budget 1): dispatched the moment the budget slot is free.
       await runtime.trigger(F, 'next');
       await budgetHeldUntilExit(run.pid, 'coop');
-      await waitForState(fx, runtime, [F], async () => (await intentOf(fx, F, 'next'))?.handledGeneration === 1
-        && (await intentOf(fx, F, 'coop'))?.handledGeneration === 1, 20_000);
+      await waitForState(
+        fx,
+        runtime,
+        [F],
+        async () => (await intentOf(fx, F, 'next'))?.handledGeneration === 1 && (await intentOf(fx, F, 'coop'))?.handledGeneration === 1,
+        20_000,
+      );
       const [first] = await runs(fx, F, 'coop');
       assert.equal(first.outcome, 'threw', 'the processor noticed the abort and replied failed');
       const stats = statsOf(runtime, F);
@@ -78,23 +92,32 @@ for (const backend of BACKENDS) {
     test('a process that ignores SIGTERM is killed after the grace period; the budget is held until then', async () => {
       const before = statsOf(runtime, F);
       await runtime.trigger(F, 'stub');
-      const [run] = await waitFor(async () => {
+      const [run] = (await waitFor(async () => {
         const list = await runs(fx, F, 'stub');
         return list.length === 1 ? list : undefined;
-      }, 20_000) as [RunRow];
+      }, 20_000)) as [RunRow];
       await runtime.trigger(F, 'next2');
       // The processor has thrown (its `failed` reply is on its way) while the process lives on.
       await waitFor(async () => (await runs(fx, F, 'stub'))[0]?.endedMs !== null, 20_000);
       assert.ok(isAlive(run.pid), 'the stubborn process outlives its reply');
       await budgetHeldUntilExit(run.pid, 'stub');
-      await waitForState(fx, runtime, [F], async () => (await intentOf(fx, F, 'next2'))?.handledGeneration === 1
-        && (await intentOf(fx, F, 'stub'))?.handledGeneration === 1, 20_000);
+      await waitForState(
+        fx,
+        runtime,
+        [F],
+        async () => (await intentOf(fx, F, 'next2'))?.handledGeneration === 1 && (await intentOf(fx, F, 'stub'))?.handledGeneration === 1,
+        20_000,
+      );
       const stats = statsOf(runtime, F);
       assert.equal(stats.timeouts, before.timeouts + 1);
       assert.deepEqual(stats.failures, { ...before.failures, timeout: (before.failures.timeout ?? 0) + 1 }, 'one timeout, no crash of next2');
       const [next] = await runs(fx, F, 'next2');
       assert.notEqual(next.pid, run.pid);
-      assert.equal(logs.filter((l) => l.msg === 'worker did not exit within the grace period; killing it' && l.workerPid === run.pid).length, 1, 'the SIGKILL escalation ran');
+      assert.equal(
+        logs.filter((l) => l.msg === 'worker did not exit within the grace period; killing it' && l.workerPid === run.pid).length,
+        1,
+        'the SIGKILL escalation ran',
+      );
     });
   });
 }

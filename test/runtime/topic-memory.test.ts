@@ -75,7 +75,10 @@ for (const backend of BACKENDS) {
       runtime.notifyDirty('topic-memory');
       await waitFor(async () => (await cursorOf(fx, 'A')) === 3, 20_000);
       assert.ok((await scanGeneration(fx)) > generationBefore, 'A3 was admitted by a later scan');
-      assert.deepEqual(await digestsOf(fx, 'A'), [[1, 2], [3, 3]]);
+      assert.deepEqual(await digestsOf(fx, 'A'), [
+        [1, 2],
+        [3, 3],
+      ]);
       assert.equal(await cursorOf(fx, 'B'), 0, 'B is still blocked at B1');
       assert.ok((partition.backoff.get('B')?.consecutiveFailures ?? 0) >= 2);
 
@@ -104,7 +107,11 @@ for (const backend of BACKENDS) {
       }, 20_000);
       assert.deepEqual(seen.get(3), { dirtyLeft: true, acknowledged: true }, 'after the first window: success, rest still dirty');
       if (seen.has(6)) assert.deepEqual(seen.get(6), { dirtyLeft: true, acknowledged: true });
-      assert.deepEqual(await digestsOf(fx, 'P'), [[1, 3], [4, 6], [7, 7]]);
+      assert.deepEqual(await digestsOf(fx, 'P'), [
+        [1, 3],
+        [4, 6],
+        [7, 7],
+      ]);
       const done = await fx.store.readIntent(TOPIC_MEMORY_BINDING, 'P');
       assert.equal(done!.cleanGeneration, done!.dirtyGeneration, 'clean only once the window reached the end');
       assert.equal(done!.requestedGeneration, 3, 'three separate automatic admissions');

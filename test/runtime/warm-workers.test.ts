@@ -31,8 +31,15 @@ for (const backend of BACKENDS) {
       assert.equal(statsOf(runtime, 'ww-wide').running, 0, 'warm processes are not invocations');
       await runtime.trigger('ww-wide', 'w1');
       await runtime.trigger('ww-narrow', 'n1');
-      await waitFor(async () => (await intentOf(fx, 'ww-wide', 'w1'))?.handledGeneration === 1 && (await intentOf(fx, 'ww-narrow', 'n1'))?.handledGeneration === 1, 20_000);
-      assert.deepEqual([statsOf(runtime, 'ww-wide').workerSpawns, statsOf(runtime, 'ww-narrow').workerSpawns], [2, 1], 'no cold start for the first invocations');
+      await waitFor(
+        async () => (await intentOf(fx, 'ww-wide', 'w1'))?.handledGeneration === 1 && (await intentOf(fx, 'ww-narrow', 'n1'))?.handledGeneration === 1,
+        20_000,
+      );
+      assert.deepEqual(
+        [statsOf(runtime, 'ww-wide').workerSpawns, statsOf(runtime, 'ww-narrow').workerSpawns],
+        [2, 1],
+        'no cold start for the first invocations',
+      );
     });
 
     test('WARM_WORKERS=0 starts no process until work arrives', async () => {

@@ -50,9 +50,15 @@ describe('SQLite synchronous setting', () => {
     assert.equal(parseSqliteSynchronous('full'), 'FULL');
     assert.equal(parseSqliteSynchronous('Normal'), 'NORMAL');
     for (const bad of ['OFF', 'EXTRA', '2', 'FULLY']) {
-      assert.throws(() => parseSqliteSynchronous(bad), (e: unknown) => e instanceof ConfigError && e.message === `${V} must be NORMAL or FULL (got ${JSON.stringify(bad)})`);
+      assert.throws(
+        () => parseSqliteSynchronous(bad),
+        (e: unknown) => e instanceof ConfigError && e.message === `${V} must be NORMAL or FULL (got ${JSON.stringify(bad)})`,
+      );
     }
-    assert.throws(() => parseRuntimeConfig({ [V]: 'OFF' }, []), (e: unknown) => e instanceof ConfigError && e.message.startsWith(`${V} must be NORMAL or FULL`));
+    assert.throws(
+      () => parseRuntimeConfig({ [V]: 'OFF' }, []),
+      (e: unknown) => e instanceof ConfigError && e.message.startsWith(`${V} must be NORMAL or FULL`),
+    );
     const config = parseRuntimeConfig({ [V]: 'full' }, []);
     assert.equal(config.sqliteSynchronous, 'FULL');
     assert.deepEqual(config.unknownVariables, [], 'the variable is a known setting');
@@ -112,8 +118,16 @@ describe('SQLite synchronous setting', () => {
             return r.length >= 4 ? r : null;
           }, 30_000))!;
           const seen = Object.fromEntries(rows.map((r) => [String(r.source), Number(r.value)]));
-          assert.deepEqual(seen, { 'task-commit': LEVEL[setting], 'task-read': LEVEL[setting], 'worker-commit': LEVEL[setting], 'worker-read': LEVEL[setting] });
-          assert.ok(rows.every((r) => Number(r.pid) !== process.pid), 'recorded by child processes');
+          assert.deepEqual(seen, {
+            'task-commit': LEVEL[setting],
+            'task-read': LEVEL[setting],
+            'worker-commit': LEVEL[setting],
+            'worker-read': LEVEL[setting],
+          });
+          assert.ok(
+            rows.every((r) => Number(r.pid) !== process.pid),
+            'recorded by child processes',
+          );
           assert.equal((runtime.store as SqliteStore).db.pragma('synchronous', { simple: true }), LEVEL[setting], 'the host store');
           assert.equal(await waitFor(() => provider, 20_000), LEVEL[setting], 'the provider reader process');
         } finally {

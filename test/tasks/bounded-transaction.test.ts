@@ -27,22 +27,35 @@ for (const backend of BACKENDS) {
       const fx = await fresh();
       const store = fx.store as BaseStore;
       let release!: () => void;
-      const hang = new Promise<void>((r) => { release = r; });
+      const hang = new Promise<void>((r) => {
+        release = r;
+      });
       let late: unknown = null;
       const started = Date.now();
-      await assert.rejects(boundedTransaction(store, 300, async (_tx, guarded) => {
-        await txQuery(guarded, 'UPDATE bt_rows SET v = 1 WHERE id = 1');
-        await hang;
-        await txQuery(guarded, 'UPDATE bt_rows SET v = 2 WHERE id = 2').catch((e: unknown) => { late = e; });
-      }), TransactionBoundError);
+      await assert.rejects(
+        boundedTransaction(store, 300, async (_tx, guarded) => {
+          await txQuery(guarded, 'UPDATE bt_rows SET v = 1 WHERE id = 1');
+          await hang;
+          await txQuery(guarded, 'UPDATE bt_rows SET v = 2 WHERE id = 2').catch((e: unknown) => {
+            late = e;
+          });
+        }),
+        TransactionBoundError,
+      );
       assert.ok(Date.now() - started < 3000, 'rejected at the bound');
       // The store serves the next transaction at once (SQLite: its one connection is free again).
-      await store.transaction(async (tx) => { await txQuery(tx, 'UPDATE bt_rows SET v = 5 WHERE id = 2'); });
+      await store.transaction(async (tx) => {
+        await txQuery(tx, 'UPDATE bt_rows SET v = 5 WHERE id = 2');
+      });
       release();
       await new Promise((r) => setTimeout(r, 50));
       assert.match(String((late as Error)?.message), /closed/, 'the abandoned callback was refused');
       const rows = await fx.query('SELECT id, v FROM bt_rows ORDER BY id');
-      assert.deepEqual(rows.map((r) => Number(r.v)), [0, 5], 'its first write rolled back, its late write never ran');
+      assert.deepEqual(
+        rows.map((r) => Number(r.v)),
+        [0, 5],
+        'its first write rolled back, its late write never ran',
+      );
     });
 
     if (backend === 'mysql') {
@@ -53,13 +66,18 @@ for (const backend of BACKENDS) {
         let held!: () => void;
         const holding = holder.transaction(async (tx) => {
           await txQuery(tx, 'UPDATE bt_rows SET v = 9 WHERE id = 2');
-          await new Promise<void>((r) => { held = r; });
+          await new Promise<void>((r) => {
+            held = r;
+          });
         });
         await new Promise((r) => setTimeout(r, 100));
-        await assert.rejects(boundedTransaction(store, 500, async (_tx, guarded) => {
-          await txQuery(guarded, 'UPDATE bt_rows SET v = 1 WHERE id = 1'); // locks row 1
-          await txQuery(guarded, 'UPDATE bt_rows SET v = 1 WHERE id = 2'); // waits for the holder
-        }), TransactionBoundError);
+        await assert.rejects(
+          boundedTransaction(store, 500, async (_tx, guarded) => {
+            await txQuery(guarded, 'UPDATE bt_rows SET v = 1 WHERE id = 1'); // locks row 1
+            await txQuery(guarded, 'UPDATE bt_rows SET v = 1 WHERE id = 2'); // waits for the holder
+          }),
+          TransactionBoundError,
+        );
         // Row 1 must be free now, not when the server's lock wait (50 s by default) gives up.
         const other = fx.openStore() as BaseStore;
         await other.transaction(async (tx) => {
@@ -68,7 +86,10 @@ for (const backend of BACKENDS) {
         });
         held();
         await holding;
-        assert.deepEqual((await fx.query('SELECT v FROM bt_rows ORDER BY id')).map((r) => Number(r.v)), [7, 9]);
+        assert.deepEqual(
+          (await fx.query('SELECT v FROM bt_rows ORDER BY id')).map((r) => Number(r.v)),
+          [7, 9],
+        );
       });
     }
   });

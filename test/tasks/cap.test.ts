@@ -14,8 +14,20 @@ import { TaskStore } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { TEST_TASK_TYPES } from '../fixtures/tasks/types.ts';
 import {
-  FIXTURE_TASKS_MODULE, REPO_ROOT, StoreChild, makeRunner, waitLeaseExpired, createFixtureTables, events, isTerminal, killChildren, runCli, startCli, stopChild,
-  waitForTask, type LongChild,
+  FIXTURE_TASKS_MODULE,
+  REPO_ROOT,
+  StoreChild,
+  makeRunner,
+  waitLeaseExpired,
+  createFixtureTables,
+  events,
+  isTerminal,
+  killChildren,
+  runCli,
+  startCli,
+  stopChild,
+  waitForTask,
+  type LongChild,
 } from './harness.ts';
 
 const OLDER_TASKS_MODULE = path.join(REPO_ROOT, 'test', 'fixtures', 'tasks', 'registry-older.ts');
@@ -49,25 +61,34 @@ for (const backend of BACKENDS) {
     test('T6 worker processes with CAPACITY 10, 4, 2 and 1 never run more than the database cap (4) together, and use it', async () => {
       const { fx, tasks } = await fresh();
       const ids: number[] = [];
-      for (let i = 0; i < 12; i += 1) ids.push((await tasks.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: { ms: 1500 }, timeoutMs: 120_000 })).taskId);
+      for (let i = 0; i < 12; i += 1)
+        ids.push((await tasks.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: { ms: 1500 }, timeoutMs: 120_000 })).taskId);
       const env = { POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE: FIXTURE_TASKS_MODULE, SWEEP_SECONDS: '3600' };
       // The generous one first: with a per-process cap it alone would take 10.
       for (const capacity of ['10', '4', '2', '1']) workers.push(startCli(fx, ['tasks', 'worker'], { ...env, CAPACITY: capacity }));
       let maxRunning = 0;
-      await waitFor(async () => {
-        maxRunning = Math.max(maxRunning, await running(fx));
-        const finished = Number((await fx.query("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE state IN ('succeeded', 'failed', 'cancelled')"))[0].n);
-        return finished === ids.length;
-      }, 120_000, 10);
+      await waitFor(
+        async () => {
+          maxRunning = Math.max(maxRunning, await running(fx));
+          const finished = Number((await fx.query("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE state IN ('succeeded', 'failed', 'cancelled')"))[0].n);
+          return finished === ids.length;
+        },
+        120_000,
+        10,
+      );
       assert.equal(maxRunning, 4, `the database cap bounds every process together (saw ${maxRunning} running)`);
       for (const id of ids) assert.equal((await tasks.read(id))?.state, 'succeeded');
       // Handler-side intervals: never more than the cap at once.
-      const points = (await events(fx)).filter((e) => e.event === 'start' || e.event === 'end')
+      const points = (await events(fx))
+        .filter((e) => e.event === 'start' || e.event === 'end')
         .map((e) => ({ at: e.atMs, delta: e.event === 'start' ? 1 : -1 }))
         .sort((a, b) => a.at - b.at || a.delta - b.delta);
       let current = 0;
       let peak = 0;
-      for (const p of points) { current += p.delta; peak = Math.max(peak, current); }
+      for (const p of points) {
+        current += p.delta;
+        peak = Math.max(peak, current);
+      }
       assert.ok(peak <= 4, `at most 4 handlers ran at once, saw ${peak}`);
     });
 

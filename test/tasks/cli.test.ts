@@ -24,8 +24,12 @@ function runWithStdin(fx: BackendFixture, args: string[], input: string): Promis
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    stdout += d;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
   child.stdin.end(input);
   return new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })));
 }
@@ -77,8 +81,14 @@ for (const backend of BACKENDS) {
       const ok = await cli(['submit', 'fx-quick', '--timeout-seconds', '0.001']);
       assert.equal(ok.code, 0, ok.stderr);
       const kit = await makeRunner(fx);
-      await assert.rejects(kit.service.submit({ taskType: 'fx-quick', payload: {}, timeoutMs: 0.4 }), (e: unknown) => e instanceof InvalidArgumentError && /rounds to 0 ms/.test(e.message));
-      await assert.rejects(new TaskStore(fx.store as BaseStore).submit({ taskType: 'fx-quick', handlerVersion: 2, payload: {}, timeoutMs: 0.4 }), InvalidArgumentError);
+      await assert.rejects(
+        kit.service.submit({ taskType: 'fx-quick', payload: {}, timeoutMs: 0.4 }),
+        (e: unknown) => e instanceof InvalidArgumentError && /rounds to 0 ms/.test(e.message),
+      );
+      await assert.rejects(
+        new TaskStore(fx.store as BaseStore).submit({ taskType: 'fx-quick', handlerVersion: 2, payload: {}, timeoutMs: 0.4 }),
+        InvalidArgumentError,
+      );
 
       // Refusals by the database: one line, exit 1.
       const pending = (JSON.parse(ok.stdout) as { taskId: number }).taskId;

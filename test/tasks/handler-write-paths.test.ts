@@ -50,7 +50,10 @@ for (const backend of BACKENDS) {
         assert.deepEqual(out[`late.${label}`], { ok: false, name: 'AttemptLostError', code: 'attempt_lost' }, `late.${label}`);
       }
       assert.deepEqual(out['late.leaked_tx'], { ok: false, name: 'TransactionClosedError', code: 'transaction_closed' });
-      assert.deepEqual((await fx.query('SELECT event FROM fx_task_events WHERE task_id = ?', [taskId])).map((r) => r.event), ['live.fenced']);
+      assert.deepEqual(
+        (await fx.query('SELECT event FROM fx_task_events WHERE task_id = ?', [taskId])).map((r) => r.event),
+        ['live.fenced'],
+      );
       assert.notEqual(done.state, 'succeeded', 'the late owner could not record a success');
     });
   });

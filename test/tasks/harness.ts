@@ -29,15 +29,24 @@ export const T = 'POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_';
 
 /** fx_task_events: what fixture handlers did (task, event, wall clock ms, pid, attempt). */
 export async function createFixtureTables(fx: BackendFixture): Promise<void> {
-  await fx.query('CREATE TABLE fx_task_events (task_id BIGINT NOT NULL, event VARCHAR(64) NOT NULL, at_ms BIGINT NOT NULL, pid INT NOT NULL, attempt INT NOT NULL)');
+  await fx.query(
+    'CREATE TABLE fx_task_events (task_id BIGINT NOT NULL, event VARCHAR(64) NOT NULL, at_ms BIGINT NOT NULL, pid INT NOT NULL, attempt INT NOT NULL)',
+  );
 }
 
-export interface TaskEvent { taskId: number; event: string; atMs: number; pid: number; attempt: number }
+export interface TaskEvent {
+  taskId: number;
+  event: string;
+  atMs: number;
+  pid: number;
+  attempt: number;
+}
 
 export async function events(fx: BackendFixture, taskId?: number): Promise<TaskEvent[]> {
-  const rows = taskId === undefined
-    ? await fx.query('SELECT task_id, event, at_ms, pid, attempt FROM fx_task_events ORDER BY at_ms')
-    : await fx.query('SELECT task_id, event, at_ms, pid, attempt FROM fx_task_events WHERE task_id = ? ORDER BY at_ms', [taskId]);
+  const rows =
+    taskId === undefined
+      ? await fx.query('SELECT task_id, event, at_ms, pid, attempt FROM fx_task_events ORDER BY at_ms')
+      : await fx.query('SELECT task_id, event, at_ms, pid, attempt FROM fx_task_events WHERE task_id = ? ORDER BY at_ms', [taskId]);
   return rows.map((r) => ({ taskId: Number(r.task_id), event: String(r.event), atMs: Number(r.at_ms), pid: Number(r.pid), attempt: Number(r.attempt) }));
 }
 
@@ -75,19 +84,18 @@ export async function makeRunner(fx: BackendFixture, overrides: Record<string, s
   return { tasks, registry, service, config, runner };
 }
 
-export async function waitForTask(
-  tasks: TaskStore,
-  taskId: number,
-  check: (t: TaskDetail) => boolean,
-  timeoutMs = 20_000,
-): Promise<TaskDetail> {
+export async function waitForTask(tasks: TaskStore, taskId: number, check: (t: TaskDetail) => boolean, timeoutMs = 20_000): Promise<TaskDetail> {
   let last: TaskDetail | null = null;
   try {
-    return await waitFor<TaskDetail | null>(async () => {
-      const t = await tasks.read(taskId);
-      last = t;
-      return t && check(t) ? t : null;
-    }, timeoutMs, 25) as TaskDetail;
+    return (await waitFor<TaskDetail | null>(
+      async () => {
+        const t = await tasks.read(taskId);
+        last = t;
+        return t && check(t) ? t : null;
+      },
+      timeoutMs,
+      25,
+    )) as TaskDetail;
   } catch (error) {
     throw new Error(`task ${taskId}: ${(error as Error).message}; last seen ${JSON.stringify(last)}`);
   }
@@ -131,16 +139,29 @@ function cliEnv(fx: BackendFixture, env: Record<string, string>): NodeJS.Process
   return out;
 }
 
-export interface CliRun { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
+export interface CliRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** Runs `apsup <args>` (node --import tsx src/cli/main.ts) to completion. */
 export function runCli(fx: BackendFixture, args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<CliRun> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO_ROOT, env: cliEnv(fx, env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: REPO_ROOT,
+    env: cliEnv(fx, env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   let stdout = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    stdout += d;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
@@ -154,15 +175,27 @@ export function runCli(fx: BackendFixture, args: string[], env: Record<string, s
   });
 }
 
-export interface LongChild { child: ChildProcess; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>; output(): string }
+export interface LongChild {
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  output(): string;
+}
 
 /** Starts `apsup <args>` (e.g. tasks worker) and returns at once. */
 export function startCli(fx: BackendFixture, args: string[], env: Record<string, string> = {}): LongChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO_ROOT, env: cliEnv(fx, env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: REPO_ROOT,
+    env: cliEnv(fx, env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   let out = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.on('exit', (code, signal) => {
       children.delete(child);
@@ -190,9 +223,15 @@ export class StoreChild {
   private stderr = '';
 
   constructor(fx: BackendFixture) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/tasks/store-child.ts', fx.url], { cwd: REPO_ROOT, env: cliEnv(fx, {}), stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/tasks/store-child.ts', fx.url], {
+      cwd: REPO_ROOT,
+      env: cliEnv(fx, {}),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     children.add(this.child);
-    this.child.stderr!.setEncoding('utf8').on('data', (d: string) => { this.stderr += d; });
+    this.child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      this.stderr += d;
+    });
     readline.createInterface({ input: this.child.stdout! }).on('line', (line) => {
       const reply = JSON.parse(line) as { id: number; ok: boolean; result?: unknown; code?: string; message?: string };
       const w = this.waiting.get(reply.id);
@@ -230,7 +269,9 @@ export async function settledWithin<T>(promise: Promise<T>, ms: number): Promise
   let timer!: NodeJS.Timeout;
   const r = await Promise.race([
     promise.then((value) => ({ settled: true as const, value })),
-    new Promise<{ settled: false }>((res) => { timer = setTimeout(() => res({ settled: false }), ms); }),
+    new Promise<{ settled: false }>((res) => {
+      timer = setTimeout(() => res({ settled: false }), ms);
+    }),
   ]);
   clearTimeout(timer);
   return r;

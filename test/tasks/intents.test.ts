@@ -12,16 +12,34 @@ import { loadTaskRegistry, REFERENCE_TASKS_MODULE } from '../../src/tasks/load.t
 import { TaskService } from '../../src/tasks/service.ts';
 import { TaskStore, type SubmitResult } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
-import { REFERENCE_TASKS_MODULE as REFERENCE, REPO_ROOT, isTerminal, killChildren, makeRunner, runCli, startCli, stopChild, waitForTask, type LongChild } from './harness.ts';
+import {
+  REFERENCE_TASKS_MODULE as REFERENCE,
+  REPO_ROOT,
+  isTerminal,
+  killChildren,
+  makeRunner,
+  runCli,
+  startCli,
+  stopChild,
+  waitForTask,
+  type LongChild,
+} from './harness.ts';
 import { ResumeSupersededError } from '../../src/tasks/reference/intents.ts';
 import type { TaskRunner } from '../../src/tasks/task-runner.ts';
 
 function submitChild(fx: BackendFixture, requests: unknown[]): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/tasks/submit-child.ts', fx.url, JSON.stringify(requests)], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/tasks/submit-child.ts', fx.url, JSON.stringify(requests)], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { err += d; });
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    err += d;
+  });
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out, err })));
 }
 
@@ -64,7 +82,11 @@ for (const backend of BACKENDS) {
       assert.equal(file.code, 0, file.stderr);
       const fileTask = JSON.parse(file.stdout) as SubmitResult;
 
-      for (const [r, id] of [[ok, 'ds-ok'], [bad, 'ds-bad'], [viaCli, 'ds-cli']] as const) {
+      for (const [r, id] of [
+        [ok, 'ds-ok'],
+        [bad, 'ds-bad'],
+        [viaCli, 'ds-cli'],
+      ] as const) {
         const t = await tasks.read(r.taskId);
         assert.deepEqual([t?.state, t?.attemptCount, t?.attemptOwner], ['pending', 0, null], `task of ${id}`);
         assert.deepEqual(await dataset(fx, id), { state: 'pending', generated: 0, taskId: r.taskId }, `dataset ${id} written with its task`);
@@ -74,7 +96,10 @@ for (const backend of BACKENDS) {
 
       const worker = startCli(fx, ['tasks', 'worker'], { SWEEP_SECONDS: '3600', LEASE_SECONDS: '5' });
       workers.push(worker);
-      for (const [r, id, items] of [[ok, 'ds-ok', 3], [viaCli, 'ds-cli', 2]] as const) {
+      for (const [r, id, items] of [
+        [ok, 'ds-ok', 3],
+        [viaCli, 'ds-cli', 2],
+      ] as const) {
         const done = await waitForTask(tasks, r.taskId, isTerminal, 60_000);
         assert.deepEqual([done.state, done.attemptCount, done.attemptOwner, done.leaseExpiresAt], ['succeeded', 1, null, null], worker.output());
         assert.deepEqual(await dataset(fx, id), { state: 'completed', generated: items, taskId: r.taskId });
@@ -92,10 +117,13 @@ for (const backend of BACKENDS) {
       const tasks = new TaskStore(fx.store as BaseStore);
       const service = new TaskService(tasks, await loadTaskRegistry(REFERENCE_TASKS_MODULE), { maxTimeoutMs: 3_600_000, defaultTimeoutMs: 600_000 });
       // A caller's transaction that rolls back leaves neither the task nor the dataset.
-      await assert.rejects(service.transaction(async (tx) => {
-        await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'ds-rb', items: 2 } }, tx);
-        throw new Error('the caller gives up');
-      }), /the caller gives up/);
+      await assert.rejects(
+        service.transaction(async (tx) => {
+          await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'ds-rb', items: 2 } }, tx);
+          throw new Error('the caller gives up');
+        }),
+        /the caller gives up/,
+      );
       assert.equal(await dataset(fx, 'ds-rb'), null);
       assert.equal(Number((await fx.query('SELECT COUNT(*) AS n FROM pc_durable_tasks'))[0].n), 0);
       const first = await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'ds-dup', items: 2 } });
@@ -138,7 +166,10 @@ for (const backend of BACKENDS) {
       assert.deepEqual(await dataset(fx, 'ds-res'), { state: 'completed', generated: 3, taskId: resumed.taskId });
       const before = Number((await fx.query('SELECT COUNT(*) AS n FROM pc_durable_tasks'))[0].n);
 
-      await assert.rejects(service.resume(first.taskId), (e: unknown) => e instanceof ResumeSupersededError && new RegExp(`already completed by task ${resumed.taskId}`).test(e.message));
+      await assert.rejects(
+        service.resume(first.taskId),
+        (e: unknown) => e instanceof ResumeSupersededError && new RegExp(`already completed by task ${resumed.taskId}`).test(e.message),
+      );
       const cli = await runCli(fx, ['tasks', 'resume', String(first.taskId)]);
       assert.equal(cli.code, 1, cli.stderr);
       assert.match(cli.stderr, /^apsup: dataset ds-res was already completed by task \d+; task \d+ is not resumed\n$/);

@@ -12,7 +12,16 @@ import { TaskStore } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { TEST_TASK_TYPES } from '../fixtures/tasks/types.ts';
 import {
-  FIXTURE_TASKS_MODULE, createFixtureTables, events, isTerminal, killChildren, runCli, startCli, stopChild, tempDir, waitForTask,
+  FIXTURE_TASKS_MODULE,
+  createFixtureTables,
+  events,
+  isTerminal,
+  killChildren,
+  runCli,
+  startCli,
+  stopChild,
+  tempDir,
+  waitForTask,
   type LongChild,
 } from './harness.ts';
 

@@ -9,8 +9,21 @@ import type { TaskRunner } from '../../src/tasks/task-runner.ts';
 import { TaskStore } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import {
-  FIXTURE_TASKS_MODULE, createFixtureTables, events, insertRow, isAlive, isTerminal, killChildren, makeRunner, rowState,
-  runCli, startCli, stopChild, tempDir, waitForTask, type LongChild,
+  FIXTURE_TASKS_MODULE,
+  createFixtureTables,
+  events,
+  insertRow,
+  isAlive,
+  isTerminal,
+  killChildren,
+  makeRunner,
+  rowState,
+  runCli,
+  startCli,
+  stopChild,
+  tempDir,
+  waitForTask,
+  type LongChild,
 } from './harness.ts';
 
 for (const backend of BACKENDS) {
@@ -70,34 +83,45 @@ for (const backend of BACKENDS) {
     test('T6 the claim cap holds across two worker processes, and a finishing task relays the next without the periodic sweep', async () => {
       const { fx, tasks } = await fresh();
       const ids: number[] = [];
-      for (let i = 0; i < 5; i += 1) ids.push((await tasks.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: { ms: 600 }, timeoutMs: 60_000 })).taskId);
+      for (let i = 0; i < 5; i += 1)
+        ids.push((await tasks.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: { ms: 600 }, timeoutMs: 60_000 })).taskId);
       // The cap is the database's; each process may run more on its own.
       assert.equal((await runCli(fx, ['tasks', 'set-capacity', '2'])).code, 0);
       const env = { POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE: FIXTURE_TASKS_MODULE, SWEEP_SECONDS: '3600' };
       workers.push(startCli(fx, ['tasks', 'worker'], { ...env, CAPACITY: '2' }), startCli(fx, ['tasks', 'worker'], { ...env, CAPACITY: '3' }));
       let maxRunning = 0;
-      await waitFor(async () => {
-        const running = Number((await fx.query("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE state = 'running'"))[0].n);
-        maxRunning = Math.max(maxRunning, running);
-        const finished = Number((await fx.query("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE state IN ('succeeded', 'failed', 'cancelled')"))[0].n);
-        return finished === ids.length;
-      }, 60_000, 20);
+      await waitFor(
+        async () => {
+          const running = Number((await fx.query("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE state = 'running'"))[0].n);
+          maxRunning = Math.max(maxRunning, running);
+          const finished = Number((await fx.query("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE state IN ('succeeded', 'failed', 'cancelled')"))[0].n);
+          return finished === ids.length;
+        },
+        60_000,
+        20,
+      );
       assert.ok(maxRunning <= 2, `at most 2 running at once, saw ${maxRunning}`);
       const rows = await Promise.all(ids.map((id) => tasks.read(id)));
       for (const r of rows) assert.equal(r?.state, 'succeeded');
       // Handler-side intervals: never more than the cap at once, and the cap was used.
       const ev = await events(fx);
-      const points = ev.filter((e) => e.event === 'start' || e.event === 'end')
+      const points = ev
+        .filter((e) => e.event === 'start' || e.event === 'end')
         .map((e) => ({ at: e.atMs, delta: e.event === 'start' ? 1 : -1 }))
         .sort((a, b) => a.at - b.at || a.delta - b.delta);
       let current = 0;
       let peak = 0;
-      for (const p of points) { current += p.delta; peak = Math.max(peak, current); }
+      for (const p of points) {
+        current += p.delta;
+        peak = Math.max(peak, current);
+      }
       assert.equal(peak, 2, 'two tasks ran concurrently, never more');
       // Relay: with a one-hour sweep, every task after the first claims started right after an earlier one finished.
       const byStart = [...rows].sort((a, b) => a!.startedAt!.getTime() - b!.startedAt!.getTime());
       for (const t of byStart.slice(2)) {
-        const gaps = rows.filter((o) => o!.finishedAt && o!.finishedAt.getTime() <= t!.startedAt!.getTime()).map((o) => t!.startedAt!.getTime() - o!.finishedAt!.getTime());
+        const gaps = rows
+          .filter((o) => o!.finishedAt && o!.finishedAt.getTime() <= t!.startedAt!.getTime())
+          .map((o) => t!.startedAt!.getTime() - o!.finishedAt!.getTime());
         assert.ok(gaps.length > 0 && Math.min(...gaps) < 3000, `task ${t!.taskId} was claimed ${Math.min(...gaps)} ms after a task finished`);
       }
       // Attempts run in warm worker children (reused after a clean end), never in the worker host.
@@ -111,9 +135,15 @@ for (const backend of BACKENDS) {
       const never = `${tempDir('apsup-never')}/never`;
       await insertRow(fx, 'kill-plain');
       await insertRow(fx, 'kill-idem');
-      const plain = (await tasks.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: { rowId: 'kill-plain', untilFile: never }, timeoutMs: 600_000 })).taskId;
-      const idem = (await tasks.submit({ taskType: 'fx-idempotent', handlerVersion: 1, payload: { rowId: 'kill-idem', untilAttempt: 2 }, timeoutMs: 600_000 })).taskId;
-      const worker = startCli(fx, ['tasks', 'worker'], { POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE: FIXTURE_TASKS_MODULE, LEASE_SECONDS: '3', SWEEP_SECONDS: '3600' });
+      const plain = (await tasks.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: { rowId: 'kill-plain', untilFile: never }, timeoutMs: 600_000 }))
+        .taskId;
+      const idem = (await tasks.submit({ taskType: 'fx-idempotent', handlerVersion: 1, payload: { rowId: 'kill-idem', untilAttempt: 2 }, timeoutMs: 600_000 }))
+        .taskId;
+      const worker = startCli(fx, ['tasks', 'worker'], {
+        POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE: FIXTURE_TASKS_MODULE,
+        LEASE_SECONDS: '3',
+        SWEEP_SECONDS: '3600',
+      });
       workers.push(worker);
       const started = (await waitFor(async () => {
         const ev = (await events(fx)).filter((e) => e.event === 'start');

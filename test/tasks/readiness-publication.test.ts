@@ -23,11 +23,14 @@ for (const backend of BACKENDS) {
       const b = new TaskStore(fx.openStore() as BaseStore);
       const errors: string[] = [];
       const loop = async (tasks: TaskStore, id: string) => {
-        for (let i = 0; i < 300; i += 1) await tasks.publishReadiness(id, 15_000).catch((e: Error) => { errors.push(e.message); });
+        for (let i = 0; i < 300; i += 1)
+          await tasks.publishReadiness(id, 15_000).catch((e: Error) => {
+            errors.push(e.message);
+          });
       };
       await Promise.all([loop(a, 'tasks:a'), loop(b, 'tasks:b'), loop(a, 'tasks:c'), loop(b, 'tasks:d')]);
       assert.deepEqual(errors.slice(0, 3), [], `${errors.length} publications failed`);
-      const left = (await fx.query("SELECT worker_id FROM pc_durable_task_workers ORDER BY worker_id")).map((r) => String(r.worker_id));
+      const left = (await fx.query('SELECT worker_id FROM pc_durable_task_workers ORDER BY worker_id')).map((r) => String(r.worker_id));
       assert.deepEqual(left, ['tasks:a', 'tasks:b', 'tasks:c', 'tasks:d']);
     });
   });

@@ -14,16 +14,35 @@ import { setLongTimeout, type TaskRunner } from '../../src/tasks/task-runner.ts'
 import { TaskStore } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import {
-  REFERENCE_TASKS_MODULE, REPO_ROOT, createFixtureTables, events, insertRow, isAlive, isTerminal, killChildren, makeRunner, rowState,
-  tempDir, waitForTask, waitLeaseExpired, type RunnerKit,
+  REFERENCE_TASKS_MODULE,
+  REPO_ROOT,
+  createFixtureTables,
+  events,
+  insertRow,
+  isAlive,
+  isTerminal,
+  killChildren,
+  makeRunner,
+  rowState,
+  tempDir,
+  waitForTask,
+  waitLeaseExpired,
+  type RunnerKit,
 } from './harness.ts';
 import { TEST_TASK_TYPES } from '../fixtures/tasks/types.ts';
 
 test('long timeouts do not overflow Node timers (they would fire at once)', async () => {
   let fired = false;
-  const long = setLongTimeout(() => { fired = true; }, 30 * 24 * 3600 * 1000);
+  const long = setLongTimeout(
+    () => {
+      fired = true;
+    },
+    30 * 24 * 3600 * 1000,
+  );
   let shortFired = false;
-  const short = setLongTimeout(() => { shortFired = true; }, 5);
+  const short = setLongTimeout(() => {
+    shortFired = true;
+  }, 5);
   await waitFor(() => shortFired, 2000, 5);
   assert.equal(fired, false);
   long.clear();
@@ -91,7 +110,9 @@ for (const backend of BACKENDS) {
       runner.wakeupFault = () => true; // every wake-up (in-process, commit watch, probe) is lost
       const release = `${tempDir('apsup-relay')}/release`;
       // Start-up pickup: submitted before the runner runs, with a notification that throws.
-      service.onSubmitted = () => { throw new Error('publication failed'); };
+      service.onSubmitted = () => {
+        throw new Error('publication failed');
+      };
       const first = await service.submit({ taskType: 'fx-sleep', payload: { untilFile: release } });
       assert.equal(first.outcome, 'created', 'the committed task is returned');
       runner.attach(service);
@@ -142,7 +163,10 @@ for (const backend of BACKENDS) {
     test('T3 handler version 0 is legacy with its failure hook; unknown versions fail closed on the task; unknown types are not claimed', async () => {
       const { fx, tasks, service, runner } = await setup({}, REFERENCE_TASKS_MODULE);
       await insertRow(fx, 'legacy-file', 'indexing'); // left by the pre-version pipeline: no task or attempt owner
-      await assert.rejects(service.submit({ taskType: 'index-file', payload: { fileId: 'legacy-file' }, handlerVersion: 0 }), /legacy version of pre-existing tasks/);
+      await assert.rejects(
+        service.submit({ taskType: 'index-file', payload: { fileId: 'legacy-file' }, handlerVersion: 0 }),
+        /legacy version of pre-existing tasks/,
+      );
       // A task written before handler versions existed (the upgrade marks it version 0).
       const legacy = await tasks.submit({ taskType: 'index-file', handlerVersion: 0, payload: { fileId: 'legacy-file' }, timeoutMs: 60_000 });
       // A newer task's file is not the legacy hook's to converge.
@@ -187,7 +211,7 @@ for (const backend of BACKENDS) {
       assert.deepEqual(ev, ['start']);
     });
 
-    test('T5 the runner keeps the claim\'s lease alive while a slow worker child starts', async () => {
+    test("T5 the runner keeps the claim's lease alive while a slow worker child starts", async () => {
       const { tasks, service, runner } = await setup({ LEASE_SECONDS: '1' });
       const saved = { options: process.env.NODE_OPTIONS, ms: process.env.FX_SLOW_START_MS };
       process.env.NODE_OPTIONS = `${saved.options ?? ''} --import ${pathToFileURL(path.join(REPO_ROOT, 'test/fixtures/tasks/slow-start.mjs')).href}`.trim();
@@ -200,7 +224,10 @@ for (const backend of BACKENDS) {
         // after it records the claim, so restoring it earlier races the spawn.
         done = await waitForTask(tasks, r.taskId, isTerminal);
       } finally {
-        for (const [k, v] of [['NODE_OPTIONS', saved.options], ['FX_SLOW_START_MS', saved.ms]] as const) {
+        for (const [k, v] of [
+          ['NODE_OPTIONS', saved.options],
+          ['FX_SLOW_START_MS', saved.ms],
+        ] as const) {
           if (v === undefined) delete process.env[k];
           else process.env[k] = v;
         }
@@ -231,11 +258,12 @@ for (const backend of BACKENDS) {
 
     test('T8 an expired attempt is failed by the sweep with its failure hook in the terminal transaction; only idempotent types are requeued', async () => {
       const { fx, tasks, service, runner } = await setup();
-      const bound = (rowId: string, taskType: string, extra: Record<string, unknown> = {}) => tasks.transaction(async (tx) => {
-        const r = await service.submit({ taskType, payload: { rowId, ...extra } }, tx);
-        await txQuery(tx, "INSERT INTO ref_files (file_id, state, task_id) VALUES (?, 'indexing', ?)", [rowId, r.taskId]);
-        return r.taskId;
-      });
+      const bound = (rowId: string, taskType: string, extra: Record<string, unknown> = {}) =>
+        tasks.transaction(async (tx) => {
+          const r = await service.submit({ taskType, payload: { rowId, ...extra } }, tx);
+          await txQuery(tx, "INSERT INTO ref_files (file_id, state, task_id) VALUES (?, 'indexing', ?)", [rowId, r.taskId]);
+          return r.taskId;
+        });
       const plain = await bound('lost-plain', 'fx-sleep');
       const idem = await bound('lost-idem', 'fx-idempotent');
       // A worker that claimed both and then vanished: short leases, never a heartbeat.
@@ -252,7 +280,10 @@ for (const backend of BACKENDS) {
       const i = await waitForTask(tasks, idem, isTerminal);
       assert.deepEqual([i.state, i.attemptCount], ['succeeded', 2], 'requeued and run again');
       assert.equal(await rowState(fx, 'lost-idem'), 'indexed');
-      assert.deepEqual((await events(fx, idem)).filter((e) => e.event === 'start').map((e) => e.attempt), [2]);
+      assert.deepEqual(
+        (await events(fx, idem)).filter((e) => e.event === 'start').map((e) => e.attempt),
+        [2],
+      );
       await runner.sweep();
       const p2 = await tasks.read(plain);
       assert.deepEqual([p2?.state, p2?.attemptCount], ['failed', 1], 'no automatic retry');
@@ -308,10 +339,18 @@ for (const backend of BACKENDS) {
       const { fx, tasks, service, runner } = await setup({ TERMINATE_GRACE_SECONDS: '3' });
       await insertRow(fx, 'late-ok');
       await runner.start();
-      const r = await service.submit({ taskType: 'fx-hang', payload: { rowId: 'late-ok', sleepMs: 600_000, honorSignal: true, returnOnAbort: true }, timeoutMs: 5000 }) // longer than a worker start-up on a loaded host;
+      const r = await service.submit({
+        taskType: 'fx-hang',
+        payload: { rowId: 'late-ok', sleepMs: 600_000, honorSignal: true, returnOnAbort: true },
+        timeoutMs: 5000,
+      }); // longer than a worker start-up on a loaded host;
       const done = await waitForTask(tasks, r.taskId, isTerminal);
       assert.deepEqual([done.state, done.errorCode, done.result], ['failed', 'timeout', null]);
-      assert.deepEqual((await events(fx, r.taskId)).map((e) => e.event), ['start', 'aborted'], 'ctx.signal was aborted by the timeout');
+      assert.deepEqual(
+        (await events(fx, r.taskId)).map((e) => e.event),
+        ['start', 'aborted'],
+        'ctx.signal was aborted by the timeout',
+      );
       assert.equal(await rowState(fx, 'late-ok'), 'error');
     });
 
@@ -341,14 +380,21 @@ for (const backend of BACKENDS) {
       const p = await tasks.read(plain.taskId);
       assert.deepEqual([p?.state, p?.errorCode, p?.attemptOwner], ['failed', 'interrupted_by_shutdown', null]);
       assert.equal(await rowState(fx, 'sd-plain'), 'error', 'the failure hook ran in the terminal transaction');
-      assert.deepEqual((await events(fx, plain.taskId)).map((e) => e.event), ['start', 'cleanup'], 'the handler saw ctx.signal and its finally block ran');
+      assert.deepEqual(
+        (await events(fx, plain.taskId)).map((e) => e.event),
+        ['start', 'cleanup'],
+        'the handler saw ctx.signal and its finally block ran',
+      );
       const d = await tasks.read(deaf.taskId);
       assert.deepEqual([d?.state, d?.errorCode], ['failed', 'interrupted_by_shutdown']);
       assert.equal(await rowState(fx, 'sd-deaf'), 'error');
       const i = await tasks.read(idem.taskId);
       assert.deepEqual([i?.state, i?.attemptCount, i?.attemptOwner, i?.attemptToken], ['pending', 1, null, null], 'requeued, fenced by its token');
       assert.equal(await rowState(fx, 'sd-idem'), 'indexing', 'no failure hook for a requeued task');
-      assert.deepEqual((await events(fx, idem.taskId)).map((e) => e.event), ['start', 'cleanup']);
+      assert.deepEqual(
+        (await events(fx, idem.taskId)).map((e) => e.event),
+        ['start', 'cleanup'],
+      );
       for (const e of await events(fx)) await waitFor(() => !isAlive(e.pid), 5000);
       // The next worker host runs it again.
       const next = await makeRunner(fx, { SWEEP_SECONDS: '3600' });
@@ -445,7 +491,10 @@ for (const backend of BACKENDS) {
       assert.equal((await tasks.cancel(r.taskId)).outcome, 'cancel_requested');
       const t = await waitForTask(tasks, r.taskId, isTerminal, 20_000);
       assert.equal(t.state, 'cancelled');
-      assert.deepEqual((await events(fx, r.taskId)).map((e) => e.event), ['start', 'aborted']);
+      assert.deepEqual(
+        (await events(fx, r.taskId)).map((e) => e.event),
+        ['start', 'aborted'],
+      );
     });
 
     test('ctx.onComplete: the final domain write commits with the task success, or not at all', async () => {
@@ -466,7 +515,9 @@ for (const backend of BACKENDS) {
       const { fx, tasks, runner } = await setup({ READINESS_TTL_SECONDS: '1' });
       assert.equal((await tasks.readReadiness()).liveWorkers, 0);
       // A worker that vanished long ago without withdrawing: deleted by the next publication.
-      await fx.query("INSERT INTO pc_durable_task_workers (worker_id, published_at, expires_at) VALUES ('tasks:gone', '2000-01-01 00:00:00.000', '2000-01-01 00:00:15.000')");
+      await fx.query(
+        "INSERT INTO pc_durable_task_workers (worker_id, published_at, expires_at) VALUES ('tasks:gone', '2000-01-01 00:00:00.000', '2000-01-01 00:00:15.000')",
+      );
       await runner.start();
       assert.equal((await fx.query("SELECT worker_id FROM pc_durable_task_workers WHERE worker_id = 'tasks:gone'")).length, 0, 'expired facts are deleted');
       const live = await tasks.readReadiness();
@@ -501,12 +552,28 @@ for (const backend of BACKENDS) {
     test('datasets: a type-derived dedupe key cannot be overridden; a dataset owned by another active task is refused; a checkpoint that lost the row raises attempt_lost', async () => {
       const { fx, tasks, service, runner } = await setup({}, REFERENCE_TASKS_MODULE);
       // Another active task (written around the service, under another key) owns d6.
-      const other = await tasks.submit({ taskType: 'generate-dataset', handlerVersion: 1, payload: { datasetId: 'd6', items: 2 }, dedupeKey: 'raw:d6', timeoutMs: 60_000 });
+      const other = await tasks.submit({
+        taskType: 'generate-dataset',
+        handlerVersion: 1,
+        payload: { datasetId: 'd6', items: 2 },
+        dedupeKey: 'raw:d6',
+        timeoutMs: 60_000,
+      });
       const ghost = new TaskStore(fx.openStore() as BaseStore);
       assert.equal((await ghost.claim('ghost-worker', 60_000, TEST_TASK_TYPES))?.taskId, other.taskId);
-      await assert.rejects(service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd5', items: 2 }, dedupeKey: 'elsewhere' }), /derives its dedupe key/);
-      assert.equal((await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd5', items: 1 }, dedupeKey: 'dataset:d5' })).outcome, 'created', 'repeating the key is fine');
-      await fx.query("INSERT INTO ref_datasets (dataset_id, target_items, generated, state, task_id, attempt_token) VALUES ('d6', 2, 0, 'generating', ?, 'ghost')", [other.taskId]);
+      await assert.rejects(
+        service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd5', items: 2 }, dedupeKey: 'elsewhere' }),
+        /derives its dedupe key/,
+      );
+      assert.equal(
+        (await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd5', items: 1 }, dedupeKey: 'dataset:d5' })).outcome,
+        'created',
+        'repeating the key is fine',
+      );
+      await fx.query(
+        "INSERT INTO ref_datasets (dataset_id, target_items, generated, state, task_id, attempt_token) VALUES ('d6', 2, 0, 'generating', ?, 'ghost')",
+        [other.taskId],
+      );
       await runner.start();
       const refused = await service.submit({ taskType: 'generate-dataset', payload: { datasetId: 'd6', items: 2 } });
       const r = await waitForTask(tasks, refused.taskId, isTerminal);
@@ -527,7 +594,10 @@ for (const backend of BACKENDS) {
       const c = await ghost.claim('ghost-worker', 1000, TEST_TASK_TYPES);
       assert.equal(c?.taskId, sub.taskId);
       // What the vanished attempt had checkpointed before it stopped heartbeating.
-      await fx.query("UPDATE ref_datasets SET generated = 2, state = 'generating', attempt_token = ? WHERE dataset_id = 'd8' AND task_id = ?", [c!.attemptToken, sub.taskId]);
+      await fx.query("UPDATE ref_datasets SET generated = 2, state = 'generating', attempt_token = ? WHERE dataset_id = 'd8' AND task_id = ?", [
+        c!.attemptToken,
+        sub.taskId,
+      ]);
       await runner.start();
       await waitLeaseExpired(tasks, sub.taskId);
       await runner.sweep();

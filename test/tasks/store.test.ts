@@ -16,9 +16,7 @@ import { UnknownHandlerError } from '../../src/tasks/registry.ts';
 import { TaskService } from '../../src/tasks/service.ts';
 import { TaskStore, type SubmitResult } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
-import {
-  FIXTURE_TASKS_MODULE, StoreChild, insertRow, killChildren, rowState, settledWithin, waitLeaseExpired, waitForTask,
-} from './harness.ts';
+import { FIXTURE_TASKS_MODULE, StoreChild, insertRow, killChildren, rowState, settledWithin, waitLeaseExpired, waitForTask } from './harness.ts';
 import { TEST_TASK_TYPES } from '../fixtures/tasks/types.ts';
 
 const FOREIGN_TOKEN = '00000000-0000-0000-0000-000000000000';
@@ -49,15 +47,22 @@ async function apsupTasks(fx: BackendFixture, args: TasksArgs): Promise<{ code: 
   const out: string[] = [];
   process.env.POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL = fx.url;
   process.env.POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE = FIXTURE_TASKS_MODULE;
-  console.log = (...a: unknown[]) => { out.push(a.join(' ')); };
-  console.error = (...a: unknown[]) => { out.push(a.join(' ')); };
+  console.log = (...a: unknown[]) => {
+    out.push(a.join(' '));
+  };
+  console.error = (...a: unknown[]) => {
+    out.push(a.join(' '));
+  };
   try {
     const code = await tasksCommand(args);
     return { code, out: out.join('\n') };
   } finally {
     console.log = log;
     console.error = err;
-    for (const [k, v] of [['POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL', saved.url], ['POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE', saved.module]] as const) {
+    for (const [k, v] of [
+      ['POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL', saved.url],
+      ['POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE', saved.module],
+    ] as const) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
@@ -88,7 +93,9 @@ for (const backend of BACKENDS) {
       children.push(child);
       await child.send('ping');
       let release!: () => void;
-      const gate = new Promise<void>((r) => { release = r; });
+      const gate = new Promise<void>((r) => {
+        release = r;
+      });
       let submitted: SubmitResult | null = null;
       const domainTx = tasks.transaction(async (tx) => {
         submitted = await tasks.submit({ taskType: 'fx-quick', handlerVersion: 2, payload: {}, timeoutMs: 60_000 }, tx);
@@ -110,10 +117,13 @@ for (const backend of BACKENDS) {
           // SQLite has one writer: the claim waits for the commit; it has not taken anything meanwhile.
           assert.equal(early.settled, false);
         }
-        assert.equal((await other.read(mine.taskId)), null);
+        assert.equal(await other.read(mine.taskId), null);
         release();
         await domainTx;
-        const claimed = backend === 'mysql' ? await child.send<Array<{ taskId: number; attemptCount: number } | null>>('claim', { workerId: 'w-other', leaseMs: 60_000 }) : await claimWhileOpen;
+        const claimed =
+          backend === 'mysql'
+            ? await child.send<Array<{ taskId: number; attemptCount: number } | null>>('claim', { workerId: 'w-other', leaseMs: 60_000 })
+            : await claimWhileOpen;
         assert.equal(claimed[0]?.taskId, mine.taskId);
         assert.equal(claimed[0]?.attemptCount, 1);
         const row = await tasks.read(mine.taskId);
@@ -138,7 +148,9 @@ for (const backend of BACKENDS) {
 
       // The database constraint itself refuses a second active row with the key.
       await assert.rejects(
-        fx.query("INSERT INTO pc_durable_tasks (task_type, handler_version, payload, state, dedupe_key, timeout_ms) VALUES ('fx-sleep', 1, '{}', 'pending', 'k1', 1000)"),
+        fx.query(
+          "INSERT INTO pc_durable_tasks (task_type, handler_version, payload, state, dedupe_key, timeout_ms) VALUES ('fx-sleep', 1, '{}', 'pending', 'k1', 1000)",
+        ),
         (e: { code?: string }) => ['ER_DUP_ENTRY', 'SQLITE_CONSTRAINT_UNIQUE'].includes(String(e.code)),
       );
       // ... also while the holder runs.
@@ -146,7 +158,9 @@ for (const backend of BACKENDS) {
       assert.equal(claimed?.taskId, a.taskId);
       assert.equal((await service.submit({ taskType: 'fx-sleep', payload: { dedupe: 'k1' } })).taskId, a.taskId);
       await assert.rejects(
-        fx.query("INSERT INTO pc_durable_tasks (task_type, handler_version, payload, state, dedupe_key, timeout_ms) VALUES ('fx-sleep', 1, '{}', 'pending', 'k1', 1000)"),
+        fx.query(
+          "INSERT INTO pc_durable_tasks (task_type, handler_version, payload, state, dedupe_key, timeout_ms) VALUES ('fx-sleep', 1, '{}', 'pending', 'k1', 1000)",
+        ),
         (e: { code?: string }) => ['ER_DUP_ENTRY', 'SQLITE_CONSTRAINT_UNIQUE'].includes(String(e.code)),
       );
 
@@ -154,7 +168,9 @@ for (const backend of BACKENDS) {
         // A domain transaction that got 'duplicate' and stays open does not stall the running
         // attempt of that task (its heartbeat locks the task row). (SQLite has one writer anyway.)
         let release!: () => void;
-        const gate = new Promise<void>((r) => { release = r; });
+        const gate = new Promise<void>((r) => {
+          release = r;
+        });
         let dup: SubmitResult | null = null;
         const open = tasks.transaction(async (tx) => {
           dup = await service.submit({ taskType: 'fx-sleep', payload: { dedupe: 'k1' } }, tx);
@@ -173,7 +189,9 @@ for (const backend of BACKENDS) {
 
       // Concurrent submits with one key from several connections: exactly one task.
       const stores = [0, 1, 2, 3].map(() => new TaskStore(fx.openStore() as BaseStore));
-      const results = await Promise.all(stores.flatMap((s) => [0, 1].map(() => s.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: {}, dedupeKey: 'k2', timeoutMs: 60_000 }))));
+      const results = await Promise.all(
+        stores.flatMap((s) => [0, 1].map(() => s.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: {}, dedupeKey: 'k2', timeoutMs: 60_000 }))),
+      );
       assert.equal(results.filter((r) => r.outcome === 'created').length, 1);
       assert.equal(new Set(results.map((r) => r.taskId)).size, 1);
       assert.equal(Number((await fx.query("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE dedupe_key = 'k2'"))[0].n), 1);
@@ -196,7 +214,10 @@ for (const backend of BACKENDS) {
       assert.equal(f.outcome, 'created');
       assert.equal(new Set([a.taskId, d.taskId, e.taskId, f.taskId]).size, 4);
       const rows = await fx.query("SELECT state FROM pc_durable_tasks WHERE dedupe_key = 'k1' ORDER BY task_id");
-      assert.deepEqual(rows.map((r) => r.state), ['succeeded', 'cancelled', 'failed', 'pending']);
+      assert.deepEqual(
+        rows.map((r) => r.state),
+        ['succeeded', 'cancelled', 'failed', 'pending'],
+      );
     });
 
     test('T4 claim: 4 processes racing over 20 tasks never give one task to two claimers; running tasks are never claimed', async () => {
@@ -212,7 +233,10 @@ for (const backend of BACKENDS) {
       const claims = perChild.flatMap((list, i) => list.filter((c): c is NonNullable<Claim> => c !== null).map((c) => ({ ...c, owner: `claimer-${i}` })));
       assert.equal(claims.length, 20, 'every task is claimed exactly once');
       assert.equal(new Set(claims.map((c) => c.taskId)).size, 20);
-      assert.deepEqual([...new Set(claims.map((c) => c.taskId))].sort((x, y) => x - y), ids);
+      assert.deepEqual(
+        [...new Set(claims.map((c) => c.taskId))].sort((x, y) => x - y),
+        ids,
+      );
       assert.equal(new Set(claims.map((c) => c.attemptToken)).size, 20, 'attempt tokens are unique');
       for (const c of claims) {
         assert.equal(c.attemptCount, 1);
@@ -253,7 +277,8 @@ for (const backend of BACKENDS) {
         () => tasks.progress(taskId, FOREIGN_TOKEN, { current: 2 }, 1),
         () => tasks.complete(taskId, FOREIGN_TOKEN, { x: 1 }),
         () => tasks.fail(taskId, FOREIGN_TOKEN, 'x', 'x'),
-      ]) await assert.rejects(write(), isAttemptLost);
+      ])
+        await assert.rejects(write(), isAttemptLost);
 
       // Shorten the lease, never heartbeat again, and wait for expiry by the database clock.
       await tasks.heartbeat(taskId, token, 1000);
@@ -264,14 +289,20 @@ for (const backend of BACKENDS) {
       await assert.rejects(tasks.fail(taskId, token, 'late', 'late'), isAttemptLost);
       await assert.rejects(tasks.finishCancelled(taskId, token), isAttemptLost);
       // A domain write and the terminal write in one transaction: both roll back.
-      await assert.rejects(tasks.transaction(async (tx) => {
-        await txQuery(tx, "UPDATE ref_files SET state = 'indexed' WHERE file_id = 'f5'");
-        await tasks.complete(taskId, token, { late: true }, tx);
-      }), isAttemptLost);
-      await assert.rejects(tasks.transaction(async (tx) => {
-        await tasks.assertAttempt(tx, taskId, token);
-        await txQuery(tx, "UPDATE ref_files SET state = 'indexed' WHERE file_id = 'f5'");
-      }), isAttemptLost);
+      await assert.rejects(
+        tasks.transaction(async (tx) => {
+          await txQuery(tx, "UPDATE ref_files SET state = 'indexed' WHERE file_id = 'f5'");
+          await tasks.complete(taskId, token, { late: true }, tx);
+        }),
+        isAttemptLost,
+      );
+      await assert.rejects(
+        tasks.transaction(async (tx) => {
+          await tasks.assertAttempt(tx, taskId, token);
+          await txQuery(tx, "UPDATE ref_files SET state = 'indexed' WHERE file_id = 'f5'");
+        }),
+        isAttemptLost,
+      );
       assert.equal(await rowState(fx, 'f5'), 'indexing');
       const after = await tasks.read(taskId);
       assert.equal(after?.state, 'running');
@@ -302,7 +333,13 @@ for (const backend of BACKENDS) {
       const { tasks } = await fresh();
       const sub = async () => (await tasks.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: {}, timeoutMs: 60_000 })).taskId;
       const claim = async (leaseMs = 60_000) => (await tasks.claim('w-rec', leaseMs, TEST_TASK_TYPES))!;
-      const live = (requeue: boolean, maxAttempts: number, errorCode = 'worker_exited') => ({ requeue, maxAttempts, errorCode, errorMessage: 'the worker process ended', workerExited: false });
+      const live = (requeue: boolean, maxAttempts: number, errorCode = 'worker_exited') => ({
+        requeue,
+        maxAttempts,
+        errorCode,
+        errorMessage: 'the worker process ended',
+        workerExited: false,
+      });
       assert.equal(await tasks.hasPending(TEST_TASK_TYPES), false);
       const a = await sub();
       assert.equal(await tasks.hasPending(TEST_TASK_TYPES), true);
@@ -313,11 +350,20 @@ for (const backend of BACKENDS) {
       await assert.rejects(tasks.endAttempt(a, c.attemptToken, live(true, 2)), isAttemptLost, 'fenced by the attempt token');
       c = await claim();
       assert.equal(await tasks.endAttempt(a, c.attemptToken, live(true, 2)), 'exhausted');
-      assert.deepEqual(Object.values(pick(await tasks.read(a), ['state', 'errorCode', 'attemptCount', 'attemptOwner'])), ['failed', 'retries_exhausted', 2, null]);
+      assert.deepEqual(Object.values(pick(await tasks.read(a), ['state', 'errorCode', 'attemptCount', 'attemptOwner'])), [
+        'failed',
+        'retries_exhausted',
+        2,
+        null,
+      ]);
       const b = await sub();
       c = await claim();
       assert.equal(await tasks.endAttempt(b, c.attemptToken, live(false, 5, 'interrupted_by_shutdown')), 'failed');
-      assert.deepEqual(Object.values(pick(await tasks.read(b), ['state', 'errorCode', 'errorMessage'])), ['failed', 'interrupted_by_shutdown', 'the worker process ended']);
+      assert.deepEqual(Object.values(pick(await tasks.read(b), ['state', 'errorCode', 'errorMessage'])), [
+        'failed',
+        'interrupted_by_shutdown',
+        'the worker process ended',
+      ]);
       const d = await sub();
       c = await claim();
       assert.equal((await tasks.cancel(d)).outcome, 'cancel_requested');
@@ -391,18 +437,41 @@ for (const backend of BACKENDS) {
       const defaults = parseTaskConfig({});
       assert.ok(defaults.maxTimeoutMs > 24 * 3600 * 1000, 'default worker maximum exceeds 24 h');
       assert.equal(defaults.defaultTimeoutMs, defaults.maxTimeoutMs, 'a task that does not lower its timeout runs under the worker maximum');
-      assert.equal(parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_MAX_TIMEOUT_SECONDS: '200000' }).defaultTimeoutMs, 200_000_000, 'the default follows a configured maximum');
+      assert.equal(
+        parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_MAX_TIMEOUT_SECONDS: '200000' }).defaultTimeoutMs,
+        200_000_000,
+        'the default follows a configured maximum',
+      );
       assert.equal(parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_MAX_TIMEOUT_SECONDS: '200000' }).maxTimeoutMs, 200_000_000);
       for (const bad of ['0', '-1', 'Infinity', 'NaN', 'abc']) {
         assert.throws(() => parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_MAX_TIMEOUT_SECONDS: bad }), ConfigError, `MAX_TIMEOUT_SECONDS=${bad}`);
-        assert.throws(() => parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_DEFAULT_TIMEOUT_SECONDS: bad }), ConfigError, `DEFAULT_TIMEOUT_SECONDS=${bad}`);
+        assert.throws(
+          () => parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_DEFAULT_TIMEOUT_SECONDS: bad }),
+          ConfigError,
+          `DEFAULT_TIMEOUT_SECONDS=${bad}`,
+        );
       }
-      assert.throws(() => parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_MAX_TIMEOUT_SECONDS: '60', POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_DEFAULT_TIMEOUT_SECONDS: '61' }), ConfigError);
+      assert.throws(
+        () =>
+          parseTaskConfig({
+            POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_MAX_TIMEOUT_SECONDS: '60',
+            POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_DEFAULT_TIMEOUT_SECONDS: '61',
+          }),
+        ConfigError,
+      );
       // Settings the operations would refuse at every claim are refused at start-up instead.
       assert.throws(() => parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_LEASE_SECONDS: '7200' }), ConfigError);
       assert.throws(() => parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_READINESS_TTL_SECONDS: '3600' }), ConfigError);
       // Timer settings stay inside the Node timer range (a larger delay would fire at once).
-      for (const [name, bad] of [['SWEEP_SECONDS', '0.01'], ['SWEEP_SECONDS', '3000000'], ['TERMINATE_GRACE_SECONDS', '3000000'], ['WAKEUP_POLL_MS', '10'], ['MAX_ATTEMPTS', '0'], ['MAX_ATTEMPTS', '1.5'], ['FAILURE_HOOK_MAX_ATTEMPTS', '0']]) {
+      for (const [name, bad] of [
+        ['SWEEP_SECONDS', '0.01'],
+        ['SWEEP_SECONDS', '3000000'],
+        ['TERMINATE_GRACE_SECONDS', '3000000'],
+        ['WAKEUP_POLL_MS', '10'],
+        ['MAX_ATTEMPTS', '0'],
+        ['MAX_ATTEMPTS', '1.5'],
+        ['FAILURE_HOOK_MAX_ATTEMPTS', '0'],
+      ]) {
         assert.throws(() => parseTaskConfig({ [`POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_${name}`]: bad }), ConfigError, `${name}=${bad}`);
       }
 
@@ -410,12 +479,23 @@ for (const backend of BACKENDS) {
       const service = await serviceOn(tasks, parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_MAX_TIMEOUT_SECONDS: '10' }));
       for (const bad of [0, -1, Infinity, -Infinity, NaN]) {
         await assert.rejects(service.submit({ taskType: 'fx-quick', payload: {}, timeoutMs: bad }), InvalidArgumentError, `timeout ${bad}`);
-        await assert.rejects(tasks.submit({ taskType: 'fx-quick', handlerVersion: 2, payload: {}, timeoutMs: bad }), InvalidArgumentError, `store timeout ${bad}`);
+        await assert.rejects(
+          tasks.submit({ taskType: 'fx-quick', handlerVersion: 2, payload: {}, timeoutMs: bad }),
+          InvalidArgumentError,
+          `store timeout ${bad}`,
+        );
       }
       await assert.rejects(service.submit({ taskType: 'fx-quick', payload: {}, timeoutMs: 10_001 }), /exceeds the worker maximum/);
       // The database refuses non-positive timeouts on its own as well.
       await assert.rejects(
-        (fx.store as BaseStore).callOperation('pc_task_submit', { task_type: 'fx-quick', handler_version: 2, payload: '{}', dedupe_key: null, timeout_ms: 0, resumed_from_task_id: null }),
+        (fx.store as BaseStore).callOperation('pc_task_submit', {
+          task_type: 'fx-quick',
+          handler_version: 2,
+          payload: '{}',
+          dedupe_key: null,
+          timeout_ms: 0,
+          resumed_from_task_id: null,
+        }),
         (e: unknown) => e instanceof InvalidArgumentError,
       );
       const lowered = await service.submit({ taskType: 'fx-quick', payload: {}, timeoutMs: 1_500 });
@@ -430,9 +510,18 @@ for (const backend of BACKENDS) {
     test('T3 submit refuses unknown handler versions and types, and imports no handler module', async () => {
       const { fx, tasks } = await fresh();
       const service = await serviceOn(tasks);
-      await assert.rejects(service.submit({ taskType: 'fx-quick', payload: {}, handlerVersion: 7 }), (e: unknown) => e instanceof UnknownHandlerError && e.code === 'unknown_handler_version' && /version 7/.test(e.message));
-      await assert.rejects(service.submit({ taskType: 'fx-quick', payload: {}, handlerVersion: Number.NaN }), (e: unknown) => e instanceof UnknownHandlerError && e.code === 'unknown_handler_version');
-      await assert.rejects(service.submit({ taskType: 'no-such-type', payload: {} }), (e: unknown) => e instanceof UnknownHandlerError && e.code === 'unknown_task_type');
+      await assert.rejects(
+        service.submit({ taskType: 'fx-quick', payload: {}, handlerVersion: 7 }),
+        (e: unknown) => e instanceof UnknownHandlerError && e.code === 'unknown_handler_version' && /version 7/.test(e.message),
+      );
+      await assert.rejects(
+        service.submit({ taskType: 'fx-quick', payload: {}, handlerVersion: Number.NaN }),
+        (e: unknown) => e instanceof UnknownHandlerError && e.code === 'unknown_handler_version',
+      );
+      await assert.rejects(
+        service.submit({ taskType: 'no-such-type', payload: {} }),
+        (e: unknown) => e instanceof UnknownHandlerError && e.code === 'unknown_task_type',
+      );
       await assert.rejects(service.submit({ taskType: 'fx-quick', payload: { nope: true } }), /payload of fx-quick is invalid/);
       assert.equal(Number((await fx.query('SELECT COUNT(*) AS n FROM pc_durable_tasks'))[0].n), 0);
       const old = await service.submit({ taskType: 'fx-quick', payload: {}, handlerVersion: 1 });
@@ -483,13 +572,19 @@ for (const backend of BACKENDS) {
       assert.deepEqual(sizes.slice(0, 5), [50, 50, 50, 50, 5]);
       assert.deepEqual(seen, [...ids].reverse(), 'every task exactly once, newest first');
       const cancelledPage = await tasks.list({ state: 'cancelled', limit: 1000 });
-      assert.deepEqual(cancelledPage.tasks.map((t) => t.taskId), [...cancelled].reverse());
+      assert.deepEqual(
+        cancelledPage.tasks.map((t) => t.taskId),
+        [...cancelled].reverse(),
+      );
       assert.equal(cancelledPage.nextBeforeTaskId, null);
       // The CLI pages the same way.
       const cli = await apsupTasks(fx, { positionals: ['list'], limit: '50', before: String(ids[60]), json: true });
       assert.equal(cli.code, 0);
       const cliPage = JSON.parse(cli.out) as { tasks: Array<{ taskId: number }>; nextBeforeTaskId: number };
-      assert.deepEqual(cliPage.tasks.map((t) => t.taskId), ids.slice(10, 60).reverse());
+      assert.deepEqual(
+        cliPage.tasks.map((t) => t.taskId),
+        ids.slice(10, 60).reverse(),
+      );
       assert.equal(cliPage.nextBeforeTaskId, ids[10]);
       // The text hint for the next page keeps the filter and the page size.
       const text = await apsupTasks(fx, { positionals: ['list'], limit: '2', state: 'cancelled' });

@@ -21,7 +21,11 @@ const MINE = { sqlite: '0010_durable_task_cap', mysql: '0018_durable_task_cap' }
 /** The last migration before this upgrade (whatever other changes sort before it). */
 function previousMigration(backend: 'sqlite' | 'mysql'): string {
   const dir = path.join(MIGRATIONS_DIR, backend === 'sqlite' ? 'sqlite' : 'oceanbase');
-  const names = fs.readdirSync(dir).filter((f) => f.endsWith('.up.sql')).map((f) => f.slice(0, -'.up.sql'.length)).sort();
+  const names = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.up.sql'))
+    .map((f) => f.slice(0, -'.up.sql'.length))
+    .sort();
   const before = names.filter((n) => n < MINE[backend]);
   assert.ok(names.includes(MINE[backend]) && before.length > 0);
   return before[before.length - 1];
@@ -43,14 +47,20 @@ const LATER = (backend: string) => (backend === 'sqlite' ? "strftime('%Y-%m-%d %
 async function preUpgradeData(fx: BackendFixture): Promise<{ running: number; pending: number; failed: number }> {
   const b = fx.backend;
   const task = async (state: string, extra: string, values: string, fileId: string) => {
-    await fx.query(`INSERT INTO pc_durable_tasks (task_type, handler_version, payload, state, dedupe_key, timeout_ms${extra}) VALUES ('index-file', 1, ?, '${state}', ?, 600000${values})`,
-      [JSON.stringify({ fileId }), state === 'failed' ? null : `index-file:${fileId}`]);
+    await fx.query(
+      `INSERT INTO pc_durable_tasks (task_type, handler_version, payload, state, dedupe_key, timeout_ms${extra}) VALUES ('index-file', 1, ?, '${state}', ?, 600000${values})`,
+      [JSON.stringify({ fileId }), state === 'failed' ? null : `index-file:${fileId}`],
+    );
     return Number((await fx.query('SELECT MAX(task_id) AS id FROM pc_durable_tasks'))[0].id);
   };
-  const running = await task('running', ', attempt_count, attempt_token, attempt_owner, heartbeat_at, lease_expires_at, started_at',
-    `, 1, '0123456789abcdef0123456789abcdef', 'tasks:old-worker', ${NOW(b)}, ${LATER(b)}, ${NOW(b)}`, 'f-running');
+  const running = await task(
+    'running',
+    ', attempt_count, attempt_token, attempt_owner, heartbeat_at, lease_expires_at, started_at',
+    `, 1, '0123456789abcdef0123456789abcdef', 'tasks:old-worker', ${NOW(b)}, ${LATER(b)}, ${NOW(b)}`,
+    'f-running',
+  );
   const pending = await task('pending', ', attempt_count', ', 1', 'f-requeued');
-  const failed = await task('failed', ", attempt_count, error_code, finished_at", `, 1, 'failure_hook_failed', ${NOW(b)}`, 'f-hook-gave-up');
+  const failed = await task('failed', ', attempt_count, error_code, finished_at', `, 1, 'failure_hook_failed', ${NOW(b)}`, 'f-hook-gave-up');
   const files: Array<[string, string, number | null, string | null]> = [
     ['f-legacy-indexing', 'indexing', null, null], // the legacy pipeline recorded no task
     ['f-legacy-parsing', 'parsing', null, null],
@@ -101,15 +111,25 @@ for (const backend of BACKENDS) {
         'f-running': 'indexing',
         'f-uploaded': 'uploaded',
       });
-      const converted = await fx.query("SELECT file_id, error FROM ref_files WHERE error IS NOT NULL ORDER BY file_id");
+      const converted = await fx.query('SELECT file_id, error FROM ref_files WHERE error IS NOT NULL ORDER BY file_id');
       assert.equal(converted.length, 4);
-      for (const r of converted) assert.match(String(r.error), /^knowledge 1->2 upgrade: (parsing|indexing) was interrupted and no task attempt owns the file$/);
+      for (const r of converted)
+        assert.match(String(r.error), /^knowledge 1->2 upgrade: (parsing|indexing) was interrupted and no task attempt owns the file$/);
       // Rows of active tasks keep their owners; tasks are untouched.
       const owners = await fx.query("SELECT file_id, task_id FROM ref_files WHERE file_id IN ('f-running', 'f-requeued') ORDER BY file_id");
-      assert.deepEqual(owners.map((r) => Number(r.task_id)), [ids.pending, ids.running]);
-      assert.deepEqual((await fx.query('SELECT state FROM pc_durable_tasks ORDER BY task_id')).map((r) => r.state), ['running', 'pending', 'failed']);
+      assert.deepEqual(
+        owners.map((r) => Number(r.task_id)),
+        [ids.pending, ids.running],
+      );
+      assert.deepEqual(
+        (await fx.query('SELECT state FROM pc_durable_tasks ORDER BY task_id')).map((r) => r.state),
+        ['running', 'pending', 'failed'],
+      );
       const versions = await fx.query('SELECT schema_name, version FROM pc_business_schema_versions');
-      assert.deepEqual(versions.map((r) => [r.schema_name, Number(r.version)]), [['knowledge', 2]]);
+      assert.deepEqual(
+        versions.map((r) => [r.schema_name, Number(r.version)]),
+        [['knowledge', 2]],
+      );
       assert.equal(Number((await fx.query("SELECT capacity FROM pc_durable_task_control WHERE name = 'claims'"))[0].capacity), 4);
       // Once: a later migrate up has nothing to do and a row left 'indexing' afterwards is not converted by it.
       await fx.query("INSERT INTO ref_files (file_id, state) VALUES ('f-after', 'indexing')");
@@ -121,7 +141,10 @@ for (const backend of BACKENDS) {
       const fx = await createBackend(backend);
       fixtures.push(fx);
       const versions = await fx.query('SELECT schema_name, version FROM pc_business_schema_versions');
-      assert.deepEqual(versions.map((r) => [r.schema_name, Number(r.version)]), [['knowledge', 2]]);
+      assert.deepEqual(
+        versions.map((r) => [r.schema_name, Number(r.version)]),
+        [['knowledge', 2]],
+      );
       const { tasks, runner } = await makeRunner(fx, {}, REFERENCE_TASKS_MODULE);
       runners.push(runner);
       // What the upgrade keeps: tasks of the legacy pipeline, marked version 0, with the rows they left.
@@ -130,7 +153,10 @@ for (const backend of BACKENDS) {
       const legacy = await tasks.submit({ taskType: 'generate-dataset', handlerVersion: 0, payload: { datasetId: 'ds-legacy', items: 10 }, timeoutMs: 60_000 });
       const owned = await tasks.submit({ taskType: 'generate-dataset', handlerVersion: 0, payload: { datasetId: 'ds-owned', items: 10 }, timeoutMs: 60_000 });
       await runner.start();
-      for (const [t, id, state] of [[legacy, 'ds-legacy', 'failed'], [owned, 'ds-owned', 'generating']] as const) {
+      for (const [t, id, state] of [
+        [legacy, 'ds-legacy', 'failed'],
+        [owned, 'ds-owned', 'generating'],
+      ] as const) {
         const done = await waitForTask(tasks, t.taskId, isTerminal);
         assert.deepEqual([done.state, done.handlerVersion, done.errorCode], ['failed', 0, 'legacy_not_executable']);
         const row = (await fx.query('SELECT state, generated FROM ref_datasets WHERE dataset_id = ?', [id]))[0];

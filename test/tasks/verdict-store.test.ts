@@ -24,7 +24,13 @@ for (const backend of BACKENDS) {
       return new TaskStore(fx.store as BaseStore);
     }
     const sub = async (tasks: TaskStore) => (await tasks.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: {}, timeoutMs: 60_000 })).taskId;
-    const end = (code: string, requeue: boolean, workerExited: boolean) => ({ requeue, maxAttempts: 5, errorCode: code, errorMessage: `${code} message`, workerExited });
+    const end = (code: string, requeue: boolean, workerExited: boolean) => ({
+      requeue,
+      maxAttempts: 5,
+      errorCode: code,
+      errorMessage: `${code} message`,
+      workerExited,
+    });
 
     test('a verdict is fenced by the token only, the first one wins, a cancel recorded first wins', async () => {
       const tasks = await fresh();
@@ -41,14 +47,18 @@ for (const backend of BACKENDS) {
       assert.equal(await tasks.endAttempt(b, cb.attemptToken, end('timeout', false, true)), 'cancelled');
     });
 
-    test('end_attempt: an exited worker\'s verdict is recorded after its lease expired; a live lease is required otherwise; a timeout is never requeued', async () => {
+    test("end_attempt: an exited worker's verdict is recorded after its lease expired; a live lease is required otherwise; a timeout is never requeued", async () => {
       const tasks = await fresh();
       const a = await sub(tasks);
       const c = (await tasks.claim('w', 1000, TEST_TASK_TYPES))!;
       await tasks.recordVerdict(a, c.attemptToken, 'timeout');
       await waitLeaseExpired(tasks, a);
       await assert.rejects(tasks.endAttempt(a, c.attemptToken, end('timeout', true, false)), isAttemptLost, 'without worker_exited the lease must be live');
-      assert.equal(await tasks.endAttempt(a, c.attemptToken, end('worker_exited', true, true)), 'failed', 'the recorded timeout wins over the code and the requeue');
+      assert.equal(
+        await tasks.endAttempt(a, c.attemptToken, end('worker_exited', true, true)),
+        'failed',
+        'the recorded timeout wins over the code and the requeue',
+      );
       const t = (await tasks.read(a))!;
       assert.deepEqual([t.state, t.errorCode, t.attemptOwner], ['failed', 'timeout', null]);
       await assert.rejects(tasks.endAttempt(a, c.attemptToken, end('timeout', false, true)), isAttemptLost, 'fenced by the attempt');

@@ -9,7 +9,18 @@ import { txQuery } from '../../src/store/tx-query.ts';
 import type { TaskRunner } from '../../src/tasks/task-runner.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import {
-  createFixtureTables, events, insertRow, isAlive, isTerminal, killChildren, makeRunner, rowState, settledWithin, tempDir, waitForTask, type RunnerKit,
+  createFixtureTables,
+  events,
+  insertRow,
+  isAlive,
+  isTerminal,
+  killChildren,
+  makeRunner,
+  rowState,
+  settledWithin,
+  tempDir,
+  waitForTask,
+  type RunnerKit,
 } from './harness.ts';
 
 const running = async (fx: BackendFixture) => Number((await fx.query("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE state = 'running'"))[0].n);
@@ -42,19 +53,27 @@ for (const backend of BACKENDS) {
       await runner.start();
       // Each row is bound to its task at submit, so the hook has it to converge even if a slow
       // child start-up lets the timeout fire before the handler ran.
-      const bound = (taskType: string, rowId: string) => tasks.transaction(async (tx) => {
-        const r = await service.submit({ taskType, payload: { rowId }, timeoutMs: 3000 }, tx);
-        await txQuery(tx, "INSERT INTO ref_files (file_id, state, task_id) VALUES (?, 'indexing', ?)", [rowId, r.taskId]);
-        return r;
-      });
+      const bound = (taskType: string, rowId: string) =>
+        tasks.transaction(async (tx) => {
+          const r = await service.submit({ taskType, payload: { rowId }, timeoutMs: 3000 }, tx);
+          await txQuery(tx, "INSERT INTO ref_files (file_id, state, task_id) VALUES (?, 'indexing', ?)", [rowId, r.taskId]);
+          return r;
+        });
       const plain = await bound('fx-busy', 'to-plain');
       const idem = await bound('fx-busy-idem', 'to-idem');
       runner.notify();
-      for (const [id, row] of [[plain.taskId, 'to-plain'], [idem.taskId, 'to-idem']] as const) {
+      for (const [id, row] of [
+        [plain.taskId, 'to-plain'],
+        [idem.taskId, 'to-idem'],
+      ] as const) {
         const t = await waitForTask(tasks, id, isTerminal, 30_000);
         assert.deepEqual([t.state, t.errorCode, t.attemptCount, t.attemptOwner], ['failed', 'timeout', 1, null], `task ${id}: ${t.errorMessage}`);
         assert.equal(await rowState(fx, row), 'error', 'the failure hook ran in the terminal transaction');
-        assert.deepEqual((await events(fx, id)).filter((e) => e.attempt !== 1), [], 'never run again');
+        assert.deepEqual(
+          (await events(fx, id)).filter((e) => e.attempt !== 1),
+          [],
+          'never run again',
+        );
       }
       for (const e of await events(fx)) assert.equal(isAlive(e.pid), false);
       assert.equal(await running(fx), 0, 'no cap slot stays taken');
@@ -72,7 +91,11 @@ for (const backend of BACKENDS) {
       await insertRow(fx, 'sw-row');
       const t = await waitForTask(tasks, r.taskId, isTerminal, 30_000);
       assert.deepEqual([t.state, t.errorCode, t.attemptCount], ['failed', 'timeout', 1], t.errorMessage ?? '');
-      assert.deepEqual((await events(fx, r.taskId)).filter((e) => e.attempt !== 1), [], 'not requeued');
+      assert.deepEqual(
+        (await events(fx, r.taskId)).filter((e) => e.attempt !== 1),
+        [],
+        'not requeued',
+      );
     });
 
     test('verdict 2: a running task whose cancel was recorded never ends succeeded, with or without control points', async () => {
@@ -88,12 +111,18 @@ for (const backend of BACKENDS) {
         await waitFor(async () => (await events(fx, id)).some((e) => e.event === 'start') && (await tasks.read(id))?.state === 'running', 20_000);
         assert.equal((await tasks.cancel(id)).outcome, 'cancel_requested');
       }
-      for (const [id, row] of [[deaf.taskId, 'c-deaf'], [ret.taskId, 'c-return']] as const) {
+      for (const [id, row] of [
+        [deaf.taskId, 'c-deaf'],
+        [ret.taskId, 'c-return'],
+      ] as const) {
         const t = await waitForTask(tasks, id, isTerminal, 20_000);
         assert.deepEqual([t.state, t.errorCode, t.result], ['cancelled', 'cancelled', null], `task ${id}`);
         assert.equal(await rowState(fx, row), 'error', 'the failure hook converged what still belonged to the task');
       }
-      assert.ok((await events(fx, deaf.taskId)).some((e) => e.event === 'end'), 'the deaf handler had finished its work');
+      assert.ok(
+        (await events(fx, deaf.taskId)).some((e) => e.event === 'end'),
+        'the deaf handler had finished its work',
+      );
     });
 
     test('verdict 2: a success that committed before the cancel stands (the cancel answers already_terminal)', async () => {
@@ -116,7 +145,10 @@ for (const backend of BACKENDS) {
         const errors: string[] = [];
         const log = (runner as unknown as { logger: { error: (o: unknown, m: string) => void } }).logger;
         const original = log.error.bind(log);
-        log.error = (o: unknown, m: string) => { errors.push(m); original(o, m); };
+        log.error = (o: unknown, m: string) => {
+          errors.push(m);
+          original(o, m);
+        };
         await runner.start();
         // The worker child dies after binding its row: the runner converges it with the hook.
         const r = await service.submit({ taskType: 'fx-hook-import', payload: { rowId: 'imp-row', crashBelowAttempt: 99 } });
@@ -165,7 +197,7 @@ for (const backend of BACKENDS) {
       }
     });
 
-    test('issue 17 item 4: a hanging failure hook is bounded: its convergence is rolled back, the host\'s database work goes on, and it is retried later', async () => {
+    test("issue 17 item 4: a hanging failure hook is bounded: its convergence is rolled back, the host's database work goes on, and it is retried later", async () => {
       const dir = tempDir('apsup-hook-hang');
       const hang = `${dir}/hang`;
       fs.writeFileSync(hang, '');
@@ -181,14 +213,21 @@ for (const backend of BACKENDS) {
       // While the hook hangs, the host's own database work (same store, on SQLite the same connection) is served.
       await waitFor(async () => (await rowState(fx, 'hang-row')) === 'indexing', 20_000);
       const started = Date.now();
-      const work = await settledWithin(waitFor(async () => {
-        await tasks.publishReadiness('tasks:probe', 5000);
-        return Date.now() - started > 2500;
-      }, 20_000, 100), 15_000);
+      const work = await settledWithin(
+        waitFor(
+          async () => {
+            await tasks.publishReadiness('tasks:probe', 5000);
+            return Date.now() - started > 2500;
+          },
+          20_000,
+          100,
+        ),
+        15_000,
+      );
       assert.equal(work.settled, true, 'the host store kept answering while the hook hung');
       const t = await tasks.read(taskId);
       assert.equal(t?.state, 'running', 'the bounded convergence was rolled back');
-      assert.equal(await rowState(fx, 'hang-row'), 'indexing', 'the hook\'s write was rolled back');
+      assert.equal(await rowState(fx, 'hang-row'), 'indexing', "the hook's write was rolled back");
       fs.rmSync(hang);
       await runner.sweep();
       const done = await waitForTask(tasks, taskId, isTerminal, 20_000);

@@ -11,7 +11,16 @@ import { after, afterEach, describe, test } from 'node:test';
 import type { TaskRunner } from '../../src/tasks/task-runner.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import {
-  REPO_ROOT, createFixtureTables, events, isAlive, isTerminal, killChildren, makeRunner, waitForTask, waitLeaseExpired, type RunnerKit,
+  REPO_ROOT,
+  createFixtureTables,
+  events,
+  isAlive,
+  isTerminal,
+  killChildren,
+  makeRunner,
+  waitForTask,
+  waitLeaseExpired,
+  type RunnerKit,
 } from './harness.ts';
 
 for (const backend of BACKENDS) {
@@ -37,7 +46,10 @@ for (const backend of BACKENDS) {
     });
 
     /** Runs one fx-state task to its end; returns the pid and what the handler recorded. */
-    async function runState(kit: RunnerKit & { fx: BackendFixture }, payload: Record<string, unknown> = {}): Promise<{ pid: number; seen: Record<string, string> }> {
+    async function runState(
+      kit: RunnerKit & { fx: BackendFixture },
+      payload: Record<string, unknown> = {},
+    ): Promise<{ pid: number; seen: Record<string, string> }> {
       const { taskId } = await kit.service.submit({ taskType: 'fx-state', payload });
       const done = await waitForTask(kit.tasks, taskId, isTerminal, 30_000);
       assert.equal(done.state, 'succeeded', `${done.errorCode}: ${done.errorMessage}`);
@@ -139,18 +151,27 @@ for (const backend of BACKENDS) {
       for (let i = 0; i < 6; i += 1) ids.push((await kit.service.submit({ taskType: 'fx-sleep', payload: { ms: 400 }, timeoutMs: 60_000 })).taskId);
       let maxRunning = 0;
       let maxProcesses = 0;
-      await waitFor(async () => {
-        maxRunning = Math.max(maxRunning, Number((await kit.fx.query("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE state = 'running'"))[0]!.n));
-        maxProcesses = Math.max(maxProcesses, kit.runner.pool.size);
-        return (await Promise.all(ids.map((id) => kit.tasks.read(id)))).every((t) => t && isTerminal(t));
-      }, 60_000, 20);
+      await waitFor(
+        async () => {
+          maxRunning = Math.max(maxRunning, Number((await kit.fx.query("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE state = 'running'"))[0]!.n));
+          maxProcesses = Math.max(maxProcesses, kit.runner.pool.size);
+          return (await Promise.all(ids.map((id) => kit.tasks.read(id)))).every((t) => t && isTerminal(t));
+        },
+        60_000,
+        20,
+      );
       assert.ok(maxRunning <= 2, `at most 2 running at once, saw ${maxRunning}`);
       assert.ok(maxProcesses <= 4, `never more processes than the capacity, saw ${maxProcesses}`);
-      const points = (await events(kit.fx)).filter((e) => e.event === 'start' || e.event === 'end')
-        .map((e) => ({ at: e.atMs, delta: e.event === 'start' ? 1 : -1 })).sort((a, b) => a.at - b.at || a.delta - b.delta);
+      const points = (await events(kit.fx))
+        .filter((e) => e.event === 'start' || e.event === 'end')
+        .map((e) => ({ at: e.atMs, delta: e.event === 'start' ? 1 : -1 }))
+        .sort((a, b) => a.at - b.at || a.delta - b.delta);
       let current = 0;
       let peak = 0;
-      for (const p of points) { current += p.delta; peak = Math.max(peak, current); }
+      for (const p of points) {
+        current += p.delta;
+        peak = Math.max(peak, current);
+      }
       assert.equal(peak, 2, 'two handlers ran at once, never more');
     });
 
@@ -158,13 +179,20 @@ for (const backend of BACKENDS) {
       const dir = fs.mkdtempSync(path.join(REPO_ROOT, 'var', 'warm-'));
       try {
         const handler = path.join(dir, 'changing.ts');
-        const write = (version: number) => fs.writeFileSync(handler, `export default { async run(_p: unknown, ctx: any) {
+        const write = (version: number) =>
+          fs.writeFileSync(
+            handler,
+            `export default { async run(_p: unknown, ctx: any) {
   await ctx.commit((tx: any) => ctx.query(tx, 'INSERT INTO fx_task_events (task_id, event, at_ms, pid, attempt) VALUES (?, ?, ?, ?, ?)', [ctx.taskId, 'code-${version}', Date.now(), process.pid, ctx.attemptCount]));
   return { code: ${version} };
-} };\n`);
+} };\n`,
+          );
         write(1);
-        fs.writeFileSync(path.join(dir, 'registry.ts'), `import { z } from 'zod';
-export default [{ taskType: 'fx-changing', currentVersion: 1, versions: { 1: './changing.ts' }, payload: z.object({}).strict() }];\n`);
+        fs.writeFileSync(
+          path.join(dir, 'registry.ts'),
+          `import { z } from 'zod';
+export default [{ taskType: 'fx-changing', currentVersion: 1, versions: { 1: './changing.ts' }, payload: z.object({}).strict() }];\n`,
+        );
         const kit = await setup({}, path.join(dir, 'registry.ts'));
         await kit.runner.start();
         const run = async () => {

@@ -29,7 +29,10 @@ for (const backend of BACKENDS) {
       const started = `${dir}/started`;
       fs.writeFileSync(hang, '');
       const { taskId } = await tasks.transaction(async (tx) => {
-        const r = await tasks.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: { rowId: 'sd-row', hookHangFile: hang, hookStartedFile: started }, timeoutMs: 60_000 }, tx);
+        const r = await tasks.submit(
+          { taskType: 'fx-sleep', handlerVersion: 1, payload: { rowId: 'sd-row', hookHangFile: hang, hookStartedFile: started }, timeoutMs: 60_000 },
+          tx,
+        );
         await txQuery(tx, "INSERT INTO ref_files (file_id, state, task_id) VALUES ('sd-row', 'indexing', ?)", [r.taskId]);
         return r;
       });
@@ -38,7 +41,10 @@ for (const backend of BACKENDS) {
       const ghost = new TaskStore(fx.openStore() as BaseStore);
       assert.equal((await ghost.claim('ghost-worker', 8000, TEST_TASK_TYPES))?.taskId, taskId);
       const worker = startCli(fx, ['tasks', 'worker'], {
-        POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE: FIXTURE_TASKS_MODULE, SWEEP_SECONDS: '0.3', FAILURE_HOOK_TIMEOUT_SECONDS: '30', APSUP_LOG_LEVEL: 'warn',
+        POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE: FIXTURE_TASKS_MODULE,
+        SWEEP_SECONDS: '0.3',
+        FAILURE_HOOK_TIMEOUT_SECONDS: '30',
+        APSUP_LOG_LEVEL: 'warn',
       });
       await waitFor(async () => (await tasks.readReadiness()).liveWorkers >= 1, 30_000);
       assert.equal(fs.existsSync(started), false, 'the start-up sweep did not converge it');

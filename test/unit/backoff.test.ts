@@ -26,8 +26,14 @@ describe('failureDelayMs', () => {
   test('jitter stays within +-10 % at both ends of the random range', () => {
     for (let n = 1; n <= 10; n += 1) {
       const nominal = Math.min(30 * MINUTE, 30 * SECOND * 2 ** (n - 1));
-      const low = failureDelayMs(policy(() => 0), n);
-      const high = failureDelayMs(policy(() => 0.999999), n);
+      const low = failureDelayMs(
+        policy(() => 0),
+        n,
+      );
+      const high = failureDelayMs(
+        policy(() => 0.999999),
+        n,
+      );
       assert.equal(low, Math.round(nominal * 0.9), `n=${n} low`);
       assert.ok(high <= nominal * 1.1 && high >= nominal * 1.0999, `n=${n} high ${high}`);
     }
@@ -118,7 +124,10 @@ describe('BackoffIndex', () => {
     assert.deepEqual(index.due(99), []);
     assert.deepEqual(index.due(100), ['early']);
     assert.deepEqual(index.due(600), ['early', 'mid', 'late']);
-    assert.deepEqual(index.due(600, (k) => k !== 'mid'), ['early', 'late']);
+    assert.deepEqual(
+      index.due(600, (k) => k !== 'mid'),
+      ['early', 'late'],
+    );
     // due() does not consume entries: they stay until success.
     assert.deepEqual(index.due(600), ['early', 'mid', 'late']);
     index.succeed('early');
@@ -133,8 +142,14 @@ describe('BackoffIndex', () => {
     index.conflict('c', 'conflict', 50); // 2050
     assert.equal(index.nextDeadline(), 100);
     // 'b' was already dispatched again: its past deadline must not make the loop wake at once.
-    assert.equal(index.nextDeadline((k) => k !== 'b'), 1100);
-    assert.equal(index.nextDeadline(() => false), null);
+    assert.equal(
+      index.nextDeadline((k) => k !== 'b'),
+      1100,
+    );
+    assert.equal(
+      index.nextDeadline(() => false),
+      null,
+    );
     index.succeed('b');
     assert.equal(index.nextDeadline(), 1100);
     index.clear();

@@ -19,10 +19,15 @@ function setup(provider: PendingWorkProvider | undefined) {
   let wakes = 0;
   const marked: string[] = [];
   const context: CalibrationContext = {
-    bindingName: 'b', family: 'f',
-    markDirty: async (id) => { marked.push(id); },
+    bindingName: 'b',
+    family: 'f',
+    markDirty: async (id) => {
+      marked.push(id);
+    },
     query: async () => [],
-    wake: () => { wakes += 1; },
+    wake: () => {
+      wakes += 1;
+    },
     providerFailed: (m) => health.providerFailed(m),
     providerSucceeded: () => health.providerSucceeded(),
   };
@@ -37,7 +42,12 @@ describe('ProviderCalibration', () => {
   });
 
   test('a good calibration holds the check until it ended, then lets exactly one check through', async () => {
-    const s = setup({ async remarkDirty({ markDirty }) { await markDirty('s1'); return 1; } });
+    const s = setup({
+      async remarkDirty({ markDirty }) {
+        await markDirty('s1');
+        return 1;
+      },
+    });
     assert.equal(s.calibration.ready(), false, 'started');
     assert.equal(s.calibration.inFlight, true);
     assert.equal(s.calibration.ready(), false, 'still running');
@@ -51,7 +61,13 @@ describe('ProviderCalibration', () => {
   test('a hung provider is cut at the discovery deadline; the family is degraded and not recalibrated before the retry base', async () => {
     let calls = 0;
     let signal: AbortSignal | null = null;
-    const s = setup({ remarkDirty: (ctx) => { calls += 1; signal = ctx.signal; return new Promise<number>(() => undefined); } });
+    const s = setup({
+      remarkDirty: (ctx) => {
+        calls += 1;
+        signal = ctx.signal;
+        return new Promise<number>(() => undefined);
+      },
+    });
     assert.equal(s.calibration.ready(), false);
     await s.clock.advance(999);
     assert.equal(s.calibration.inFlight, true, 'not before the deadline');
@@ -90,7 +106,7 @@ describe('FamilyHealth', () => {
     h.providerFailed('boom');
     h.examinationFailed('provider of rows failed'); // a message that merely starts like a provider's
     h.examinationSucceeded();
-    assert.deepEqual([h.state, h.lastError], ['ok', null], 'the last failure was the examination\'s');
+    assert.deepEqual([h.state, h.lastError], ['ok', null], "the last failure was the examination's");
 
     h.examinationFailed('x');
     h.providerFailed('boom');

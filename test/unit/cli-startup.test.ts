@@ -14,7 +14,9 @@ const TOPIC_FAMILIES = path.join(ROOT, 'test/fixtures/legacy/pr1490-families.ts'
 const REFERENCE_FAMILIES = path.join(ROOT, 'src/families/reference.ts');
 const P = 'POWERCONTEXT_SERVER_RUNTIME_';
 const dirs: string[] = [];
-after(() => { for (const d of dirs) fs.rmSync(d, { recursive: true, force: true }); });
+after(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
 
 function tempDir(): string {
   const d = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-cli-'));
@@ -32,14 +34,20 @@ function runCli(args: string[], vars: Record<string, string>): Promise<{ code: n
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d) => { stdout += String(d); });
-  child.stderr.on('data', (d) => { stderr += String(d); });
+  child.stdout.on('data', (d) => {
+    stdout += String(d);
+  });
+  child.stderr.on('data', (d) => {
+    stderr += String(d);
+  });
   // A guard only: a start-up that does not fail promptly is itself the failure.
   const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) => child.once('close', (code) => {
-    clearTimeout(guard);
-    resolve({ code, stdout, stderr });
-  }));
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      clearTimeout(guard);
+      resolve({ code, stdout, stderr });
+    }),
+  );
 }
 
 async function assertRefused(args: string[], vars: Record<string, string>, fragments: string[]): Promise<{ stdout: string; stderr: string }> {
@@ -53,13 +61,20 @@ async function assertRefused(args: string[], vars: Record<string, string>, fragm
 
 test('an unknown mode exits 2 naming the variable and starts nothing on the SQLite database', async () => {
   const dir = tempDir();
-  await assertRefused(['run', '--families', TOPIC_FAMILIES], { ARTIFACT_PROCESSING_SUPERVISOR_MODE: 'hybrid', DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}` }, [`${P}ARTIFACT_PROCESSING_SUPERVISOR_MODE`, 'hybrid']);
+  await assertRefused(
+    ['run', '--families', TOPIC_FAMILIES],
+    { ARTIFACT_PROCESSING_SUPERVISOR_MODE: 'hybrid', DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}` },
+    [`${P}ARTIFACT_PROCESSING_SUPERVISOR_MODE`, 'hybrid'],
+  );
   assert.deepEqual(fs.readdirSync(dir), [], 'no database file, journal or host lock was created');
 });
 
 test('role background on SQLite (--role) exits 2 naming the role variable', async () => {
   const dir = tempDir();
-  await assertRefused(['run', '--families', TOPIC_FAMILIES, '--role', 'background'], { DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}` }, [`${P}ARTIFACT_PROCESSING_ROLE`, 'SQLite']);
+  await assertRefused(['run', '--families', TOPIC_FAMILIES, '--role', 'background'], { DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}` }, [
+    `${P}ARTIFACT_PROCESSING_ROLE`,
+    'SQLite',
+  ]);
   assert.deepEqual(fs.readdirSync(dir), []);
 });
 
@@ -69,7 +84,10 @@ test('a family setting error and an alias conflict exit 2 naming the variables',
   const run = ['run', '--families', TOPIC_FAMILIES];
   await assertRefused(run, { DATABASE_URL: db, TOPIC_MEMORY_MAX_WORKERS: '0' }, [`${P}TOPIC_MEMORY_MAX_WORKERS`]);
   await assertRefused(run, { DATABASE_URL: db, SKILL_MAX_WORKERS: '2' }, [`${P}SKILL_MAX_WORKERS`]);
-  await assertRefused(run, { DATABASE_URL: db, ARTIFACT_PROCESSING_MAX_WORKERS: '3', TOPIC_MEMORY_MAX_WORKERS: '4' }, [`${P}ARTIFACT_PROCESSING_MAX_WORKERS`, `${P}TOPIC_MEMORY_MAX_WORKERS`]);
+  await assertRefused(run, { DATABASE_URL: db, ARTIFACT_PROCESSING_MAX_WORKERS: '3', TOPIC_MEMORY_MAX_WORKERS: '4' }, [
+    `${P}ARTIFACT_PROCESSING_MAX_WORKERS`,
+    `${P}TOPIC_MEMORY_MAX_WORKERS`,
+  ]);
   // The module does not register memory, so the SCHEDULE_SECONDS alias is refused.
   await assertRefused(run, { DATABASE_URL: db, SCHEDULE_SECONDS: '60' }, [`${P}SCHEDULE_SECONDS`]);
   assert.deepEqual(fs.readdirSync(dir), []);
@@ -103,7 +121,9 @@ test('a missing families module exits 2', async () => {
 
 test('the database password never appears in the output of a failing start', async () => {
   for (const url of ['mysql://app:hunter2secret@127.0.0.1:1/pc', 'oceanbase://app:hunter2secret@127.0.0.1:1/pc']) {
-    const r = await assertRefused(['run', '--families', TOPIC_FAMILIES], { ARTIFACT_PROCESSING_SUPERVISOR_MODE: 'hybrid', DATABASE_URL: url }, [`${P}ARTIFACT_PROCESSING_SUPERVISOR_MODE`]);
+    const r = await assertRefused(['run', '--families', TOPIC_FAMILIES], { ARTIFACT_PROCESSING_SUPERVISOR_MODE: 'hybrid', DATABASE_URL: url }, [
+      `${P}ARTIFACT_PROCESSING_SUPERVISOR_MODE`,
+    ]);
     assert.doesNotMatch(r.stdout + r.stderr, /hunter2secret/);
   }
   // An invalid URL is refused without echoing it.
@@ -117,8 +137,14 @@ test('the database password never appears in the output of a failing start', asy
 // closest known name (the start itself goes on; here it ends at the unmigrated database).
 test('a mistyped variable is reported at start-up as a warning naming the closest known variable', async () => {
   const dir = tempDir();
-  const r = await runCli(['run', '--families', path.join(ROOT, 'test/fixtures/families/idle.ts')], { DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`, FX_IDLE_MAX_WORKRES: '3' });
-  const warning = r.stdout.split('\n').filter((l) => l.includes('FX_IDLE_MAX_WORKRES')).map((l) => JSON.parse(l) as { level: number; variable: string; closest: string });
+  const r = await runCli(['run', '--families', path.join(ROOT, 'test/fixtures/families/idle.ts')], {
+    DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`,
+    FX_IDLE_MAX_WORKRES: '3',
+  });
+  const warning = r.stdout
+    .split('\n')
+    .filter((l) => l.includes('FX_IDLE_MAX_WORKRES'))
+    .map((l) => JSON.parse(l) as { level: number; variable: string; closest: string });
   assert.equal(warning.length, 1, r.stdout);
   assert.equal(warning[0]!.level, 40);
   assert.deepEqual([warning[0]!.variable, warning[0]!.closest], [`${P}FX_IDLE_MAX_WORKRES`, `${P}FX_IDLE_MAX_WORKERS`]);

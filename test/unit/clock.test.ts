@@ -29,16 +29,25 @@ describe('ManualClock', () => {
     assert.deepEqual(seen, [['early', 100]]);
     assert.equal(clock.now(), 1_000_250);
     await clock.advance(50);
-    assert.deepEqual(seen, [['early', 100], ['late', 300]]);
+    assert.deepEqual(seen, [
+      ['early', 100],
+      ['late', 300],
+    ]);
     assert.equal(clock.pending, 0);
   });
 
   test('an interval repeats until cancelled; a timer armed by a timer fires within the same advance', async () => {
     const clock = new ManualClock();
     let ticks = 0;
-    const interval = clock.setInterval(() => { ticks += 1; }, 10);
+    const interval = clock.setInterval(() => {
+      ticks += 1;
+    }, 10);
     let chained = -1;
-    clock.setTimeout(() => { clock.setTimeout(() => { chained = clock.monotonic(); }, 5); }, 20);
+    clock.setTimeout(() => {
+      clock.setTimeout(() => {
+        chained = clock.monotonic();
+      }, 5);
+    }, 20);
     await clock.advance(35);
     assert.equal(ticks, 3);
     assert.equal(chained, 25);
@@ -50,7 +59,9 @@ describe('ManualClock', () => {
   test('sleep and within follow the manual time, not the wall', async () => {
     const clock = new ManualClock();
     let woke = false;
-    void sleep(clock, 1_000).then(() => { woke = true; });
+    void sleep(clock, 1_000).then(() => {
+      woke = true;
+    });
     await new Promise((r) => setTimeout(r, 10));
     assert.equal(woke, false);
     await clock.advance(1_000);
@@ -59,7 +70,9 @@ describe('ManualClock', () => {
     const hung = within(clock, new Promise<never>(() => undefined), 500, () => new Error('bound passed'));
     await clock.advance(499);
     let rejected: Error | null = null;
-    hung.catch((e: Error) => { rejected = e; });
+    hung.catch((e: Error) => {
+      rejected = e;
+    });
     await clock.advance(1);
     assert.equal((rejected as Error | null)?.message, 'bound passed');
     assert.equal(await within(clock, Promise.resolve(7), 500, () => new Error('x')), 7);

@@ -15,12 +15,15 @@ test('mysql:// and oceanbase:// select the same backend', () => {
 
 test('errors name the variable and never echo the value', () => {
   for (const bad of ['postgres://u:secretpw@h/db', 'mysql://u:secretpw@h:3306/', 'mysql://u:secretpw@h:3306/bad-name', 'sqlite:', '   ']) {
-    assert.throws(() => parseDatabaseUrl(bad), (e: unknown) => {
-      assert.ok(e instanceof ConfigError);
-      assert.match(e.message, /POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL/);
-      assert.doesNotMatch(e.message, /secretpw/);
-      return true;
-    });
+    assert.throws(
+      () => parseDatabaseUrl(bad),
+      (e: unknown) => {
+        assert.ok(e instanceof ConfigError);
+        assert.match(e.message, /POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL/);
+        assert.doesNotMatch(e.message, /secretpw/);
+        return true;
+      },
+    );
   }
 });
 

@@ -11,7 +11,8 @@ const P = 'POWERCONTEXT_SERVER_RUNTIME_';
 test('the demo runs the reference families with their schedules on; without its keys they are off', async () => {
   const { registrations } = await loadFamilies(REFERENCE_FAMILIES_MODULE, { allowReference: true, command: 'start' });
   const base = { [`${P}DATABASE_URL`]: 'sqlite:/tmp/demo-config.sqlite' };
-  const schedules = (env: Record<string, string | undefined>) => Object.fromEntries(parseRuntimeConfig(env, registrations).families.map((f) => [f.registration.family, f.schedule]));
+  const schedules = (env: Record<string, string | undefined>) =>
+    Object.fromEntries(parseRuntimeConfig(env, registrations).families.map((f) => [f.registration.family, f.schedule]));
   assert.deepEqual(schedules(base), { 'topic-memory': { kind: 'off' }, experience: { kind: 'off' }, profile: { kind: 'off' } });
   assert.deepEqual(schedules(demoEnv(base)), {
     'topic-memory': { kind: 'interval', seconds: 300 },
@@ -19,6 +20,6 @@ test('the demo runs the reference families with their schedules on; without its 
     profile: { kind: 'cron', expression: '0 2 * * *', timezone: 'Asia/Shanghai' },
   });
   const mine = demoEnv({ ...base, [`${P}TOPIC_MEMORY_SCHEDULE_SECONDS`]: '0' });
-  assert.equal(mine[`${P}TOPIC_MEMORY_SCHEDULE_SECONDS`], '0', 'the user\'s value wins');
+  assert.equal(mine[`${P}TOPIC_MEMORY_SCHEDULE_SECONDS`], '0', "the user's value wins");
   assert.equal(Object.keys(DEMO_SCHEDULE_ENV).length, 3);
 });

@@ -17,10 +17,34 @@ export const FAMILY_NAMES = ['memory', 'topic-memory', 'experience', 'profile'] 
 export type FamilyName = (typeof FAMILY_NAMES)[number];
 
 const BASE: Record<FamilyName, Omit<FamilyRegistration, 'processor'>> = {
-  memory: { bindingName: 'memory.consolidate', family: 'memory', configPrefix: 'MEMORY', schedule: { kind: 'interval', seconds: 60 }, defaults: { maxWorkers: 3, workerTimeoutSeconds: 300 } },
-  'topic-memory': { bindingName: 'topic-memory.sources', family: 'topic-memory', configPrefix: 'TOPIC_MEMORY', schedule: { kind: 'interval', seconds: 300 }, defaults: { maxWorkers: 4, workerTimeoutSeconds: 600 } },
-  experience: { bindingName: 'experience.refresh', family: 'experience', configPrefix: 'EXPERIENCE', schedule: { kind: 'interval', seconds: 900 }, defaults: { maxWorkers: 2, workerTimeoutSeconds: 1800 } },
-  profile: { bindingName: 'profile.candidates', family: 'profile', configPrefix: 'PROFILE', schedule: { kind: 'cron', expression: '0 2 * * *', timezone: 'Asia/Shanghai' }, defaults: { maxWorkers: 5, workerTimeoutSeconds: 600 } },
+  memory: {
+    bindingName: 'memory.consolidate',
+    family: 'memory',
+    configPrefix: 'MEMORY',
+    schedule: { kind: 'interval', seconds: 60 },
+    defaults: { maxWorkers: 3, workerTimeoutSeconds: 300 },
+  },
+  'topic-memory': {
+    bindingName: 'topic-memory.sources',
+    family: 'topic-memory',
+    configPrefix: 'TOPIC_MEMORY',
+    schedule: { kind: 'interval', seconds: 300 },
+    defaults: { maxWorkers: 4, workerTimeoutSeconds: 600 },
+  },
+  experience: {
+    bindingName: 'experience.refresh',
+    family: 'experience',
+    configPrefix: 'EXPERIENCE',
+    schedule: { kind: 'interval', seconds: 900 },
+    defaults: { maxWorkers: 2, workerTimeoutSeconds: 1800 },
+  },
+  profile: {
+    bindingName: 'profile.candidates',
+    family: 'profile',
+    configPrefix: 'PROFILE',
+    schedule: { kind: 'cron', expression: '0 2 * * *', timezone: 'Asia/Shanghai' },
+    defaults: { maxWorkers: 5, workerTimeoutSeconds: 600 },
+  },
 };
 
 export function processorPath(family: string): string {

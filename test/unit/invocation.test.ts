@@ -15,7 +15,9 @@ import type { WorkerOutcome } from '../../src/runtime/worker-pool.ts';
 import type { IntentSnapshot, Store } from '../../src/store/types.ts';
 
 const term = { supervisorKey: 'global', holderId: 'h', supervisorGeneration: 1 };
-const flush = async () => { for (let i = 0; i < 5; i += 1) await new Promise((r) => setImmediate(r)); };
+const flush = async () => {
+  for (let i = 0; i < 5; i += 1) await new Promise((r) => setImmediate(r));
+};
 
 function intent(requested: number, handled: number): IntentSnapshot {
   return { requestedGeneration: requested, handledGeneration: handled, dirtyGeneration: 1, cleanGeneration: 0, pendingSequence: 5 } as IntentSnapshot;
@@ -29,8 +31,12 @@ function setup(outcomes: Array<WorkerOutcome | (() => Promise<WorkerOutcome>)>, 
   const acks: string[] = [];
   let hold: Promise<void> = Promise.resolve();
   const store = {
-    async readIntent(_b: string, id: string) { return intents[id] ?? null; },
-    async readIntents(_b: string, ids: string[]) { return ids.map((id) => intents[id] ?? null); },
+    async readIntent(_b: string, id: string) {
+      return intents[id] ?? null;
+    },
+    async readIntents(_b: string, ids: string[]) {
+      return ids.map((id) => intents[id] ?? null);
+    },
     async acknowledge(_t: unknown, request: { scopeId: string; cleanThroughDirtyGeneration: number | null }) {
       await hold;
       acks.push(`${request.scopeId}:${request.cleanThroughDirtyGeneration}`);
@@ -39,19 +45,56 @@ function setup(outcomes: Array<WorkerOutcome | (() => Promise<WorkerOutcome>)>, 
       return { ...i, bindingName: 'b', scopeId: request.scopeId, outcome: 'acknowledged' };
     },
   } as unknown as Store;
-  const pool = { run: async () => { const next = outcomes.shift()!; return typeof next === 'function' ? next() : next; } };
+  const pool = {
+    run: async () => {
+      const next = outcomes.shift()!;
+      return typeof next === 'function' ? next() : next;
+    },
+  };
   const notified: Array<number | undefined> = [];
   let lost = 0;
   const invoker = new Invoker({
-    family: 'f', bindingName: 'b', budget: 1, store, pool, table, backoff, health,
-    hooks: { wake: () => undefined, termLost: () => { lost += 1; }, currentTerm: () => term },
-    enqueue: (id, source) => table.enqueue(id, source), notifyRequest: (s) => notified.push(s), clock, logger: createLogger({ level: 'silent' }),
+    family: 'f',
+    bindingName: 'b',
+    budget: 1,
+    store,
+    pool,
+    table,
+    backoff,
+    health,
+    hooks: {
+      wake: () => undefined,
+      termLost: () => {
+        lost += 1;
+      },
+      currentTerm: () => term,
+    },
+    enqueue: (id, source) => table.enqueue(id, source),
+    notifyRequest: (s) => notified.push(s),
+    clock,
+    logger: createLogger({ level: 'silent' }),
   });
-  return { clock, table, backoff, health, invoker, acks, notified, lost: () => lost, holdAcks: (p: Promise<void>) => { hold = p; } };
+  return {
+    clock,
+    table,
+    backoff,
+    health,
+    invoker,
+    acks,
+    notified,
+    lost: () => lost,
+    holdAcks: (p: Promise<void>) => {
+      hold = p;
+    },
+  };
 }
 
-const ok = (generations: { requestedGeneration: number; handledGeneration: number }): WorkerOutcome =>
-  ({ status: 'ok', durationMs: 1, pid: 1, acknowledgement: { kind: 'committed', generations: { ...generations, dirtyGeneration: 1, cleanGeneration: 1 } } });
+const ok = (generations: { requestedGeneration: number; handledGeneration: number }): WorkerOutcome => ({
+  status: 'ok',
+  durationMs: 1,
+  pid: 1,
+  acknowledgement: { kind: 'committed', generations: { ...generations, dirtyGeneration: 1, cleanGeneration: 1 } },
+});
 
 describe('Invoker', () => {
   test('a committed acknowledgement settles the key; a newer request gets one successor', async () => {
@@ -69,7 +112,9 @@ describe('Invoker', () => {
   test('a deferred acknowledgement frees the budget slot while it is committed; the key stays busy', async () => {
     const s = setup([{ status: 'ok', durationMs: 1, pid: 1, acknowledgement: { kind: 'deferred', confirmClean: true } }], { k: intent(1, 0) });
     let release!: () => void;
-    const gate = new Promise<void>((r) => { release = r; });
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
     s.holdAcks(gate);
     s.table.enqueue('k', 'scan');
     s.invoker.dispatch();
@@ -79,13 +124,15 @@ describe('Invoker', () => {
     assert.equal(s.table.enqueue('k', 'request'), false, 'the key is still busy');
     release();
     await flush();
-    assert.deepEqual(s.acks, ['k:1'], 'committed by the supervisor, confirming the start snapshot\'s dirty generation');
+    assert.deepEqual(s.acks, ['k:1'], "committed by the supervisor, confirming the start snapshot's dirty generation");
     assert.equal(s.table.busy('k'), false);
     assert.deepEqual(s.invoker.failures, {});
   });
 
   test('a crash after the acknowledgement committed is done, not a failure', async () => {
-    const s = setup([{ status: 'crashed', durationMs: 1, pid: 1, exitCode: 1, signal: null, error: { name: 'WorkerCrash', message: 'x' } }], { k: intent(1, 1) });
+    const s = setup([{ status: 'crashed', durationMs: 1, pid: 1, exitCode: 1, signal: null, error: { name: 'WorkerCrash', message: 'x' } }], {
+      k: intent(1, 1),
+    });
     s.table.enqueue('k', 'request');
     s.invoker.dispatch();
     await flush();
@@ -118,10 +165,13 @@ describe('Invoker', () => {
   });
 
   test('an ok without an acknowledgement in the database is not_acknowledged; nothing owed is not invoked; term_lost is reported', async () => {
-    const s = setup([
-      { status: 'already_handled', durationMs: 1, pid: 1 },
-      { status: 'term_lost', durationMs: 1, pid: 1 },
-    ], { a: intent(1, 0), b: intent(1, 1), c: intent(1, 0) });
+    const s = setup(
+      [
+        { status: 'already_handled', durationMs: 1, pid: 1 },
+        { status: 'term_lost', durationMs: 1, pid: 1 },
+      ],
+      { a: intent(1, 0), b: intent(1, 1), c: intent(1, 0) },
+    );
     for (const k of ['a', 'b', 'c']) {
       s.table.enqueue(k, 'request');
       s.invoker.dispatch();

@@ -22,16 +22,29 @@ class ScriptedLease {
   private answer(op: Op, value: () => TermResult): Promise<TermResult> {
     const step = this.steps[op].shift() ?? 'ok';
     if (step === 'fail') return Promise.reject(new Error(`${op} refused (scripted)`));
-    if (step === 'hang') return new Promise((resolve) => { this.hung.push(() => resolve(value())); });
+    if (step === 'hang')
+      return new Promise((resolve) => {
+        this.hung.push(() => resolve(value()));
+      });
     return Promise.resolve(value());
   }
 
   private result(outcome: TermResult['outcome']): TermResult {
-    return { outcome, supervisorKey: 'global', holderId: 'h1', supervisorGeneration: this.generation, expiresAt: null, dbNow: new Date() } as unknown as TermResult;
+    return {
+      outcome,
+      supervisorKey: 'global',
+      holderId: 'h1',
+      supervisorGeneration: this.generation,
+      expiresAt: null,
+      dbNow: new Date(),
+    } as unknown as TermResult;
   }
 
   acquireTerm(): Promise<TermResult> {
-    return this.answer('acquire', () => { this.generation += 1; return this.result('acquired'); });
+    return this.answer('acquire', () => {
+      this.generation += 1;
+      return this.result('acquired');
+    });
   }
 
   renewTerm(): Promise<TermResult> {
@@ -54,7 +67,14 @@ async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
 describe('lease event messages', () => {
   test('one message per event, rounded figures, the statement named', async () => {
     const logs: Array<Record<string, unknown>> = [];
-    const logger = createLogger({ level: 'info', destination: { write(line: string) { for (const l of line.split('\n')) if (l.trim()) logs.push(JSON.parse(l)); } } });
+    const logger = createLogger({
+      level: 'info',
+      destination: {
+        write(line: string) {
+          for (const l of line.split('\n')) if (l.trim()) logs.push(JSON.parse(l));
+        },
+      },
+    });
     const lease = new ScriptedLease();
     const keeper = new TermKeeper(lease as unknown as Store, { supervisorKey: 'global', holderId: 'h1', ttlMs: 1500, renewEveryMs: 200, logger });
     const messages = () => logs.map((l) => l.msg);
@@ -98,7 +118,10 @@ describe('lease event messages', () => {
         if (bound) assert.match(bound[1], /^\d+$/, `bound ${bound[1]} is rounded`);
       }
       assert.equal(episode.filter((l) => l.msg === LEASE_MESSAGES.renewalFailed).length, 1, 'one suspension line');
-      assert.ok(episode.some((l) => /^lease renewal did not answer within \d+ ms$/.test(String(l.err))), 'a hung renewal names the renewal');
+      assert.ok(
+        episode.some((l) => /^lease renewal did not answer within \d+ ms$/.test(String(l.err))),
+        'a hung renewal names the renewal',
+      );
       assert.equal(episode[episode.length - 1].msg, LEASE_MESSAGES.acquired);
 
       // 5. A fenced write reports the term lost while a renewal hangs; the renewal's late answer

@@ -16,18 +16,27 @@ function target(owed: number[], room: number, busy: Set<string> = new Set()) {
     reads,
     enqueued,
     wakes: () => wakes,
-    onRead: (fn) => { onRead = fn; },
+    onRead: (fn) => {
+      onRead = fn;
+    },
     async read(after: number, limit: number): Promise<OwedPage> {
       reads.push(after);
       onRead?.();
       onRead = null;
-      const keys = owed.filter((s) => s > after).slice(0, limit).map((s) => ({ scopeId: `k${s}`, pendingSequence: s }));
+      const keys = owed
+        .filter((s) => s > after)
+        .slice(0, limit)
+        .map((s) => ({ scopeId: `k${s}`, pendingSequence: s }));
       return { keys, exhausted: keys.length < limit };
     },
     busy: (id) => busy.has(id) || enqueued.includes(id),
     room: () => room - enqueued.length,
-    enqueue: (id) => { enqueued.push(id); },
-    wake: () => { wakes += 1; },
+    enqueue: (id) => {
+      enqueued.push(id);
+    },
+    wake: () => {
+      wakes += 1;
+    },
   };
   return t;
 }
@@ -92,7 +101,13 @@ describe('OwedDiscovery', () => {
     const clock = new ManualClock();
     const d = new OwedDiscovery(clock, 64);
     const t = target([1], 10);
-    const slow = { ...t, read: async (after: number, limit: number) => { await clock.advance(25); return t.read(after, limit); } }; // a slow page
+    const slow = {
+      ...t,
+      read: async (after: number, limit: number) => {
+        await clock.advance(25);
+        return t.read(after, limit);
+      },
+    }; // a slow page
     await d.discover(slow);
     assert.equal(d.lastDurationMs, 25);
   });

@@ -11,11 +11,14 @@ import { RegistrationError, validateRegistrations, type FamilyRegistration } fro
 import { PROCESSOR_DIR, registration, registrations } from './fixtures.ts';
 
 function rejects(list: unknown, pattern: RegExp, baseDir = PROCESSOR_DIR): void {
-  assert.throws(() => validateRegistrations(list, baseDir), (e: unknown) => {
-    assert.ok(e instanceof RegistrationError, `expected a RegistrationError, got ${String(e)}`);
-    assert.match(e.message, pattern);
-    return true;
-  });
+  assert.throws(
+    () => validateRegistrations(list, baseDir),
+    (e: unknown) => {
+      assert.ok(e instanceof RegistrationError, `expected a RegistrationError, got ${String(e)}`);
+      assert.match(e.message, pattern);
+      return true;
+    },
+  );
 }
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-families-'));
@@ -25,7 +28,10 @@ describe('validateRegistrations', () => {
   test('accepts the four families and keeps their declarations', () => {
     const list = registrations();
     const validated = validateRegistrations(list, PROCESSOR_DIR);
-    assert.deepEqual(validated.map((r) => [r.bindingName, r.family, r.configPrefix]), list.map((r) => [r.bindingName, r.family, r.configPrefix]));
+    assert.deepEqual(
+      validated.map((r) => [r.bindingName, r.family, r.configPrefix]),
+      list.map((r) => [r.bindingName, r.family, r.configPrefix]),
+    );
     assert.deepEqual(validated[3]!.schedule, { kind: 'cron', expression: '0 2 * * *', timezone: 'Asia/Shanghai' });
   });
 
@@ -90,7 +96,10 @@ describe('validateRegistrations', () => {
 
   test('A15: a registration without its processor module is a missing capability', () => {
     rejects([registration('memory', { processor: { module: '' } })], /processor\.module/);
-    rejects([registration('memory', { processor: { module: path.join(PROCESSOR_DIR, 'nope.processor.ts') } })], /processor module .*nope\.processor\.ts does not exist/);
+    rejects(
+      [registration('memory', { processor: { module: path.join(PROCESSOR_DIR, 'nope.processor.ts') } })],
+      /processor module .*nope\.processor\.ts does not exist/,
+    );
     rejects([registration('memory', { processor: { module: PROCESSOR_DIR } })], /does not exist/);
     rejects([registration('memory', { processor: { module: processor('memory'), exportName: 42 as never } })], /exportName/);
     rejects([registration('memory', { pendingWork: { remarkDirty: 'yes' as never } })], /remarkDirty/);
@@ -109,21 +118,37 @@ function processor(family: string): string {
 
 describe('loadFamilies', () => {
   test('without a module nothing is loaded: the refusal explains --families (RFC 11: no stand-ins)', async () => {
-    await assert.rejects(loadFamilies(undefined), (e: unknown) => e instanceof RegistrationError && /--families/.test(e.message) && /apsup start/.test(e.message));
-    await assert.rejects(loadFamilies(REFERENCE_FAMILIES_MODULE), (e: unknown) => e instanceof RegistrationError && /reference families are a demo/.test(e.message));
+    await assert.rejects(
+      loadFamilies(undefined),
+      (e: unknown) => e instanceof RegistrationError && /--families/.test(e.message) && /apsup start/.test(e.message),
+    );
+    await assert.rejects(
+      loadFamilies(REFERENCE_FAMILIES_MODULE),
+      (e: unknown) => e instanceof RegistrationError && /reference families are a demo/.test(e.message),
+    );
   });
 
   test('the demo (apsup start) loads the reference families', async () => {
     const { module, registrations: regs } = await loadFamilies(REFERENCE_FAMILIES_MODULE, { allowReference: true, command: 'start' });
     assert.equal(module, REFERENCE_FAMILIES_MODULE);
-    assert.deepEqual(regs.map((r) => [r.family, r.configPrefix]), [['topic-memory', 'TOPIC_MEMORY'], ['experience', 'EXPERIENCE'], ['profile', 'PROFILE']]);
+    assert.deepEqual(
+      regs.map((r) => [r.family, r.configPrefix]),
+      [
+        ['topic-memory', 'TOPIC_MEMORY'],
+        ['experience', 'EXPERIENCE'],
+        ['profile', 'PROFILE'],
+      ],
+    );
     for (const r of regs) assert.ok(fs.existsSync(r.processor.module), r.processor.module);
   });
 
   test('a families module is loaded by path; processor paths resolve against its directory', async () => {
     fs.writeFileSync(path.join(tmp, 'proc.mjs'), 'export default { async processScope() {} };\n');
     const file = path.join(tmp, 'families.mjs');
-    fs.writeFileSync(file, `export default [{ bindingName: 'notes.index', family: 'notes', configPrefix: 'NOTES', schedule: { kind: 'interval', seconds: 60 }, processor: { module: './proc.mjs' } }];\n`);
+    fs.writeFileSync(
+      file,
+      `export default [{ bindingName: 'notes.index', family: 'notes', configPrefix: 'NOTES', schedule: { kind: 'interval', seconds: 60 }, processor: { module: './proc.mjs' } }];\n`,
+    );
     const { module, registrations: regs } = await loadFamilies(file);
     assert.equal(module, file);
     assert.equal(regs.length, 1);
@@ -131,12 +156,18 @@ describe('loadFamilies', () => {
   });
 
   test('a missing module, or one without a default list, is a RegistrationError', async () => {
-    await assert.rejects(loadFamilies(path.join(tmp, 'missing.mjs')), (e: unknown) => e instanceof RegistrationError && /cannot load families module .*missing\.mjs/.test(e.message));
+    await assert.rejects(
+      loadFamilies(path.join(tmp, 'missing.mjs')),
+      (e: unknown) => e instanceof RegistrationError && /cannot load families module .*missing\.mjs/.test(e.message),
+    );
     const file = path.join(tmp, 'no-default.mjs');
     fs.writeFileSync(file, 'export const families = [];\n');
     await assert.rejects(loadFamilies(file), (e: unknown) => e instanceof RegistrationError && /default-export a non-empty array/.test(e.message));
     const dup = path.join(tmp, 'dup.mjs');
-    fs.writeFileSync(dup, `const r = (b) => ({ bindingName: b, family: 'notes', configPrefix: 'NOTES', processor: { module: './proc.mjs' } });\nexport default [r('a'), r('b')];\n`);
+    fs.writeFileSync(
+      dup,
+      `const r = (b) => ({ bindingName: b, family: 'notes', configPrefix: 'NOTES', processor: { module: './proc.mjs' } });\nexport default [r('a'), r('b')];\n`,
+    );
     fs.writeFileSync(path.join(tmp, 'proc.mjs'), 'export default { async processScope() {} };\n');
     await assert.rejects(loadFamilies(dup), (e: unknown) => e instanceof RegistrationError && /duplicate family notes/.test(e.message));
   });

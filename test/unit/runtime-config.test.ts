@@ -23,12 +23,16 @@ function family(config: RuntimeConfig, name: string): FamilyConfig {
 /** Start-up fails with a ConfigError whose message contains every fragment (variable names in full). */
 function rejects(values: Record<string, string>, fragments: string[], regs: FamilyRegistration[] = registrations()): string {
   let message = '';
-  assert.throws(() => parse(values, regs), (e: unknown) => {
-    assert.ok(e instanceof ConfigError, `expected a ConfigError, got ${String(e)}`);
-    message = e.message;
-    for (const fragment of fragments) assert.ok(e.message.includes(fragment), `message ${JSON.stringify(e.message)} should contain ${JSON.stringify(fragment)}`);
-    return true;
-  });
+  assert.throws(
+    () => parse(values, regs),
+    (e: unknown) => {
+      assert.ok(e instanceof ConfigError, `expected a ConfigError, got ${String(e)}`);
+      message = e.message;
+      for (const fragment of fragments)
+        assert.ok(e.message.includes(fragment), `message ${JSON.stringify(e.message)} should contain ${JSON.stringify(fragment)}`);
+      return true;
+    },
+  );
   return message;
 }
 
@@ -92,7 +96,10 @@ describe('A15: family numbers', () => {
 
 describe('A15: schedules', () => {
   test('interval and cron both set: names both variables', () => {
-    rejects({ TOPIC_MEMORY_SCHEDULE_SECONDS: '60', TOPIC_MEMORY_CRON: '*/5 * * * *', TOPIC_MEMORY_TIMEZONE: 'UTC' }, [`${P}TOPIC_MEMORY_SCHEDULE_SECONDS`, `${P}TOPIC_MEMORY_CRON`]);
+    rejects({ TOPIC_MEMORY_SCHEDULE_SECONDS: '60', TOPIC_MEMORY_CRON: '*/5 * * * *', TOPIC_MEMORY_TIMEZONE: 'UTC' }, [
+      `${P}TOPIC_MEMORY_SCHEDULE_SECONDS`,
+      `${P}TOPIC_MEMORY_CRON`,
+    ]);
     rejects({ PROFILE_SCHEDULE_SECONDS: '60', PROFILE_CRON: '0 3 * * *' }, [`${P}PROFILE_SCHEDULE_SECONDS`, `${P}PROFILE_CRON`]);
   });
 
@@ -151,13 +158,16 @@ describe('A15: settings without a registered processor', () => {
   });
 
   test('other variables (domain settings, unrelated names) are left alone', () => {
-    const c = parseRuntimeConfig({ ...env({ PROFILE_MODEL: 'x', TOPIC_MEMORY_WINDOW_LIMIT: '40' }), PATH: '/usr/bin', SKILL_MAX_WORKERS: '3' }, registrations());
+    const c = parseRuntimeConfig(
+      { ...env({ PROFILE_MODEL: 'x', TOPIC_MEMORY_WINDOW_LIMIT: '40' }), PATH: '/usr/bin', SKILL_MAX_WORKERS: '3' },
+      registrations(),
+    );
     assert.equal(c.families.length, 4);
   });
 });
 
 describe('A15 / RFC 11: compatibility aliases', () => {
-  test('SCHEDULE_SECONDS alone sets memory\'s interval only and is reported', () => {
+  test("SCHEDULE_SECONDS alone sets memory's interval only and is reported", () => {
     const c = parse({ SCHEDULE_SECONDS: '120' });
     assert.deepEqual(family(c, 'memory').schedule, { kind: 'interval', seconds: 120 });
     assert.deepEqual(family(c, 'topic-memory').schedule, { kind: 'off' });
@@ -167,7 +177,7 @@ describe('A15 / RFC 11: compatibility aliases', () => {
     assert.equal(family(c, 'memory').sources.SCHEDULE_SECONDS, `${P}SCHEDULE_SECONDS`);
   });
 
-  test('PROFILE_MAX_CONCURRENCY alone sets profile\'s worker budget only', () => {
+  test("PROFILE_MAX_CONCURRENCY alone sets profile's worker budget only", () => {
     const c = parse({ PROFILE_MAX_CONCURRENCY: '6' });
     assert.equal(family(c, 'profile').maxWorkers, 6);
     assert.equal(family(c, 'topic-memory').maxWorkers, 4);
@@ -175,7 +185,7 @@ describe('A15 / RFC 11: compatibility aliases', () => {
     assert.deepEqual(c.aliasesUsed, [{ alias: `${P}PROFILE_MAX_CONCURRENCY`, target: `${P}PROFILE_MAX_WORKERS` }]);
   });
 
-  test('ARTIFACT_PROCESSING_MAX_WORKERS is Topic Memory\'s budget, not a shared total nor copied to others', () => {
+  test("ARTIFACT_PROCESSING_MAX_WORKERS is Topic Memory's budget, not a shared total nor copied to others", () => {
     const c = parse({ ARTIFACT_PROCESSING_MAX_WORKERS: '9' });
     assert.equal(family(c, 'topic-memory').maxWorkers, 9);
     assert.equal(family(c, 'memory').maxWorkers, 3);
@@ -184,7 +194,7 @@ describe('A15 / RFC 11: compatibility aliases', () => {
     assert.deepEqual(c.aliasesUsed, [{ alias: `${P}ARTIFACT_PROCESSING_MAX_WORKERS`, target: `${P}TOPIC_MEMORY_MAX_WORKERS` }]);
   });
 
-  test('ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS is Topic Memory\'s timeout only', () => {
+  test("ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS is Topic Memory's timeout only", () => {
     const c = parse({ ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS: '900' });
     assert.equal(family(c, 'topic-memory').workerTimeoutMs, 900_000);
     assert.equal(family(c, 'experience').workerTimeoutMs, 1_800_000);
@@ -196,8 +206,20 @@ describe('A15 / RFC 11: compatibility aliases', () => {
   const PAIRS = [
     { alias: 'SCHEDULE_SECONDS', target: 'MEMORY_SCHEDULE_SECONDS', a: '120', b: '90', read: (c: RuntimeConfig) => family(c, 'memory').schedule },
     { alias: 'PROFILE_MAX_CONCURRENCY', target: 'PROFILE_MAX_WORKERS', a: '6', b: '8', read: (c: RuntimeConfig) => family(c, 'profile').maxWorkers },
-    { alias: 'ARTIFACT_PROCESSING_MAX_WORKERS', target: 'TOPIC_MEMORY_MAX_WORKERS', a: '9', b: '3', read: (c: RuntimeConfig) => family(c, 'topic-memory').maxWorkers },
-    { alias: 'ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS', target: 'TOPIC_MEMORY_WORKER_TIMEOUT_SECONDS', a: '900', b: '600', read: (c: RuntimeConfig) => family(c, 'topic-memory').workerTimeoutMs },
+    {
+      alias: 'ARTIFACT_PROCESSING_MAX_WORKERS',
+      target: 'TOPIC_MEMORY_MAX_WORKERS',
+      a: '9',
+      b: '3',
+      read: (c: RuntimeConfig) => family(c, 'topic-memory').maxWorkers,
+    },
+    {
+      alias: 'ARTIFACT_PROCESSING_WORKER_TIMEOUT_SECONDS',
+      target: 'TOPIC_MEMORY_WORKER_TIMEOUT_SECONDS',
+      a: '900',
+      b: '600',
+      read: (c: RuntimeConfig) => family(c, 'topic-memory').workerTimeoutMs,
+    },
   ];
 
   for (const { alias, target, a, b, read } of PAIRS) {
@@ -230,7 +252,10 @@ describe('A15 / RFC 11: compatibility aliases', () => {
 
 describe('effective policies', () => {
   test('budgets and timeouts default from the registration; a registration without defaults gets 2 workers and 600 s', () => {
-    const regs = [...registrations(), registration('memory', { bindingName: 'x.y', family: 'notes', configPrefix: 'NOTES', defaults: undefined, schedule: { kind: 'interval', seconds: 45 } })];
+    const regs = [
+      ...registrations(),
+      registration('memory', { bindingName: 'x.y', family: 'notes', configPrefix: 'NOTES', defaults: undefined, schedule: { kind: 'interval', seconds: 45 } }),
+    ];
     const c = parse({}, regs);
     for (const r of registrations()) {
       const f = family(c, r.family);
@@ -249,21 +274,31 @@ describe('effective policies', () => {
   // Profile's cron runs only with PROFILE_SCHEDULE_ENABLED=true.
   test('built-in prefixes: an unset, blank or 0 schedule key is off, never the registered default', () => {
     const regs = [...registrations(), registration('memory', { bindingName: 'skill.import', family: 'skill', configPrefix: 'SKILL' })];
-    for (const values of [{}, { TOPIC_MEMORY_SCHEDULE_SECONDS: '0', EXPERIENCE_SCHEDULE_SECONDS: ' ', SCHEDULE_SECONDS: '0', SKILL_SCHEDULE_SECONDS: '0' }] as Array<Record<string, string>>) {
+    for (const values of [
+      {},
+      { TOPIC_MEMORY_SCHEDULE_SECONDS: '0', EXPERIENCE_SCHEDULE_SECONDS: ' ', SCHEDULE_SECONDS: '0', SKILL_SCHEDULE_SECONDS: '0' },
+    ] as Array<Record<string, string>>) {
       const c = parse(values, regs);
-      for (const name of ['memory', 'topic-memory', 'experience', 'profile', 'skill']) assert.deepEqual(family(c, name).schedule, { kind: 'off' }, `${name} with ${JSON.stringify(values)}`);
+      for (const name of ['memory', 'topic-memory', 'experience', 'profile', 'skill'])
+        assert.deepEqual(family(c, name).schedule, { kind: 'off' }, `${name} with ${JSON.stringify(values)}`);
     }
     // A cron of its own does not enable Profile: enabling is the explicit act.
     assert.deepEqual(family(parse({ PROFILE_CRON: '0 4 * * *' }), 'profile').schedule, { kind: 'off' });
     // Explicit values turn them on.
-    const on = parse({ TOPIC_MEMORY_SCHEDULE_SECONDS: '300', EXPERIENCE_SCHEDULE_SECONDS: '900', SCHEDULE_SECONDS: '60', PROFILE_SCHEDULE_ENABLED: 'true' }, regs);
+    const on = parse(
+      { TOPIC_MEMORY_SCHEDULE_SECONDS: '300', EXPERIENCE_SCHEDULE_SECONDS: '900', SCHEDULE_SECONDS: '60', PROFILE_SCHEDULE_ENABLED: 'true' },
+      regs,
+    );
     assert.deepEqual(family(on, 'topic-memory').schedule, { kind: 'interval', seconds: 300 });
     assert.deepEqual(family(on, 'experience').schedule, { kind: 'interval', seconds: 900 });
     assert.deepEqual(family(on, 'memory').schedule, { kind: 'interval', seconds: 60 });
     assert.deepEqual(family(on, 'profile').schedule, { kind: 'cron', expression: '0 2 * * *', timezone: 'Asia/Shanghai' }, 'the registered cron once enabled');
     // _SCHEDULE_ENABLED=true alone enables the registered interval; 0 together with true is a contradiction.
     assert.deepEqual(family(parse({ TOPIC_MEMORY_SCHEDULE_ENABLED: 'true' }), 'topic-memory').schedule, { kind: 'interval', seconds: 300 });
-    rejects({ TOPIC_MEMORY_SCHEDULE_ENABLED: 'true', TOPIC_MEMORY_SCHEDULE_SECONDS: '0' }, [`${P}TOPIC_MEMORY_SCHEDULE_ENABLED`, `${P}TOPIC_MEMORY_SCHEDULE_SECONDS`]);
+    rejects({ TOPIC_MEMORY_SCHEDULE_ENABLED: 'true', TOPIC_MEMORY_SCHEDULE_SECONDS: '0' }, [
+      `${P}TOPIC_MEMORY_SCHEDULE_ENABLED`,
+      `${P}TOPIC_MEMORY_SCHEDULE_SECONDS`,
+    ]);
   });
 
   test('cron and time zone from the environment', () => {
@@ -271,11 +306,18 @@ describe('effective policies', () => {
     assert.deepEqual(family(c, 'topic-memory').schedule, { kind: 'cron', expression: '*/5 * * * *', timezone: 'Europe/Berlin' });
     // A registration that declares a time zone keeps it when only the expression changes.
     assert.deepEqual(family(c, 'profile').schedule, { kind: 'cron', expression: '30 3 * * *', timezone: 'Asia/Shanghai' });
-    assert.deepEqual(family(parse({ PROFILE_TIMEZONE: 'UTC', PROFILE_SCHEDULE_ENABLED: 'true' }), 'profile').schedule, { kind: 'cron', expression: '0 2 * * *', timezone: 'UTC' });
+    assert.deepEqual(family(parse({ PROFILE_TIMEZONE: 'UTC', PROFILE_SCHEDULE_ENABLED: 'true' }), 'profile').schedule, {
+      kind: 'cron',
+      expression: '0 2 * * *',
+      timezone: 'UTC',
+    });
   });
 
   test('an interval from the environment replaces a registered cron', () => {
-    assert.deepEqual(family(parse({ PROFILE_SCHEDULE_SECONDS: '3600', PROFILE_SCHEDULE_ENABLED: 'true' }), 'profile').schedule, { kind: 'interval', seconds: 3600 });
+    assert.deepEqual(family(parse({ PROFILE_SCHEDULE_SECONDS: '3600', PROFILE_SCHEDULE_ENABLED: 'true' }), 'profile').schedule, {
+      kind: 'interval',
+      seconds: 3600,
+    });
   });
 
   test('SCHEDULE_ENABLED=false turns the schedule off; true keeps it', () => {
@@ -291,11 +333,18 @@ describe('effective policies', () => {
 
   test('the RFC example of a Profile configuration', () => {
     const c = parse({
-      PROFILE_SCHEDULE_ENABLED: 'true', PROFILE_CRON: '0 2 * * *', PROFILE_TIMEZONE: 'Asia/Shanghai',
-      PROFILE_MAX_WORKERS: '4', PROFILE_WORKER_TIMEOUT_SECONDS: '600', ARTIFACT_PROCESSING_SUPERVISOR_MODE: 'dedicated',
+      PROFILE_SCHEDULE_ENABLED: 'true',
+      PROFILE_CRON: '0 2 * * *',
+      PROFILE_TIMEZONE: 'Asia/Shanghai',
+      PROFILE_MAX_WORKERS: '4',
+      PROFILE_WORKER_TIMEOUT_SECONDS: '600',
+      ARTIFACT_PROCESSING_SUPERVISOR_MODE: 'dedicated',
     });
     const p = family(c, 'profile');
-    assert.deepEqual([c.mode, p.schedule, p.maxWorkers, p.workerTimeoutMs], ['dedicated', { kind: 'cron', expression: '0 2 * * *', timezone: 'Asia/Shanghai' }, 4, 600_000]);
+    assert.deepEqual(
+      [c.mode, p.schedule, p.maxWorkers, p.workerTimeoutMs],
+      ['dedicated', { kind: 'cron', expression: '0 2 * * *', timezone: 'Asia/Shanghai' }, 4, 600_000],
+    );
   });
 
   test('tuning defaults', () => {
@@ -314,13 +363,25 @@ describe('effective policies', () => {
   });
 
   test('tuning variables are read and validated, naming the variable', () => {
-    const c = parse({ ARTIFACT_PROCESSING_RETRY_BASE_SECONDS: '0.5', ARTIFACT_PROCESSING_RETRY_MAX_SECONDS: '4', ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: '3', ARTIFACT_PROCESSING_RENEW_SECONDS: '1', ARTIFACT_PROCESSING_SCAN_PAGE_SIZE: '5000' });
+    const c = parse({
+      ARTIFACT_PROCESSING_RETRY_BASE_SECONDS: '0.5',
+      ARTIFACT_PROCESSING_RETRY_MAX_SECONDS: '4',
+      ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: '3',
+      ARTIFACT_PROCESSING_RENEW_SECONDS: '1',
+      ARTIFACT_PROCESSING_SCAN_PAGE_SIZE: '5000',
+    });
     assert.deepEqual([c.retryBaseMs, c.retryMaxMs, c.leaseTtlMs, c.renewEveryMs, c.scanPageSize], [500, 4000, 3000, 1000, 5000]);
     for (const bad of ['0', '-2', 'soon']) rejects({ ARTIFACT_PROCESSING_RETRY_BASE_SECONDS: bad }, [`${P}ARTIFACT_PROCESSING_RETRY_BASE_SECONDS`]);
     rejects({ ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: '0.5' }, [`${P}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS`]);
     rejects({ ARTIFACT_PROCESSING_RENEW_SECONDS: '15' }, [`${P}ARTIFACT_PROCESSING_RENEW_SECONDS`, `${P}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS`]);
-    rejects({ ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: '10', ARTIFACT_PROCESSING_RENEW_SECONDS: '12' }, [`${P}ARTIFACT_PROCESSING_RENEW_SECONDS`, `${P}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS`]);
-    rejects({ ARTIFACT_PROCESSING_RETRY_BASE_SECONDS: '60', ARTIFACT_PROCESSING_RETRY_MAX_SECONDS: '30' }, [`${P}ARTIFACT_PROCESSING_RETRY_MAX_SECONDS`, `${P}ARTIFACT_PROCESSING_RETRY_BASE_SECONDS`]);
+    rejects({ ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: '10', ARTIFACT_PROCESSING_RENEW_SECONDS: '12' }, [
+      `${P}ARTIFACT_PROCESSING_RENEW_SECONDS`,
+      `${P}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS`,
+    ]);
+    rejects({ ARTIFACT_PROCESSING_RETRY_BASE_SECONDS: '60', ARTIFACT_PROCESSING_RETRY_MAX_SECONDS: '30' }, [
+      `${P}ARTIFACT_PROCESSING_RETRY_MAX_SECONDS`,
+      `${P}ARTIFACT_PROCESSING_RETRY_BASE_SECONDS`,
+    ]);
     // Page and queue sizes are whole numbers; the page operations accept at most 5000 keys.
     rejects({ ARTIFACT_PROCESSING_SCAN_PAGE_SIZE: '6000' }, [`${P}ARTIFACT_PROCESSING_SCAN_PAGE_SIZE`, '5000']);
     rejects({ ARTIFACT_PROCESSING_SCAN_PAGE_SIZE: '1.5' }, [`${P}ARTIFACT_PROCESSING_SCAN_PAGE_SIZE`]);
@@ -328,7 +389,11 @@ describe('effective policies', () => {
   });
 
   test('the loggable description carries the policies and aliases but never the connection string', () => {
-    const c = parse({ DATABASE_URL: 'mysql://app:hunter2secret@db.internal:3306/pc', ARTIFACT_PROCESSING_ROLE: 'background', ARTIFACT_PROCESSING_MAX_WORKERS: '6' });
+    const c = parse({
+      DATABASE_URL: 'mysql://app:hunter2secret@db.internal:3306/pc',
+      ARTIFACT_PROCESSING_ROLE: 'background',
+      ARTIFACT_PROCESSING_MAX_WORKERS: '6',
+    });
     const d = describeConfig(c);
     const text = JSON.stringify(d);
     assert.doesNotMatch(text, /hunter2secret/);
@@ -336,7 +401,15 @@ describe('effective policies', () => {
     assert.equal(d.backend, 'mysql');
     assert.equal(d.role, 'background');
     assert.deepEqual(d.aliasesUsed, [{ alias: `${P}ARTIFACT_PROCESSING_MAX_WORKERS`, target: `${P}TOPIC_MEMORY_MAX_WORKERS` }]);
-    assert.deepEqual((d.families as Array<{ family: string; maxWorkers: number }>).map((f) => [f.family, f.maxWorkers]), [['memory', 3], ['topic-memory', 6], ['experience', 2], ['profile', 5]]);
+    assert.deepEqual(
+      (d.families as Array<{ family: string; maxWorkers: number }>).map((f) => [f.family, f.maxWorkers]),
+      [
+        ['memory', 3],
+        ['topic-memory', 6],
+        ['experience', 2],
+        ['profile', 5],
+      ],
+    );
   });
 });
 
@@ -357,7 +430,17 @@ describe('A15: bounds the runtime can honour', () => {
 
   test('every numeric setting has an upper bound', () => {
     const huge = '99999999999';
-    for (const key of ['RENEW_SECONDS', 'POLL_SECONDS', 'RETRY_BASE_SECONDS', 'RETRY_MAX_SECONDS', 'CONFLICT_RETRY_SECONDS', 'READY_QUEUE_SIZE', 'TERMINATE_GRACE_SECONDS', 'DISCOVERY_TIMEOUT_SECONDS', 'WARM_WORKERS']) {
+    for (const key of [
+      'RENEW_SECONDS',
+      'POLL_SECONDS',
+      'RETRY_BASE_SECONDS',
+      'RETRY_MAX_SECONDS',
+      'CONFLICT_RETRY_SECONDS',
+      'READY_QUEUE_SIZE',
+      'TERMINATE_GRACE_SECONDS',
+      'DISCOVERY_TIMEOUT_SECONDS',
+      'WARM_WORKERS',
+    ]) {
       rejects({ [`ARTIFACT_PROCESSING_${key}`]: huge }, [`${P}ARTIFACT_PROCESSING_${key}`, 'at most']);
     }
     rejects({ TOPIC_MEMORY_MAX_WORKERS: '1001' }, [`${P}TOPIC_MEMORY_MAX_WORKERS`, 'at most 1000']);
@@ -372,7 +455,10 @@ describe('A15: bounds the runtime can honour', () => {
     }
     rejects({ TOPIC_MEMORY_SCHEDULE_SECONDS: '0x0' }, [`${P}TOPIC_MEMORY_SCHEDULE_SECONDS`]);
     // The durable-task settings too (src/tasks/config.ts).
-    assert.throws(() => parseTaskConfig({ [`${P}DURABLE_TASK_CAPACITY`]: '0x10' }), (e: unknown) => e instanceof ConfigError && e.message.includes(`${P}DURABLE_TASK_CAPACITY`));
+    assert.throws(
+      () => parseTaskConfig({ [`${P}DURABLE_TASK_CAPACITY`]: '0x10' }),
+      (e: unknown) => e instanceof ConfigError && e.message.includes(`${P}DURABLE_TASK_CAPACITY`),
+    );
     assert.equal(parseTaskConfig({ [`${P}DURABLE_TASK_CAPACITY`]: '16' }).capacity, 16);
     assert.equal(parse({ ARTIFACT_PROCESSING_POLL_SECONDS: '0.25' }).pollEveryMs, 250);
     assert.equal(family(parse({ TOPIC_MEMORY_MAX_WORKERS: '007' }), 'topic-memory').maxWorkers, 7);
@@ -386,8 +472,21 @@ describe('A15: bounds the runtime can honour', () => {
     ]);
     // Known names are not reported: runtime, tasks, observability, a family's declared settings.
     const regs = [registration('topic-memory', { settings: ['TOPIC_MEMORY_WINDOW_LIMIT'] }), registration('profile')];
-    const quiet = parse({ DATABASE_URL: MYSQL, OBSERVABILITY_ADDRESS: 'localhost:0', DURABLE_TASK_CAPACITY: '4', TASKS_MODULE: '/x.ts', TOPIC_MEMORY_WINDOW_LIMIT: '40', PROFILE_CRON: '0 3 * * *' }, regs);
+    const quiet = parse(
+      {
+        DATABASE_URL: MYSQL,
+        OBSERVABILITY_ADDRESS: 'localhost:0',
+        DURABLE_TASK_CAPACITY: '4',
+        TASKS_MODULE: '/x.ts',
+        TOPIC_MEMORY_WINDOW_LIMIT: '40',
+        PROFILE_CRON: '0 3 * * *',
+      },
+      regs,
+    );
     assert.deepEqual(quiet.unknownVariables, []);
-    assert.deepEqual(parse({ PROFILE_MODEL: 'x' }, regs).unknownVariables.map((u) => u.variable), [`${P}PROFILE_MODEL`]);
+    assert.deepEqual(
+      parse({ PROFILE_MODEL: 'x' }, regs).unknownVariables.map((u) => u.variable),
+      [`${P}PROFILE_MODEL`],
+    );
   });
 });

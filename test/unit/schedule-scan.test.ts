@@ -20,7 +20,9 @@ function fakeStore(options: { due: boolean; keys: number; dbNow: Date; stale?: b
   const excluded: string[][] = [];
   const policies: SchedulePolicy[] = [];
   const store = {
-    async readBindingState() { return { dbNow: options.dbNow }; },
+    async readBindingState() {
+      return { dbNow: options.dbNow };
+    },
     async beginScan(_t: unknown, _b: string, policy: SchedulePolicy) {
       calls.push('begin');
       policies.push(policy);
@@ -35,7 +37,10 @@ function fakeStore(options: { due: boolean; keys: number; dbNow: Date; stale?: b
       for (let s = after + 1; s <= Math.min(options.keys, after + limit); s += 1) keys.push({ scopeId: `k${s}`, pendingSequence: s });
       return { keys, nextAfterSequence: after + keys.length, exhausted: after + keys.length >= options.keys };
     },
-    async finishScan() { calls.push('finish'); return { scanGeneration: 7 }; },
+    async finishScan() {
+      calls.push('finish');
+      return { scanGeneration: 7 };
+    },
   } as unknown as Store;
   return { store, calls, excluded, policies };
 }
@@ -44,19 +49,28 @@ function setup(schedule: SchedulePolicyDecl, store: Store, queue = 4) {
   const clock = new ManualClock({ wall: Date.parse('2026-01-01T00:00:00Z') });
   const table = new KeyStateTable(queue);
   const notified: number[] = [];
-  const scan = new ScheduleScan('b', 'f', schedule, { scanPageSize: 100, readyQueueSize: queue }, {
-    store, table,
-    enqueue: (id) => table.enqueue(id, 'scan'),
-    notifyRequest: (seq) => notified.push(seq),
-    calibrated: () => true,
-    hasBudget: () => true,
-    wake: () => undefined,
-  }, clock, logger);
+  const scan = new ScheduleScan(
+    'b',
+    'f',
+    schedule,
+    { scanPageSize: 100, readyQueueSize: queue },
+    {
+      store,
+      table,
+      enqueue: (id) => table.enqueue(id, 'scan'),
+      notifyRequest: (seq) => notified.push(seq),
+      calibrated: () => true,
+      hasBudget: () => true,
+      wake: () => undefined,
+    },
+    clock,
+    logger,
+  );
   return { clock, table, scan, notified };
 }
 
 describe('ScheduleScan', () => {
-  test('not due: the database\'s next due time becomes a local wake-up; due again only once the clock reaches it', async () => {
+  test("not due: the database's next due time becomes a local wake-up; due again only once the clock reaches it", async () => {
     const dbNow = new Date('2026-01-01T00:00:00Z');
     const f = fakeStore({ due: false, keys: 0, dbNow });
     const s = setup({ kind: 'interval', seconds: 60 }, f.store);

@@ -17,7 +17,10 @@ test('a live host holds the lock; a second acquisition is refused with a clear e
   const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
   try {
     fs.writeFileSync(`${db}.host.lock`, `${child.pid}\n`);
-    assert.throws(() => acquireSqliteHostLock(db), (e: unknown) => e instanceof HostLockError && e.message.includes(`pid ${child.pid}`) && /one host process/.test(e.message));
+    assert.throws(
+      () => acquireSqliteHostLock(db),
+      (e: unknown) => e instanceof HostLockError && e.message.includes(`pid ${child.pid}`) && /one host process/.test(e.message),
+    );
   } finally {
     child.kill('SIGKILL');
   }
@@ -39,7 +42,9 @@ test('apsup run refuses to start a second SQLite host on the same database', asy
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
-    run.stderr.on('data', (d) => { stderr += String(d); });
+    run.stderr.on('data', (d) => {
+      stderr += String(d);
+    });
     const code = await new Promise<number | null>((resolve) => run.once('exit', resolve));
     assert.equal(code, 2);
     assert.match(stderr, /another runtime host \(pid \d+\) already runs on this SQLite database/);

@@ -15,14 +15,19 @@ function leaseStore() {
   const state = { mode: 'ok' as Mode, renewals: 0, invalidations: 0, generation: 1 };
   const store = {
     backend: 'mysql',
-    async acquireTerm() { return { outcome: 'acquired', supervisorGeneration: state.generation, holderId: 'h' }; },
+    async acquireTerm() {
+      return { outcome: 'acquired', supervisorGeneration: state.generation, holderId: 'h' };
+    },
     renewTerm() {
       state.renewals += 1;
       if (state.mode === 'fail') return Promise.reject(new Error('connection reset (scripted)'));
       if (state.mode === 'hang') return new Promise(() => undefined);
       return Promise.resolve();
     },
-    async invalidateTerm() { state.invalidations += 1; state.generation += 1; },
+    async invalidateTerm() {
+      state.invalidations += 1;
+      state.generation += 1;
+    },
   } as unknown as Store;
   return { store, state };
 }
@@ -33,9 +38,19 @@ const RENEW = 500;
 async function leader() {
   const clock = new ManualClock();
   const { store, state } = leaseStore();
-  const keeper = new TermKeeper(store, { supervisorKey: 'global', holderId: 'h', ttlMs: TTL, renewEveryMs: RENEW, logger: createLogger({ level: 'silent' }), clock });
+  const keeper = new TermKeeper(store, {
+    supervisorKey: 'global',
+    holderId: 'h',
+    ttlMs: TTL,
+    renewEveryMs: RENEW,
+    logger: createLogger({ level: 'silent' }),
+    clock,
+  });
   const events: string[] = [];
-  for (const e of ['acquired', 'lost', 'suspended', 'resumed'] as const) keeper.on(e as 'acquired', () => { events.push(e); });
+  for (const e of ['acquired', 'lost', 'suspended', 'resumed'] as const)
+    keeper.on(e as 'acquired', () => {
+      events.push(e);
+    });
   await keeper.start();
   assert.equal(keeper.state, 'leader');
   return { clock, keeper, state, events };

@@ -38,18 +38,30 @@ export async function openBullmq(): Promise<PeerOpen> {
   const connections: Redis[] = [conn];
   const queues: Queue[] = [];
   let n = 0;
-  const track = (r: Redis) => { connections.push(r); return r; };
+  const track = (r: Redis) => {
+    connections.push(r);
+    return r;
+  };
   const newQueue = () => {
     const q = new Queue(`noop${(n += 1)}`, { connection: conn, prefix });
     queues.push(q);
     return q;
   };
-  const worker = (q: Queue, concurrency: number, handle: (data: { i?: number }) => void) => new Worker(q.name, async (job) => { handle(job.data as { i?: number }); },
-    { connection: track(connection()), prefix, concurrency, autorun: true, removeOnComplete: { count: 0 } });
+  const worker = (q: Queue, concurrency: number, handle: (data: { i?: number }) => void) =>
+    new Worker(
+      q.name,
+      async (job) => {
+        handle(job.data as { i?: number });
+      },
+      { connection: track(connection()), prefix, concurrency, autorun: true, removeOnComplete: { count: 0 } },
+    );
   return {
     ok: true,
     peer: {
-      name, backend: 'redis', durability, notes: 'blocking fetch',
+      name,
+      backend: 'redis',
+      durability,
+      notes: 'blocking fetch',
       async drain(jobs, concurrency) {
         const q = newQueue();
         for (let offset = 0; offset < jobs; offset += 2000) {
@@ -72,10 +84,19 @@ export async function openBullmq(): Promise<PeerOpen> {
       async latency(triggers, gapMs, concurrency) {
         const q = newQueue();
         const starts = new Map<number, number>();
-        const w = worker(q, concurrency, (d) => { if (typeof d.i === 'number') starts.set(d.i, now()); });
+        const w = worker(q, concurrency, (d) => {
+          if (typeof d.i === 'number') starts.set(d.i, now());
+        });
         await w.waitUntilReady();
         try {
-          return await pacedLatency(triggers, gapMs, async (i) => { await q.add('noop', { i }, { removeOnComplete: true }); }, starts);
+          return await pacedLatency(
+            triggers,
+            gapMs,
+            async (i) => {
+              await q.add('noop', { i }, { removeOnComplete: true });
+            },
+            starts,
+          );
         } finally {
           await w.close();
         }

@@ -17,7 +17,9 @@ export async function openGraphileWorker(maxConcurrency: number): Promise<PeerOp
   const schema = `apsup_bench_gw_${process.pid}_${crypto.randomBytes(3).toString('hex')}`;
   const pool = new pg.Pool({ connectionString: PG_URL, max: maxConcurrency + 4 });
   pool.on('error', () => undefined);
-  pool.on('connect', (client) => { client.on('error', () => undefined); });
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   let utils: WorkerUtils;
   try {
     await runMigrations({ pgPool: pool, schema, logger: silent });
@@ -27,12 +29,27 @@ export async function openGraphileWorker(maxConcurrency: number): Promise<PeerOp
     return { ok: false, name, reason: `graphile-worker migrations failed (${(error as Error).message})` };
   }
   let onJob: (payload: { i?: number }) => void = () => undefined;
-  const start = (concurrency: number) => run({ pgPool: pool, schema, concurrency, noHandleSignals: true, pollInterval: 1000, logger: silent,
-    taskList: { noop: async (payload) => { onJob(payload as { i?: number }); } } });
+  const start = (concurrency: number) =>
+    run({
+      pgPool: pool,
+      schema,
+      concurrency,
+      noHandleSignals: true,
+      pollInterval: 1000,
+      logger: silent,
+      taskList: {
+        noop: async (payload) => {
+          onJob(payload as { i?: number });
+        },
+      },
+    });
   return {
     ok: true,
     peer: {
-      name, backend: 'postgresql', durability: await postgresDurability(pool), notes: 'LISTEN/NOTIFY wake-up, poll 1 s',
+      name,
+      backend: 'postgresql',
+      durability: await postgresDurability(pool),
+      notes: 'LISTEN/NOTIFY wake-up, poll 1 s',
       async drain(jobs, concurrency) {
         for (let offset = 0; offset < jobs; offset += 2000) {
           const n = Math.min(2000, jobs - offset);
@@ -56,10 +73,19 @@ export async function openGraphileWorker(maxConcurrency: number): Promise<PeerOp
       },
       async latency(triggers, gapMs, concurrency) {
         const starts = new Map<number, number>();
-        onJob = (p) => { if (typeof p.i === 'number' && p.i >= 0) starts.set(p.i, now()); };
+        onJob = (p) => {
+          if (typeof p.i === 'number' && p.i >= 0) starts.set(p.i, now());
+        };
         const runner = await start(concurrency);
         try {
-          return await pacedLatency(triggers, gapMs, async (i) => { await utils.addJob('noop', { i }); }, starts);
+          return await pacedLatency(
+            triggers,
+            gapMs,
+            async (i) => {
+              await utils.addJob('noop', { i });
+            },
+            starts,
+          );
         } finally {
           await runner.stop();
         }

@@ -4,7 +4,10 @@ import { openPgBoss } from './pg-boss.ts';
 import { openBullmq } from './bullmq.ts';
 import type { PeerOpen, QueuePeer } from './types.ts';
 
-export interface SkippedPeer { name: string; reason: string }
+export interface SkippedPeer {
+  name: string;
+  reason: string;
+}
 
 export async function openPeers(concurrency: number): Promise<{ peers: QueuePeer[]; skipped: SkippedPeer[] }> {
   const opened: PeerOpen[] = [await openGraphileWorker(concurrency), await openPgBoss(concurrency), await openBullmq()];

@@ -36,13 +36,18 @@ export async function openPgBoss(maxConcurrency: number): Promise<PeerOpen> {
   };
   const work = async (q: string, concurrency: number, handle: (data: { i?: number }) => void) => {
     for (let w = 0; w < concurrency; w += 1) {
-      await boss.work<{ i?: number }>(q, { batchSize: BATCH, pollingIntervalSeconds: POLL_SECONDS }, async (jobs) => { for (const j of jobs) handle(j.data); });
+      await boss.work<{ i?: number }>(q, { batchSize: BATCH, pollingIntervalSeconds: POLL_SECONDS }, async (jobs) => {
+        for (const j of jobs) handle(j.data);
+      });
     }
   };
   return {
     ok: true,
     peer: {
-      name, backend: 'postgresql', durability: await postgresDurability(pool), notes: `${BATCH} jobs per fetch, poll ${POLL_SECONDS} s`,
+      name,
+      backend: 'postgresql',
+      durability: await postgresDurability(pool),
+      notes: `${BATCH} jobs per fetch, poll ${POLL_SECONDS} s`,
       async drain(jobs, concurrency) {
         const q = await newQueue();
         for (let offset = 0; offset < jobs; offset += 2000) {
@@ -67,9 +72,18 @@ export async function openPgBoss(maxConcurrency: number): Promise<PeerOpen> {
       async latency(triggers, gapMs, concurrency) {
         const q = await newQueue();
         const starts = new Map<number, number>();
-        await work(q, concurrency, (d) => { if (typeof d.i === 'number') starts.set(d.i, now()); });
+        await work(q, concurrency, (d) => {
+          if (typeof d.i === 'number') starts.set(d.i, now());
+        });
         try {
-          return await pacedLatency(triggers, gapMs, async (i) => { await boss.send(q, { i }); }, starts);
+          return await pacedLatency(
+            triggers,
+            gapMs,
+            async (i) => {
+              await boss.send(q, { i });
+            },
+            starts,
+          );
         } finally {
           await boss.offWork(q);
         }

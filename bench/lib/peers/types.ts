@@ -43,10 +43,15 @@ export class DrainClock {
   private tenthAt = 0;
   private done = 0;
   private resolveAll!: () => void;
-  readonly finished = new Promise<void>((r) => { this.resolveAll = r; });
+  readonly finished = new Promise<void>((r) => {
+    this.resolveAll = r;
+  });
   endAt = 0;
 
-  constructor(private readonly jobs: number, private readonly concurrency: number) {}
+  constructor(
+    private readonly jobs: number,
+    private readonly concurrency: number,
+  ) {}
 
   started(): void {
     if (!this.firstStart) this.firstStart = now();
@@ -65,7 +70,10 @@ export class DrainClock {
     const seconds = (this.endAt - this.t0) / 1000;
     const tenth = Math.ceil(this.jobs / 10);
     return {
-      jobs: this.jobs, concurrency: this.concurrency, seconds, perSecond: this.jobs / seconds,
+      jobs: this.jobs,
+      concurrency: this.concurrency,
+      seconds,
+      perSecond: this.jobs / seconds,
       steadyPerSecond: (this.jobs - tenth) / ((this.endAt - this.tenthAt) / 1000),
       firstStartPerSecond: this.jobs / ((this.endAt - (this.firstStart || this.t0)) / 1000),
     };
@@ -73,7 +81,13 @@ export class DrainClock {
 }
 
 /** Paced submits; `submit(i)` resolves after the job is stored; starts[i] is set by the handler. */
-export async function pacedLatency(triggers: number, gapMs: number, submit: (i: number) => Promise<void>, starts: Map<number, number>, timeoutMs = 60_000): Promise<number[]> {
+export async function pacedLatency(
+  triggers: number,
+  gapMs: number,
+  submit: (i: number) => Promise<void>,
+  starts: Map<number, number>,
+  timeoutMs = 60_000,
+): Promise<number[]> {
   const submitted = new Map<number, number>();
   const t0 = now();
   for (let i = 0; i < triggers; i += 1) {

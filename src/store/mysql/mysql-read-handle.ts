@@ -42,7 +42,11 @@ export class MysqlReadHandle implements ReadHandle {
   private readonly verified = new WeakSet<object>();
   private readonly timeoutMs: number;
 
-  constructor(pool: Pool, timeoutMs: number, private readonly connection: MysqlConnectionOptions) {
+  constructor(
+    pool: Pool,
+    timeoutMs: number,
+    private readonly connection: MysqlConnectionOptions,
+  ) {
     this.pool = pool;
     this.timeoutMs = timeoutMs;
   }

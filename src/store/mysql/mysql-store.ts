@@ -14,7 +14,15 @@ import { InvalidArgumentError, isStoreErrorCode, storeErrorFromCode } from '../e
 import { OPERATIONS, type OperationName } from '../operations.ts';
 import type { Row } from '../rows.ts';
 import type { Term, TxHandle } from '../types.ts';
-import { boundStatements, checkTransactionBound, engineOf, TransactionEndedError, transactionBoundFromEnv, wasClosedBeforeSend, type MysqlEngine } from './transaction-bound.ts';
+import {
+  boundStatements,
+  checkTransactionBound,
+  engineOf,
+  TransactionEndedError,
+  transactionBoundFromEnv,
+  wasClosedBeforeSend,
+  type MysqlEngine,
+} from './transaction-bound.ts';
 
 /**
  * The sql_mode of every connection of the store and of the migration connection (so every
@@ -169,7 +177,10 @@ export class MysqlStore extends BaseStore {
     if (verified.has(core)) return;
     const problem = await sessionProblem(conn);
     if (problem) {
-      throw new InvalidArgumentError(op, `${problem}: run ${MYSQL_SESSION_SETUP.map((s) => `"${s}"`).join(', ')} on it before its transaction, or use store.transaction()`);
+      throw new InvalidArgumentError(
+        op,
+        `${problem}: run ${MYSQL_SESSION_SETUP.map((s) => `"${s}"`).join(', ')} on it before its transaction, or use store.transaction()`,
+      );
     }
     verified.add(core);
   }
@@ -223,7 +234,9 @@ export class MysqlStore extends BaseStore {
   }
 
   async transaction<T>(fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {
-    return this.inTransaction(async (conn) => { await conn.query('START TRANSACTION'); }, fn);
+    return this.inTransaction(async (conn) => {
+      await conn.query('START TRANSACTION');
+    }, fn);
   }
 
   async fencedTransaction<T>(term: Term, fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {

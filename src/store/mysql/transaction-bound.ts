@@ -60,7 +60,10 @@ export function boundStatements(engine: MysqlEngine, boundMs: number): BoundStat
 /** A store transaction the server ended before its COMMIT could be sent: nothing of it was committed. */
 export class TransactionEndedError extends Error {
   constructor(boundMs: number, options?: { cause?: unknown }) {
-    super(`the server ended the transaction before it could commit (it stayed open and idle past the ${boundMs} ms transaction bound, or its connection was lost); nothing was committed`, options);
+    super(
+      `the server ended the transaction before it could commit (it stayed open and idle past the ${boundMs} ms transaction bound, or its connection was lost); nothing was committed`,
+      options,
+    );
     this.name = 'TransactionEndedError';
   }
 }

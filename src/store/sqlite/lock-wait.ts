@@ -48,7 +48,12 @@ export class LockGate {
   /** The lock was found taken: the promise of the next probe time, shared by every waiter. */
   busy(): Promise<void> {
     if (!this.wait) {
-      this.wait = new Promise<void>((resolve) => setTimeout(() => { this.wait = null; resolve(); }, this.delay));
+      this.wait = new Promise<void>((resolve) =>
+        setTimeout(() => {
+          this.wait = null;
+          resolve();
+        }, this.delay),
+      );
       this.delay = Math.min(MAX_RETRY_MS, this.delay * 2);
     }
     return this.wait;

@@ -39,7 +39,11 @@ process.on('message', ({ id, sql, params }) => {
 process.send({ id: 0 });
 `;
 
-interface Reply { id: number; rows?: ReadRow[]; error?: { name?: string; message?: string; code?: string } }
+interface Reply {
+  id: number;
+  rows?: ReadRow[];
+  error?: { name?: string; message?: string; code?: string };
+}
 
 export class ReadTimeoutError extends Error {
   constructor(ms: number) {
@@ -55,13 +59,23 @@ export class SqliteProcessReadHandle implements ReadHandle {
   private tail: Promise<unknown> = Promise.resolve();
   private closed = false;
 
-  constructor(private readonly file: string, private readonly statementTimeoutMs = 30_000, private readonly busyTimeoutMs = 5000) {}
+  constructor(
+    private readonly file: string,
+    private readonly statementTimeoutMs = 30_000,
+    private readonly busyTimeoutMs = 5000,
+  ) {}
 
   private process(): ChildProcess {
     if (!this.reader || this.reader.exitCode !== null || this.reader.signalCode !== null) {
       const child = spawn(process.execPath, ['-e', READER_SOURCE], {
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-        env: { PATH: process.env.PATH ?? '', APSUP_READER_DRIVER: DRIVER, APSUP_READER_FILE: this.file, APSUP_READER_BUSY_MS: String(this.busyTimeoutMs), APSUP_READER_SYNCHRONOUS: sqliteSynchronous() },
+        env: {
+          PATH: process.env.PATH ?? '',
+          APSUP_READER_DRIVER: DRIVER,
+          APSUP_READER_FILE: this.file,
+          APSUP_READER_BUSY_MS: String(this.busyTimeoutMs),
+          APSUP_READER_SYNCHRONOUS: sqliteSynchronous(),
+        },
       });
       child.unref();
       child.channel?.unref();
@@ -106,7 +120,10 @@ export class SqliteProcessReadHandle implements ReadHandle {
         if (isSqliteReadOnly(reply.error)) return reject(new ReadOnlyError(OP, 'the database refused a write'));
         reject(Object.assign(new Error(message ?? 'read failed'), { name: name ?? 'Error', code }));
       };
-      const onExit = () => { finish(); reject(new Error('read handle: the reader process stopped')); };
+      const onExit = () => {
+        finish();
+        reject(new Error('read handle: the reader process stopped'));
+      };
       const onAbort = () => stop(signal!.reason);
       child.on('message', onMessage);
       child.on('exit', onExit);

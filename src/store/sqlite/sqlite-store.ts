@@ -43,7 +43,9 @@ class Mutex {
   async run<T>(fn: () => Promise<T> | T): Promise<T> {
     const previous = this.tail;
     let release!: () => void;
-    this.tail = new Promise<void>((resolve) => { release = resolve; });
+    this.tail = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     await previous;
     try {
       return await fn();
@@ -61,7 +63,10 @@ export class SqliteStore extends BaseStore {
   private readonly gate = new LockGate();
 
   /** @param lockWait host mode: the asynchronous, bounded lock wait (the connection's busy_timeout must be its busyTimeoutMs) */
-  constructor(db: BetterSqlite3.Database, private readonly lockWait: LockWaitOptions | null = null) {
+  constructor(
+    db: BetterSqlite3.Database,
+    private readonly lockWait: LockWaitOptions | null = null,
+  ) {
     super();
     this.db = db;
   }
@@ -84,14 +89,16 @@ export class SqliteStore extends BaseStore {
   private exclusive<T>(operation: string, run: (mayWrite: () => boolean) => T | typeof BUSY): Promise<T> {
     if (!this.lockWait) return this.mutex.run(() => run(() => true) as T);
     const mayWrite = () => !this.gate.closed;
-    return retryWhileBusy(operation, this.lockWait, this.gate, () => this.mutex.run(() => {
-      try {
-        return run(mayWrite);
-      } catch (error) {
-        if (isSqliteBusy(error)) return BUSY;
-        throw error;
-      }
-    }));
+    return retryWhileBusy(operation, this.lockWait, this.gate, () =>
+      this.mutex.run(() => {
+        try {
+          return run(mayWrite);
+        } catch (error) {
+          if (isSqliteBusy(error)) return BUSY;
+          throw error;
+        }
+      }),
+    );
   }
 
   protected async call(op: OperationName, params: Params, tx?: TxHandle): Promise<Row[][]> {

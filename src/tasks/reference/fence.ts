@@ -9,8 +9,18 @@ import { AttemptLostError } from '../../store/errors.ts';
 import type { Tx } from '../../store/scoped-tx.ts';
 import type { TaskContext } from '../handler.ts';
 
-export async function assertOwnedRow(ctx: TaskContext, tx: Tx, table: 'ref_files' | 'ref_datasets', keyColumn: 'file_id' | 'dataset_id', key: string): Promise<void> {
-  const rows = await ctx.query(tx, `SELECT 1 AS owned FROM ${table} WHERE ${keyColumn} = ? AND task_id = ? AND attempt_token = ?`, [key, ctx.taskId, ctx.attemptToken]);
+export async function assertOwnedRow(
+  ctx: TaskContext,
+  tx: Tx,
+  table: 'ref_files' | 'ref_datasets',
+  keyColumn: 'file_id' | 'dataset_id',
+  key: string,
+): Promise<void> {
+  const rows = await ctx.query(tx, `SELECT 1 AS owned FROM ${table} WHERE ${keyColumn} = ? AND task_id = ? AND attempt_token = ?`, [
+    key,
+    ctx.taskId,
+    ctx.attemptToken,
+  ]);
   if (rows.length === 0) throw new AttemptLostError(`${table} ${key} (owned by another task or attempt)`);
 }
 

@@ -9,11 +9,16 @@ import { defineTaskHandler } from '../handler.ts';
 
 export default defineTaskHandler({
   async run() {
-    throw Object.assign(new Error('legacy generate-dataset tasks (handler version 0) are not executed by this runtime; the legacy failure hook failed the dataset'), { code: 'legacy_not_executable' });
+    throw Object.assign(
+      new Error('legacy generate-dataset tasks (handler version 0) are not executed by this runtime; the legacy failure hook failed the dataset'),
+      { code: 'legacy_not_executable' },
+    );
   },
   async failureHook(tx, task, { query }) {
     const payload = task.payload as { datasetId?: string };
     if (!payload?.datasetId) return;
-    await query(tx, "UPDATE ref_datasets SET state = 'failed' WHERE dataset_id = ? AND state IN ('pending', 'generating') AND task_id IS NULL", [payload.datasetId]);
+    await query(tx, "UPDATE ref_datasets SET state = 'failed' WHERE dataset_id = ? AND state IN ('pending', 'generating') AND task_id IS NULL", [
+      payload.datasetId,
+    ]);
   },
 });

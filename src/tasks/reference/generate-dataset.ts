@@ -12,15 +12,28 @@
 import { defineTaskHandler } from '../handler.ts';
 import { assertOwnedRow, ownerActive } from './fence.ts';
 
-interface Payload { datasetId: string; items: number; itemDelayMs?: number; failAtItem?: number }
+interface Payload {
+  datasetId: string;
+  items: number;
+  itemDelayMs?: number;
+  failAtItem?: number;
+}
 
 export default defineTaskHandler({
   async run(raw, ctx) {
     const p = raw as Payload;
     const start = await ctx.commit(async (tx) => {
-      const rows = await ctx.query(tx, `SELECT generated, state, task_id FROM ref_datasets WHERE dataset_id = ?${ctx.backend === 'sqlite' ? '' : ' FOR UPDATE'}`, [p.datasetId]);
+      const rows = await ctx.query(
+        tx,
+        `SELECT generated, state, task_id FROM ref_datasets WHERE dataset_id = ?${ctx.backend === 'sqlite' ? '' : ' FOR UPDATE'}`,
+        [p.datasetId],
+      );
       if (rows.length === 0) {
-        await ctx.query(tx, "INSERT INTO ref_datasets (dataset_id, target_items, generated, state, task_id, attempt_token) VALUES (?, ?, 0, 'generating', ?, ?)", [p.datasetId, p.items, ctx.taskId, ctx.attemptToken]);
+        await ctx.query(
+          tx,
+          "INSERT INTO ref_datasets (dataset_id, target_items, generated, state, task_id, attempt_token) VALUES (?, ?, 0, 'generating', ?, ?)",
+          [p.datasetId, p.items, ctx.taskId, ctx.attemptToken],
+        );
         return 0;
       }
       if (await ownerActive(ctx, tx, rows[0].task_id)) {
@@ -29,21 +42,34 @@ export default defineTaskHandler({
       // Continue from the checkpoint: this attempt's own (a requeue) or an explicit resume's.
       const continues = Number(rows[0].task_id) === ctx.taskId || Boolean(ctx.resumedFromTaskId);
       const from = continues ? Number(rows[0].generated) : 0;
-      await ctx.query(tx, "UPDATE ref_datasets SET state = 'generating', target_items = ?, generated = ?, task_id = ?, attempt_token = ? WHERE dataset_id = ?", [p.items, from, ctx.taskId, ctx.attemptToken, p.datasetId]);
+      await ctx.query(
+        tx,
+        "UPDATE ref_datasets SET state = 'generating', target_items = ?, generated = ?, task_id = ?, attempt_token = ? WHERE dataset_id = ?",
+        [p.items, from, ctx.taskId, ctx.attemptToken, p.datasetId],
+      );
       return from;
     });
     for (let item = start + 1; item <= p.items; item += 1) {
       if (p.failAtItem === item && !ctx.resumedFromTaskId) throw new Error(`item ${item} of ${p.datasetId} could not be generated`);
       if (p.itemDelayMs) await new Promise((r) => setTimeout(r, p.itemDelayMs));
       await ctx.commit(async (tx) => {
-        await ctx.query(tx, 'UPDATE ref_datasets SET generated = ? WHERE dataset_id = ? AND task_id = ? AND attempt_token = ?', [item, p.datasetId, ctx.taskId, ctx.attemptToken]);
+        await ctx.query(tx, 'UPDATE ref_datasets SET generated = ? WHERE dataset_id = ? AND task_id = ? AND attempt_token = ?', [
+          item,
+          p.datasetId,
+          ctx.taskId,
+          ctx.attemptToken,
+        ]);
         await assertOwnedRow(ctx, tx, 'ref_datasets', 'dataset_id', p.datasetId);
       });
       await ctx.progress(item, p.items, item === start + 1 ? `generating from item ${item}` : null);
     }
     // 'completed' commits with the task's success (one transaction).
     ctx.onComplete(async (tx) => {
-      await ctx.query(tx, "UPDATE ref_datasets SET state = 'completed' WHERE dataset_id = ? AND task_id = ? AND attempt_token = ?", [p.datasetId, ctx.taskId, ctx.attemptToken]);
+      await ctx.query(tx, "UPDATE ref_datasets SET state = 'completed' WHERE dataset_id = ? AND task_id = ? AND attempt_token = ?", [
+        p.datasetId,
+        ctx.taskId,
+        ctx.attemptToken,
+      ]);
       await assertOwnedRow(ctx, tx, 'ref_datasets', 'dataset_id', p.datasetId);
     });
     return { datasetId: p.datasetId, generated: p.items, resumedFrom: start };
@@ -51,6 +77,9 @@ export default defineTaskHandler({
   async failureHook(tx, task, { query }) {
     const p = task.payload as Payload;
     // 'pending': written with the intent at submit (a task that fails before its handler ran).
-    await query(tx, "UPDATE ref_datasets SET state = 'failed' WHERE dataset_id = ? AND task_id = ? AND state IN ('pending', 'generating')", [p.datasetId, task.taskId]);
+    await query(tx, "UPDATE ref_datasets SET state = 'failed' WHERE dataset_id = ? AND task_id = ? AND state IN ('pending', 'generating')", [
+      p.datasetId,
+      task.taskId,
+    ]);
   },
 });

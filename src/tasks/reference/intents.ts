@@ -31,15 +31,25 @@ export async function datasetIntent(tx: TxHandle, task: TaskIntent, h: IntentHel
   const p = task.payload as { datasetId: string; items: number };
   const row = await lockedRow(tx, h, 'ref_datasets', 'dataset_id', p.datasetId, 'state, task_id');
   if (!row) {
-    await h.query(tx, "INSERT INTO ref_datasets (dataset_id, target_items, generated, state, task_id, attempt_token) VALUES (?, ?, 0, 'pending', ?, NULL)", [p.datasetId, p.items, task.taskId]);
+    await h.query(tx, "INSERT INTO ref_datasets (dataset_id, target_items, generated, state, task_id, attempt_token) VALUES (?, ?, 0, 'pending', ?, NULL)", [
+      p.datasetId,
+      p.items,
+      task.taskId,
+    ]);
     return;
   }
   if (await ownedByOtherActive(tx, h, row.task_id, task.taskId)) return;
   if (task.resumedFromTaskId !== null && String(row.state) === 'completed') {
-    throw new ResumeSupersededError(`dataset ${p.datasetId} was already completed by task ${String(row.task_id)}; task ${task.resumedFromTaskId} is not resumed`);
+    throw new ResumeSupersededError(
+      `dataset ${p.datasetId} was already completed by task ${String(row.task_id)}; task ${task.resumedFromTaskId} is not resumed`,
+    );
   }
   // Only an explicit resume keeps the checkpoint; a plain new task starts over.
-  await h.query(tx, `UPDATE ref_datasets SET state = 'pending', target_items = ?, task_id = ?, attempt_token = NULL${task.resumedFromTaskId === null ? ', generated = 0' : ''} WHERE dataset_id = ?`, [p.items, task.taskId, p.datasetId]);
+  await h.query(
+    tx,
+    `UPDATE ref_datasets SET state = 'pending', target_items = ?, task_id = ?, attempt_token = NULL${task.resumedFromTaskId === null ? ', generated = 0' : ''} WHERE dataset_id = ?`,
+    [p.items, task.taskId, p.datasetId],
+  );
 }
 
 export async function fileIntent(tx: TxHandle, task: TaskIntent, h: IntentHelpers): Promise<void> {

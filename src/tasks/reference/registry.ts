@@ -3,19 +3,23 @@ import { z } from 'zod';
 import type { TaskTypeDefinition } from '../registry.ts';
 import { datasetIntent, fileIntent } from './intents.ts';
 
-const indexFilePayload = z.object({
-  fileId: z.string().min(1).max(150),
-  chunks: z.number().int().positive().max(10_000).optional(),
-  chunkDelayMs: z.number().int().nonnegative().max(600_000).optional(),
-  failAtChunk: z.number().int().positive().optional(),
-}).strict();
+const indexFilePayload = z
+  .object({
+    fileId: z.string().min(1).max(150),
+    chunks: z.number().int().positive().max(10_000).optional(),
+    chunkDelayMs: z.number().int().nonnegative().max(600_000).optional(),
+    failAtChunk: z.number().int().positive().optional(),
+  })
+  .strict();
 
-const datasetPayload = z.object({
-  datasetId: z.string().min(1).max(150),
-  items: z.number().int().positive().max(1_000_000),
-  itemDelayMs: z.number().int().nonnegative().max(600_000).optional(),
-  failAtItem: z.number().int().positive().optional(),
-}).strict();
+const datasetPayload = z
+  .object({
+    datasetId: z.string().min(1).max(150),
+    items: z.number().int().positive().max(1_000_000),
+    itemDelayMs: z.number().int().nonnegative().max(600_000).optional(),
+    failAtItem: z.number().int().positive().optional(),
+  })
+  .strict();
 
 export default [
   {

@@ -10,9 +10,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { StoreError } from '../../../src/store/errors.ts';
-import type {
-  BindingState, IntentSnapshot, KeyGenerations, KeyPage, SchedulePolicy, ScanStart, Store, Term,
-} from '../../../src/store/types.ts';
+import type { BindingState, IntentSnapshot, KeyGenerations, KeyPage, SchedulePolicy, ScanStart, Store, Term } from '../../../src/store/types.ts';
 import { createBackend } from '../../helpers/backends.ts';
 import type { Backend } from '../../../src/store/types.ts';
 
@@ -140,8 +138,8 @@ class ModelRun {
 
   private fail(message: string): never {
     throw new Error(
-      `[${this.backend}] model mismatch (seed=${this.seed}, step=${this.step}; reproduce with APSUP_MODEL_SEEDS=${this.seed}): `
-      + `${message}\nlast operations:\n  ${this.trace.join('\n  ')}`,
+      `[${this.backend}] model mismatch (seed=${this.seed}, step=${this.step}; reproduce with APSUP_MODEL_SEEDS=${this.seed}): ` +
+        `${message}\nlast operations:\n  ${this.trace.join('\n  ')}`,
     );
   }
 
@@ -225,7 +223,8 @@ class ModelRun {
 
   private checkInvariants(s: { dirtyGeneration: number; cleanGeneration: number; requestedGeneration: number; handledGeneration: number }, what: string): void {
     if (!(s.cleanGeneration >= 0 && s.cleanGeneration <= s.dirtyGeneration)) this.fail(`${what}: violates 0 <= clean <= dirty: ${JSON.stringify(s)}`);
-    if (!(s.handledGeneration >= 0 && s.handledGeneration <= s.requestedGeneration)) this.fail(`${what}: violates 0 <= handled <= requested: ${JSON.stringify(s)}`);
+    if (!(s.handledGeneration >= 0 && s.handledGeneration <= s.requestedGeneration))
+      this.fail(`${what}: violates 0 <= handled <= requested: ${JSON.stringify(s)}`);
   }
 
   /** A key seen for the first time: its pending_sequence must be new, unique and above every earlier one. */
@@ -263,7 +262,11 @@ class ModelRun {
     for (let page = 0; page < 40; page += 1) {
       const got = await this.store.listOwedRequests(binding, after, limit);
       const want = expected.slice(offset, offset + limit);
-      this.same(got.keys, want.map((k) => this.gens(k)), `listOwedRequests(${binding}, after=${after}, limit=${limit}).keys`);
+      this.same(
+        got.keys,
+        want.map((k) => this.gens(k)),
+        `listOwedRequests(${binding}, after=${after}, limit=${limit}).keys`,
+      );
       const wantNext = want.length > 0 ? want[want.length - 1].seq : after;
       this.same(got.nextAfterSequence, wantNext, `listOwedRequests(${binding}, after=${after}, limit=${limit}).nextAfterSequence`);
       this.same(got.exhausted, want.length < limit, `listOwedRequests(${binding}, after=${after}, limit=${limit}).exhausted`);
@@ -322,7 +325,8 @@ class ModelRun {
     const previous = this.term?.supervisorGeneration ?? 0;
     if (this.term) {
       const invalidated = await this.store.invalidateTerm(SUPERVISOR_KEY, {
-        holderId: this.term.holderId, supervisorGeneration: this.term.supervisorGeneration,
+        holderId: this.term.holderId,
+        supervisorGeneration: this.term.supervisorGeneration,
       });
       this.same([invalidated.outcome, invalidated.supervisorGeneration, invalidated.holderId], ['invalidated', previous + 1, null], 'invalidateTerm');
     }
@@ -338,9 +342,8 @@ class ModelRun {
     const scopeId = this.pick(SCOPES);
     const mode = this.txMode();
     const before = this.key(binding, scopeId);
-    const call = (tx?: unknown) => (kind === 'dirty'
-      ? this.store.markDirty(binding, scopeId, tx as never)
-      : this.store.acceptRequest(binding, scopeId, tx as never));
+    const call = (tx?: unknown) =>
+      kind === 'dirty' ? this.store.markDirty(binding, scopeId, tx as never) : this.store.acceptRequest(binding, scopeId, tx as never);
     const result = await this.withMode(mode, call);
     this.log(`${kind === 'dirty' ? 'markDirty' : 'acceptRequest'}(${binding}, ${scopeId}) [${mode}]`);
     this.count(`${kind}:${mode}`);
@@ -361,9 +364,7 @@ class ModelRun {
     const binding = this.pick(BINDINGS);
     const scopeId = this.pick(SCOPES);
     const inTx = this.chance(0.3);
-    const snap = inTx
-      ? await this.store.transaction((tx) => this.store.readIntent(binding, scopeId, tx))
-      : await this.store.readIntent(binding, scopeId);
+    const snap = inTx ? await this.store.transaction((tx) => this.store.readIntent(binding, scopeId, tx)) : await this.store.readIntent(binding, scopeId);
     const k = this.key(binding, scopeId);
     this.log(`snapshot(${binding}, ${scopeId})${inTx ? ' [tx]' : ''} -> ${snap ? `req=${snap.requestedGeneration} dirty=${snap.dirtyGeneration}` : 'none'}`);
     this.same(snap, k ? this.snapshotOf(k) : null, `readIntent(${binding}, ${scopeId})`);
@@ -404,9 +405,17 @@ class ModelRun {
     }
     const mode = this.txMode();
     const what = `ack#${inv.id}(${inv.binding}, ${inv.scopeId}, claimed=${claimed}, clean=${clean}, term=${inv.term.holderId}@${inv.term.supervisorGeneration}) [${variant}, ${mode}]`;
-    const ack = (tx?: unknown) => this.store.ackInvocation(inv.term, {
-      bindingName: inv.binding, scopeId: inv.scopeId, claimedRequestGeneration: claimed, cleanThroughDirtyGeneration: clean,
-    }, tx as never);
+    const ack = (tx?: unknown) =>
+      this.store.ackInvocation(
+        inv.term,
+        {
+          bindingName: inv.binding,
+          scopeId: inv.scopeId,
+          claimedRequestGeneration: claimed,
+          cleanThroughDirtyGeneration: clean,
+        },
+        tx as never,
+      );
 
     if (inv.term.supervisorGeneration !== this.term.supervisorGeneration) {
       // A worker of an earlier term is still alive: its acknowledgement is fenced out.
@@ -422,15 +431,19 @@ class ModelRun {
       this.count(`ack:${outcome}:${mode}`);
       if (mode !== 'tx-rollback') {
         if (!result) this.fail('no ack result');
-        this.same(result, {
-          bindingName: inv.binding,
-          scopeId: inv.scopeId,
-          outcome,
-          requestedGeneration: after.requested,
-          handledGeneration: after.handled,
-          dirtyGeneration: after.dirty,
-          cleanGeneration: after.clean,
-        }, what);
+        this.same(
+          result,
+          {
+            bindingName: inv.binding,
+            scopeId: inv.scopeId,
+            outcome,
+            requestedGeneration: after.requested,
+            handledGeneration: after.handled,
+            dirtyGeneration: after.dirty,
+            cleanGeneration: after.clean,
+          },
+          what,
+        );
         k.handled = after.handled;
         k.clean = after.clean;
       }
@@ -446,9 +459,13 @@ class ModelRun {
     const r = this.rng();
     if (registered.length === 0 || r < 0.2) {
       this.count('bad-ack:intent_not_found');
-      await this.expectError(`ack(${binding}, ${GHOST_SCOPE})`, 'intent_not_found', () => this.store.ackInvocation(this.term, {
-        bindingName: binding, scopeId: GHOST_SCOPE, claimedRequestGeneration: 1,
-      }));
+      await this.expectError(`ack(${binding}, ${GHOST_SCOPE})`, 'intent_not_found', () =>
+        this.store.ackInvocation(this.term, {
+          bindingName: binding,
+          scopeId: GHOST_SCOPE,
+          claimedRequestGeneration: 1,
+        }),
+      );
       await this.checkKey(binding, GHOST_SCOPE);
       return;
     }
@@ -456,18 +473,32 @@ class ModelRun {
     if (r < 0.6 || k.requested === 0) {
       const claimed = k.requested + this.int(1, 3);
       this.count('bad-ack:ack_beyond_request');
-      await this.expectError(`ack(${binding}, ${k.scopeId}, claimed=${claimed} > requested=${k.requested})`, 'ack_beyond_request',
-        () => this.store.ackInvocation(this.term, {
-          bindingName: binding, scopeId: k.scopeId, claimedRequestGeneration: claimed, cleanThroughDirtyGeneration: k.dirty,
-        }));
+      await this.expectError(`ack(${binding}, ${k.scopeId}, claimed=${claimed} > requested=${k.requested})`, 'ack_beyond_request', () =>
+        this.store.ackInvocation(this.term, {
+          bindingName: binding,
+          scopeId: k.scopeId,
+          claimedRequestGeneration: claimed,
+          cleanThroughDirtyGeneration: k.dirty,
+        }),
+      );
     } else {
       const claimed = this.int(1, k.requested);
       const clean = k.dirty + this.int(1, 3);
       this.count('bad-ack:clean_beyond_dirty');
-      await this.expectError(`ack(${binding}, ${k.scopeId}, claimed=${claimed}, clean=${clean} > dirty=${k.dirty})`, 'clean_beyond_dirty',
-        () => this.withMode(this.chance(0.5) ? 'tx' : 'direct', (tx) => this.store.ackInvocation(this.term, {
-          bindingName: binding, scopeId: k.scopeId, claimedRequestGeneration: claimed, cleanThroughDirtyGeneration: clean,
-        }, tx as never)));
+      await this.expectError(`ack(${binding}, ${k.scopeId}, claimed=${claimed}, clean=${clean} > dirty=${k.dirty})`, 'clean_beyond_dirty', () =>
+        this.withMode(this.chance(0.5) ? 'tx' : 'direct', (tx) =>
+          this.store.ackInvocation(
+            this.term,
+            {
+              bindingName: binding,
+              scopeId: k.scopeId,
+              claimedRequestGeneration: claimed,
+              cleanThroughDirtyGeneration: clean,
+            },
+            tx as never,
+          ),
+        ),
+      );
     }
     await this.checkKey(binding, k.scopeId);
     await this.checkOwed(binding);
@@ -489,7 +520,8 @@ class ModelRun {
     const fireAt = policy.kind === 'cron' ? policy.fireAt.getTime() : null;
     const predicted = this.predictStart(m, policy, fireAt);
     const start = await this.store.beginScan(this.term, binding, policy);
-    const policyText = policy.kind === 'cron' ? `cron@${policy.fireAt.toISOString()}` : policy.kind === 'interval' ? `interval ${policy.intervalSeconds}s` : 'off';
+    const policyText =
+      policy.kind === 'cron' ? `cron@${policy.fireAt.toISOString()}` : policy.kind === 'interval' ? `interval ${policy.intervalSeconds}s` : 'off';
     this.log(`beginScan(${binding}, ${policyText}) -> ${start.outcome} gen=${start.scanGeneration} upper=${start.scanUpperPendingSequence}`);
     this.count(`begin:${policy.kind}:${predicted}`);
     if (predicted === 'started') {
@@ -503,7 +535,9 @@ class ModelRun {
         // interval: the checkpoint is the database time of this start.
         const at = start.lastScheduleCheckpointAt?.getTime();
         if (at === undefined || at < stateBefore.dbNow.getTime() || at > start.dbNow.getTime()) {
-          this.fail(`beginScan(interval) checkpoint ${start.lastScheduleCheckpointAt?.toISOString()} is not the database time of the start (between ${stateBefore.dbNow.toISOString()} and ${start.dbNow.toISOString()})`);
+          this.fail(
+            `beginScan(interval) checkpoint ${start.lastScheduleCheckpointAt?.toISOString()} is not the database time of the start (between ${stateBefore.dbNow.toISOString()} and ${start.dbNow.toISOString()})`,
+          );
         }
         m.checkpoint = at;
       }
@@ -548,8 +582,7 @@ class ModelRun {
       else if (r < 0.32 && m.checkpoint !== null) {
         // The same cron fire again (must not start a second scan), or an older one (checkpoint only moves forward).
         policy = { kind: 'cron', fireAt: new Date(m.checkpoint - (this.chance(0.5) ? 0 : this.int(1, 5000))) };
-      }
-      else policy = { kind: 'cron', fireAt: state.dbNow };
+      } else policy = { kind: 'cron', fireAt: state.dbNow };
       const start = await this.begin(binding, policy, state);
       if (start.outcome === 'started') this.cursors.set(binding, { generation: start.scanGeneration, after: 0, exhausted: false });
       await this.checkBinding(binding);
@@ -561,7 +594,9 @@ class ModelRun {
       // whatever the policy, and paging restarts from the first page.
       const state = await this.checkBinding(binding);
       const policy: SchedulePolicy = this.pick<SchedulePolicy>([
-        { kind: 'cron', fireAt: state.dbNow }, { kind: 'interval', intervalSeconds: 3600 }, { kind: 'off' },
+        { kind: 'cron', fireAt: state.dbNow },
+        { kind: 'interval', intervalSeconds: 3600 },
+        { kind: 'off' },
       ]);
       const start = await this.begin(binding, policy, state);
       this.cursors.set(binding, { generation: start.scanGeneration, after: 0, exhausted: false });
@@ -573,7 +608,11 @@ class ModelRun {
       const fin = await this.store.finishScan(this.term, binding, cursor.generation);
       this.log(`finishScan(${binding}, gen=${cursor.generation})${premature ? ' [premature]' : ''} -> ${fin.outcome}`);
       this.count(premature ? 'finish:premature' : 'finish');
-      this.same([fin.outcome, fin.scanGeneration, fin.lastScheduleCheckpointAt?.getTime() ?? null], ['finished', m.scanGeneration, m.checkpoint], `finishScan(${binding})`);
+      this.same(
+        [fin.outcome, fin.scanGeneration, fin.lastScheduleCheckpointAt?.getTime() ?? null],
+        ['finished', m.scanGeneration, m.checkpoint],
+        `finishScan(${binding})`,
+      );
       m.inProgress = false;
       if (this.chance(0.3)) {
         const again = await this.store.finishScan(this.term, binding, cursor.generation);
@@ -598,13 +637,14 @@ class ModelRun {
     const excluded = new Set<string>();
     for (const inv of this.inflight) if (inv.binding === binding && this.chance(0.7)) excluded.add(inv.scopeId);
     for (const s of SCOPES) if (this.chance(0.08)) excluded.add(s);
-    const candidates = this.keysOf(binding).filter((k) => k.dirty > k.clean
-      && k.seq > after && k.seq <= (m.upper as number)
-      && k.lastAutoScan < m.scanGeneration
-      && !excluded.has(k.scopeId));
+    const candidates = this.keysOf(binding).filter(
+      (k) => k.dirty > k.clean && k.seq > after && k.seq <= (m.upper as number) && k.lastAutoScan < m.scanGeneration && !excluded.has(k.scopeId),
+    );
     const admitted = candidates.slice(0, limit);
     const page = await this.store.admitScanPage(this.term, binding, cursor.generation, after, limit, excluded.size > 0 ? [...excluded] : undefined);
-    this.log(`admitScanPage(${binding}, gen=${cursor.generation}, after=${after}, limit=${limit}, exclude=[${[...excluded].join('|')}])${rerun ? ' [rerun]' : ''} -> [${page.keys.map((k) => `${k.scopeId}:${k.requestedGeneration}`).join(', ')}]`);
+    this.log(
+      `admitScanPage(${binding}, gen=${cursor.generation}, after=${after}, limit=${limit}, exclude=[${[...excluded].join('|')}])${rerun ? ' [rerun]' : ''} -> [${page.keys.map((k) => `${k.scopeId}:${k.requestedGeneration}`).join(', ')}]`,
+    );
     this.count(rerun ? 'admit:rerun' : 'admit');
     this.stats.admittedKeys = (this.stats.admittedKeys ?? 0) + page.keys.length;
     for (const k of admitted) {
@@ -642,41 +682,56 @@ class ModelRun {
   private async opFenced(): Promise<void> {
     const binding = this.pick(BINDINGS);
     const m = this.bindings.get(binding)!;
-    const stale: Term = this.chance(0.5) && this.term.supervisorGeneration > 1
-      ? { ...this.term, supervisorGeneration: this.term.supervisorGeneration - 1 }
-      : this.chance(0.5)
-        ? { ...this.term, holderId: 'intruder' }
-        : { ...this.term, supervisorGeneration: this.term.supervisorGeneration + 1 };
+    const stale: Term =
+      this.chance(0.5) && this.term.supervisorGeneration > 1
+        ? { ...this.term, supervisorGeneration: this.term.supervisorGeneration - 1 }
+        : this.chance(0.5)
+          ? { ...this.term, holderId: 'intruder' }
+          : { ...this.term, supervisorGeneration: this.term.supervisorGeneration + 1 };
     const r = this.rng();
     const gen = Math.max(1, m.scanGeneration);
     if (r < 0.2) {
       this.count('fenced:begin');
-      await this.expectError(`beginScan with stale term ${stale.holderId}@${stale.supervisorGeneration}`, 'term_lost',
-        () => this.store.beginScan(stale, binding, { kind: 'cron', fireAt: new Date(Date.now() - 3_600_000) }));
+      await this.expectError(`beginScan with stale term ${stale.holderId}@${stale.supervisorGeneration}`, 'term_lost', () =>
+        this.store.beginScan(stale, binding, { kind: 'cron', fireAt: new Date(Date.now() - 3_600_000) }),
+      );
     } else if (r < 0.4) {
       this.count('fenced:admit');
-      await this.expectError(`admitScanPage with stale term ${stale.holderId}@${stale.supervisorGeneration}`, 'term_lost',
-        () => this.store.admitScanPage(stale, binding, gen, 0, 10));
+      await this.expectError(`admitScanPage with stale term ${stale.holderId}@${stale.supervisorGeneration}`, 'term_lost', () =>
+        this.store.admitScanPage(stale, binding, gen, 0, 10),
+      );
     } else if (r < 0.5) {
       this.count('fenced:finish');
-      await this.expectError(`finishScan with stale term ${stale.holderId}@${stale.supervisorGeneration}`, 'term_lost',
-        () => this.store.finishScan(stale, binding, gen));
+      await this.expectError(`finishScan with stale term ${stale.holderId}@${stale.supervisorGeneration}`, 'term_lost', () =>
+        this.store.finishScan(stale, binding, gen),
+      );
     } else if (r < 0.65) {
       const k = this.keysOf(binding).find((x) => x.requested > x.handled);
       if (!k) return;
       this.count('fenced:ack');
-      await this.expectError(`ack(${binding}, ${k.scopeId}) with stale term ${stale.holderId}@${stale.supervisorGeneration}`, 'term_lost',
-        () => this.withMode('tx', (tx) => this.store.ackInvocation(stale, {
-          bindingName: binding, scopeId: k.scopeId, claimedRequestGeneration: k.requested, cleanThroughDirtyGeneration: k.dirty,
-        }, tx as never)));
+      await this.expectError(`ack(${binding}, ${k.scopeId}) with stale term ${stale.holderId}@${stale.supervisorGeneration}`, 'term_lost', () =>
+        this.withMode('tx', (tx) =>
+          this.store.ackInvocation(
+            stale,
+            {
+              bindingName: binding,
+              scopeId: k.scopeId,
+              claimedRequestGeneration: k.requested,
+              cleanThroughDirtyGeneration: k.dirty,
+            },
+            tx as never,
+          ),
+        ),
+      );
       await this.checkKey(binding, k.scopeId);
     } else if (r < 0.85) {
       // A scan generation that is not the one in progress (or no scan in progress at all).
       const wrong = m.inProgress ? (this.chance(0.5) ? m.scanGeneration + 1 : Math.max(1, m.scanGeneration - 1)) : gen;
       if (m.inProgress && wrong === m.scanGeneration) return;
       this.count('fenced:scan_stale_admit');
-      await this.expectError(`admitScanPage(${binding}, gen=${wrong}) [in progress: ${m.inProgress ? m.scanGeneration : 'none'}]`, 'scan_stale',
-        () => this.store.admitScanPage(this.term, binding, wrong, 0, 10));
+      await this.expectError(`admitScanPage(${binding}, gen=${wrong}) [in progress: ${m.inProgress ? m.scanGeneration : 'none'}]`, 'scan_stale', () =>
+        this.store.admitScanPage(this.term, binding, wrong, 0, 10),
+      );
     } else if (r < 0.92) {
       const wrong = m.scanGeneration + 1;
       this.count('fenced:scan_stale_finish');
@@ -684,8 +739,9 @@ class ModelRun {
     } else {
       const state = await this.store.readBindingState(binding);
       this.count('fenced:cron_in_future');
-      await this.expectError(`beginScan(${binding}, cron fire one hour ahead of the database)`, 'cron_fire_in_future',
-        () => this.store.beginScan(this.term, binding, { kind: 'cron', fireAt: new Date(state.dbNow.getTime() + 3_600_000) }));
+      await this.expectError(`beginScan(${binding}, cron fire one hour ahead of the database)`, 'cron_fire_in_future', () =>
+        this.store.beginScan(this.term, binding, { kind: 'cron', fireAt: new Date(state.dbNow.getTime() + 3_600_000) }),
+      );
     }
     await this.checkBinding(binding);
     await this.checkOwed(binding);
@@ -723,65 +779,68 @@ class ModelRun {
 
 /** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
 export function register(backend: Backend): void {
-{
-  describe(`[${backend}] model: random intent, scan and acknowledgement sequences agree with the generation model`, () => {
-    for (const seed of SEEDS) {
-      test(`seed ${seed} (${STEPS} steps)`, async () => {
-        console.log(`[${backend}] model seed ${seed} (reproduce with APSUP_MODEL_SEEDS=${seed})`);
+  {
+    describe(`[${backend}] model: random intent, scan and acknowledgement sequences agree with the generation model`, () => {
+      for (const seed of SEEDS) {
+        test(`seed ${seed} (${STEPS} steps)`, async () => {
+          console.log(`[${backend}] model seed ${seed} (reproduce with APSUP_MODEL_SEEDS=${seed})`);
+          const fx = await createBackend(backend);
+          try {
+            const run = new ModelRun(backend, fx.store, seed);
+            const started = Date.now();
+            await run.run(STEPS);
+            console.log(`[${backend}] seed ${seed}: ${STEPS} steps in ${Date.now() - started} ms`, JSON.stringify(run.stats));
+            // The sequence must actually have exercised what it claims to test.
+            const s = run.stats;
+            const sum = (match: (name: string) => boolean) =>
+              Object.entries(s)
+                .filter(([k]) => match(k))
+                .reduce((a, [, v]) => a + v, 0);
+            assert.ok(sum((k) => k === 'begin:cron:started') >= 3, 'several scans started');
+            assert.ok(sum((k) => k.startsWith('begin:') && k.endsWith(':resumed')) >= 1, 'an unfinished scan was resumed');
+            assert.ok(sum((k) => k.startsWith('begin:') && k.endsWith(':not_due')) >= 1, 'a begin was not due');
+            assert.ok(sum((k) => k.startsWith('admit')) >= 20 && (s.admittedKeys ?? 0) >= 10, 'pages admitted keys');
+            assert.ok(sum((k) => k.startsWith('ack:acknowledged')) >= 10, 'acknowledgements');
+            assert.ok(sum((k) => k.startsWith('ack:already_handled')) >= 3, 'already handled acknowledgements');
+            assert.ok(sum((k) => k.startsWith('bad-ack:') || k.startsWith('fenced:')) >= 5, 'refused operations');
+          } finally {
+            await fx.cleanup();
+          }
+        });
+      }
+    });
+
+    describe(`[${backend}] model: scope ids are opaque, case-sensitive keys`, () => {
+      // identifiers.ts: a scope id is 1..191 characters without commas, control characters or
+      // leading/trailing whitespace (MySQL *_bin collations are PAD SPACE, so 'k1' and 'k1 ' would
+      // collide there but not on SQLite: such ids are refused on both backends before SQL).
+      test('case makes different keys; leading or trailing whitespace is refused on both backends', async () => {
         const fx = await createBackend(backend);
         try {
-          const run = new ModelRun(backend, fx.store, seed);
-          const started = Date.now();
-          await run.run(STEPS);
-          console.log(`[${backend}] seed ${seed}: ${STEPS} steps in ${Date.now() - started} ms`, JSON.stringify(run.stats));
-          // The sequence must actually have exercised what it claims to test.
-          const s = run.stats;
-          const sum = (match: (name: string) => boolean) => Object.entries(s).filter(([k]) => match(k)).reduce((a, [, v]) => a + v, 0);
-          assert.ok(sum((k) => k === 'begin:cron:started') >= 3, 'several scans started');
-          assert.ok(sum((k) => k.startsWith('begin:') && k.endsWith(':resumed')) >= 1, 'an unfinished scan was resumed');
-          assert.ok(sum((k) => k.startsWith('begin:') && k.endsWith(':not_due')) >= 1, 'a begin was not due');
-          assert.ok(sum((k) => k.startsWith('admit')) >= 20 && (s.admittedKeys ?? 0) >= 10, 'pages admitted keys');
-          assert.ok(sum((k) => k.startsWith('ack:acknowledged')) >= 10, 'acknowledgements');
-          assert.ok(sum((k) => k.startsWith('ack:already_handled')) >= 3, 'already handled acknowledgements');
-          assert.ok(sum((k) => k.startsWith('bad-ack:') || k.startsWith('fenced:')) >= 5, 'refused operations');
+          const { store } = fx;
+          const variants = ['k1', 'K1', 'k 1', 'K 1'];
+          const seqs = new Set<number>();
+          for (const scopeId of variants) {
+            const snap = await store.markDirty('topic-memory', scopeId);
+            assert.equal(snap.scopeId, scopeId, `markDirty(${JSON.stringify(scopeId)}) returned the row of ${JSON.stringify(snap.scopeId)}`);
+            assert.equal(snap.dirtyGeneration, 1, `markDirty(${JSON.stringify(scopeId)}) incremented an existing key (dirty ${snap.dirtyGeneration})`);
+            seqs.add(snap.pendingSequence);
+          }
+          assert.equal(seqs.size, variants.length, 'each variant registers its own pending_sequence');
+          for (const scopeId of variants) {
+            const read = await store.readIntent('topic-memory', scopeId);
+            assert.equal(read?.scopeId, scopeId);
+          }
+          for (const bad of ['k1 ', ' k1', 'k1\t']) {
+            await assert.rejects(store.markDirty('topic-memory', bad), (e: unknown) => (e as { code?: string }).code === 'invalid_argument');
+            await assert.rejects(store.acceptRequest('topic-memory', bad), (e: unknown) => (e as { code?: string }).code === 'invalid_argument');
+          }
+          const k1 = await store.readIntent('topic-memory', 'k1');
+          assert.equal(k1?.dirtyGeneration, 1, 'refused ids changed nothing');
         } finally {
           await fx.cleanup();
         }
       });
-    }
-  });
-
-  describe(`[${backend}] model: scope ids are opaque, case-sensitive keys`, () => {
-    // identifiers.ts: a scope id is 1..191 characters without commas, control characters or
-    // leading/trailing whitespace (MySQL *_bin collations are PAD SPACE, so 'k1' and 'k1 ' would
-    // collide there but not on SQLite: such ids are refused on both backends before SQL).
-    test('case makes different keys; leading or trailing whitespace is refused on both backends', async () => {
-      const fx = await createBackend(backend);
-      try {
-        const { store } = fx;
-        const variants = ['k1', 'K1', 'k 1', 'K 1'];
-        const seqs = new Set<number>();
-        for (const scopeId of variants) {
-          const snap = await store.markDirty('topic-memory', scopeId);
-          assert.equal(snap.scopeId, scopeId, `markDirty(${JSON.stringify(scopeId)}) returned the row of ${JSON.stringify(snap.scopeId)}`);
-          assert.equal(snap.dirtyGeneration, 1, `markDirty(${JSON.stringify(scopeId)}) incremented an existing key (dirty ${snap.dirtyGeneration})`);
-          seqs.add(snap.pendingSequence);
-        }
-        assert.equal(seqs.size, variants.length, 'each variant registers its own pending_sequence');
-        for (const scopeId of variants) {
-          const read = await store.readIntent('topic-memory', scopeId);
-          assert.equal(read?.scopeId, scopeId);
-        }
-        for (const bad of ['k1 ', ' k1', 'k1\t']) {
-          await assert.rejects(store.markDirty('topic-memory', bad), (e: unknown) => (e as { code?: string }).code === 'invalid_argument');
-          await assert.rejects(store.acceptRequest('topic-memory', bad), (e: unknown) => (e as { code?: string }).code === 'invalid_argument');
-        }
-        const k1 = await store.readIntent('topic-memory', 'k1');
-        assert.equal(k1?.dirtyGeneration, 1, 'refused ids changed nothing');
-      } finally {
-        await fx.cleanup();
-      }
     });
-  });
-}
+  }
 }

@@ -35,7 +35,9 @@ class FencedChild {
   constructor(url: string) {
     const env = { ...process.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: url, [LEASE_TTL_VARIABLE]: String(TTL_MS / 1000) };
     this.proc = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/mysql-fenced-child.ts'], { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
-    this.proc.stderr.setEncoding('utf8').on('data', (chunk: string) => { this.stderr += chunk; });
+    this.proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stderr += chunk;
+    });
     readline.createInterface({ input: this.proc.stdout }).on('line', (line) => {
       const message = JSON.parse(line) as Reply;
       const tag = `${message.id}:${message.event ?? 'reply'}`;
@@ -76,46 +78,53 @@ async function leadWithin(store: Store, key: string, holder: string, ms: number)
 
 /** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
 export function register(backend: Backend): void {
-if (backend === 'mysql') describe('[mysql] a worker paused inside its fenced commit', () => {
-  let fx: BackendFixture;
-  let child: FencedChild;
-  before(async () => {
-    fx = await createBackend('mysql');
-    child = new FencedChild(fx.url);
-    await child.send('ready').reply;
-  });
-  after(async () => {
-    try { child.proc.kill('SIGCONT'); } catch { /* already gone */ }
-    child.proc.kill('SIGKILL');
-    await fx.cleanup();
-  });
+  if (backend === 'mysql')
+    describe('[mysql] a worker paused inside its fenced commit', () => {
+      let fx: BackendFixture;
+      let child: FencedChild;
+      before(async () => {
+        fx = await createBackend('mysql');
+        child = new FencedChild(fx.url);
+        await child.send('ready').reply;
+      });
+      after(async () => {
+        try {
+          child.proc.kill('SIGCONT');
+        } catch {
+          /* already gone */
+        }
+        child.proc.kill('SIGKILL');
+        await fx.cleanup();
+      });
 
-  test('a standby leads within TTL + the transaction bound; resumed, the stale commit is refused', async () => {
-    const key = 'artifact:paused-worker';
-    const lease = await fx.store.acquireTerm(key, 'leader-a', TTL_MS);
-    const term: Term = { supervisorKey: key, holderId: 'leader-a', supervisorGeneration: lease.supervisorGeneration };
-    const hold = child.send('hold', { term, binding: 'paused-worker', scope: 'k' });
-    assert.equal((await hold.event('held')).dirtyGeneration, 1);
-    // Worker and leader stop together: no renewal, the worker's transaction stays open.
-    process.kill(child.proc.pid!, 'SIGSTOP');
-    const pausedAt = performance.now();
-    const standby = fx.openStore();
-    const led = await leadWithin(standby, key, 'standby-b', TTL_MS + BOUND_MS + SLACK_MS);
-    const sincePause = performance.now() - pausedAt;
-    console.log(`standby led ${led ? `${sincePause.toFixed(0)} ms after the pause` : `not within ${sincePause.toFixed(0)} ms`} (TTL ${TTL_MS} ms, bound ${BOUND_MS} ms)`);
-    assert.ok(led, `the standby did not lead within TTL + bound + ${SLACK_MS} ms while the worker was paused`);
-    assert.equal(led.term.supervisorGeneration, term.supervisorGeneration + 1);
+      test('a standby leads within TTL + the transaction bound; resumed, the stale commit is refused', async () => {
+        const key = 'artifact:paused-worker';
+        const lease = await fx.store.acquireTerm(key, 'leader-a', TTL_MS);
+        const term: Term = { supervisorKey: key, holderId: 'leader-a', supervisorGeneration: lease.supervisorGeneration };
+        const hold = child.send('hold', { term, binding: 'paused-worker', scope: 'k' });
+        assert.equal((await hold.event('held')).dirtyGeneration, 1);
+        // Worker and leader stop together: no renewal, the worker's transaction stays open.
+        process.kill(child.proc.pid!, 'SIGSTOP');
+        const pausedAt = performance.now();
+        const standby = fx.openStore();
+        const led = await leadWithin(standby, key, 'standby-b', TTL_MS + BOUND_MS + SLACK_MS);
+        const sincePause = performance.now() - pausedAt;
+        console.log(
+          `standby led ${led ? `${sincePause.toFixed(0)} ms after the pause` : `not within ${sincePause.toFixed(0)} ms`} (TTL ${TTL_MS} ms, bound ${BOUND_MS} ms)`,
+        );
+        assert.ok(led, `the standby did not lead within TTL + bound + ${SLACK_MS} ms while the worker was paused`);
+        assert.equal(led.term.supervisorGeneration, term.supervisorGeneration + 1);
 
-    process.kill(child.proc.pid!, 'SIGCONT');
-    child.send('release');
-    const answer = await hold.reply;
-    assert.equal(answer.ok, false, 'the stale commit must be refused');
-    console.log(`stale commit refused: ${answer.message}`);
-    assert.equal(await fx.store.readIntent('paused-worker', 'k'), null, 'nothing of the stale transaction was committed');
-    const now = await fx.store.readLease(key);
-    assert.deepEqual([now.holderId, now.supervisorGeneration, now.live], ['standby-b', led.term.supervisorGeneration, true]);
-    await standby.fencedTransaction(led.term, (tx) => standby.markDirty('paused-worker', 'k', tx));
-    assert.equal((await fx.store.readIntent('paused-worker', 'k'))?.dirtyGeneration, 1);
-  });
-});
+        process.kill(child.proc.pid!, 'SIGCONT');
+        child.send('release');
+        const answer = await hold.reply;
+        assert.equal(answer.ok, false, 'the stale commit must be refused');
+        console.log(`stale commit refused: ${answer.message}`);
+        assert.equal(await fx.store.readIntent('paused-worker', 'k'), null, 'nothing of the stale transaction was committed');
+        const now = await fx.store.readLease(key);
+        assert.deepEqual([now.holderId, now.supervisorGeneration, now.live], ['standby-b', led.term.supervisorGeneration, true]);
+        await standby.fencedTransaction(led.term, (tx) => standby.markDirty('paused-worker', 'k', tx));
+        assert.equal((await fx.store.readIntent('paused-worker', 'k'))?.dirtyGeneration, 1);
+      });
+    });
 }

@@ -50,18 +50,24 @@ async function loadVolume(fx: BackendFixture): Promise<{ upper: number; middle: 
   await fx.query(loadSql(fx.backend));
   const [{ upper, n }] = await fx.query(`SELECT MAX(pending_sequence) AS upper, COUNT(*) AS n FROM ${TABLE} WHERE binding_name = ?`, [BINDING]);
   const [{ middle }] = await fx.query(
-    `SELECT pending_sequence AS middle FROM ${TABLE} WHERE binding_name = ? ORDER BY pending_sequence LIMIT 1 OFFSET ${Math.floor(Number(n) / 2)}`, [BINDING],
+    `SELECT pending_sequence AS middle FROM ${TABLE} WHERE binding_name = ? ORDER BY pending_sequence LIMIT 1 OFFSET ${Math.floor(Number(n) / 2)}`,
+    [BINDING],
   );
   // The binding has a scan of generation SCAN_GENERATION in progress up to its largest sequence.
   await fx.query(
     `INSERT INTO pc_artifact_processing_binding_states (binding_name, scan_generation, scan_in_progress, scan_upper_pending_sequence)
-     VALUES (?, ?, 1, ?)`, [BINDING, SCAN_GENERATION, Number(upper)],
+     VALUES (?, ?, 1, ?)`,
+    [BINDING, SCAN_GENERATION, Number(upper)],
   );
   await fx.query(fx.backend === 'sqlite' ? 'ANALYZE' : `ANALYZE TABLE ${TABLE}`);
   const [{ total }] = await fx.query(`SELECT COUNT(*) AS total FROM ${TABLE}`);
   assert.equal(Number(total), TOTAL);
   const acquired = await fx.store.acquireTerm('global', 'plan-holder', 600_000);
-  return { upper: Number(upper), middle: Number(middle), term: { supervisorKey: 'global', holderId: 'plan-holder', supervisorGeneration: acquired.supervisorGeneration } };
+  return {
+    upper: Number(upper),
+    middle: Number(middle),
+    term: { supervisorKey: 'global', holderId: 'plan-holder', supervisorGeneration: acquired.supervisorGeneration },
+  };
 }
 
 /** The first `limit` keys a page must admit, computed by plain SQL (assertion only). */
@@ -70,7 +76,8 @@ async function expectedAdmission(fx: BackendFixture, upper: number, after: numbe
     `SELECT pending_sequence FROM ${TABLE}
       WHERE binding_name = ? AND dirty_generation > clean_generation AND pending_sequence > ? AND pending_sequence <= ?
         AND last_auto_scan_generation < ?
-      ORDER BY pending_sequence LIMIT ${limit}`, [BINDING, after, upper, SCAN_GENERATION],
+      ORDER BY pending_sequence LIMIT ${limit}`,
+    [BINDING, after, upper, SCAN_GENERATION],
   );
   return rows.map((r) => Number(r.pending_sequence));
 }
@@ -79,22 +86,29 @@ async function expectedOwed(fx: BackendFixture, after: number, limit: number): P
   const rows = await fx.query(
     `SELECT pending_sequence FROM ${TABLE}
       WHERE binding_name = ? AND requested_generation > handled_generation AND pending_sequence > ?
-      ORDER BY pending_sequence LIMIT ${limit}`, [BINDING, after],
+      ORDER BY pending_sequence LIMIT ${limit}`,
+    [BINDING, after],
   );
   return rows.map((r) => Number(r.pending_sequence));
 }
 
 // ------------------------------------------------------------------------------------ SQLite
 
-interface EqpRow { id: number; parent: number; detail: string }
+interface EqpRow {
+  id: number;
+  parent: number;
+  detail: string;
+}
 
 function formatEqp(rows: EqpRow[]): string {
   const depth = new Map<number, number>([[0, 0]]);
-  return rows.map((r) => {
-    const d = (depth.get(r.parent) ?? 0) + 1;
-    depth.set(r.id, d);
-    return `${'  '.repeat(d)}${r.detail}`;
-  }).join('\n');
+  return rows
+    .map((r) => {
+      const d = (depth.get(r.parent) ?? 0) + 1;
+      depth.set(r.id, d);
+      return `${'  '.repeat(d)}${r.detail}`;
+    })
+    .join('\n');
 }
 
 /** The IN (...) subquery of the admission UPDATE of sql/sqlite/pc_aps_admit_scan_page.sql. */
@@ -119,7 +133,10 @@ function sqliteAdmissionStatements(): { update: string; subquery: string } {
 function assertSqliteIndexRange(plan: EqpRow[], index: string, what: string): void {
   const details = plan.map((r) => r.detail);
   const range = new RegExp(`^SEARCH ${TABLE} USING (?:COVERING )?INDEX ${index} \\(binding_name=\\? AND pending_sequence>\\?`);
-  assert.ok(details.some((d) => range.test(d)), `${what}: expected SEARCH ${TABLE} USING INDEX ${index} (binding_name=? AND pending_sequence>? ...), got:\n${formatEqp(plan)}`);
+  assert.ok(
+    details.some((d) => range.test(d)),
+    `${what}: expected SEARCH ${TABLE} USING INDEX ${index} (binding_name=? AND pending_sequence>? ...), got:\n${formatEqp(plan)}`,
+  );
   assert.ok(!details.some((d) => new RegExp(`^SCAN ${TABLE}\\b`).test(d)), `${what}: full scan of ${TABLE}:\n${formatEqp(plan)}`);
   assert.ok(!details.some((d) => /USE TEMP B-TREE FOR ORDER BY/.test(d)), `${what}: sorts instead of reading the index in order:\n${formatEqp(plan)}`);
 }
@@ -147,7 +164,10 @@ function bindProcedureSql(sql: string, values: Record<string, Literal>): string 
 /** The statements of a procedure body (split at semicolons; the statements used here contain none in literals). */
 function procedureStatements(op: string): string[] {
   const text = fs.readFileSync(path.join(PROCEDURES_DIR, `${op}.sql`), 'utf8');
-  const body = text.split('\n').filter((l) => !/^\s*--/.test(l)).join('\n');
+  const body = text
+    .split('\n')
+    .filter((l) => !/^\s*--/.test(l))
+    .join('\n');
   return body.split(';').map((s) => s.trim().replace(/\s+/g, ' '));
 }
 
@@ -156,7 +176,9 @@ function procedureStatements(op: string): string[] {
  * leading `IF ... THEN` is dropped), with `INTO <variables>` removed so it can be EXPLAINed.
  */
 function procedureStatement(op: string, pattern: RegExp, what: string): string {
-  const found = procedureStatements(op).map((s) => pattern.exec(s)).filter((m): m is RegExpExecArray => m !== null);
+  const found = procedureStatements(op)
+    .map((s) => pattern.exec(s))
+    .filter((m): m is RegExpExecArray => m !== null);
   assert.equal(found.length, 1, `procedures/oceanbase/${op}.sql: expected exactly one ${what}, found ${found.length}`);
   const m = found[0];
   return m.input.slice(m.index).replace(/\bINTO\s+[pv]_[a-z_]+(?:\s*,\s*[pv]_[a-z_]+)*\s+(?=FROM\b)/i, '');
@@ -170,11 +192,27 @@ function intentsStatements(op: string): string[] {
     .map((m) => m.input.slice(m.index).replace(/\bINTO\s+[pv]_[a-z_]+(?:\s*,\s*[pv]_[a-z_]+)*\s+(?=FROM\b)/i, ''));
 }
 
-interface ExplainRow { id: unknown; select_type: unknown; table: unknown; type: unknown; possible_keys: unknown; key: unknown; key_len: unknown; ref: unknown; rows: unknown; Extra: unknown }
+interface ExplainRow {
+  id: unknown;
+  select_type: unknown;
+  table: unknown;
+  type: unknown;
+  possible_keys: unknown;
+  key: unknown;
+  key_len: unknown;
+  ref: unknown;
+  rows: unknown;
+  Extra: unknown;
+}
 
 function formatExplain(rows: ExplainRow[]): string {
   const head = 'id | select_type | table | type | key | key_len | ref | rows | Extra';
-  return [head, ...rows.map((r) => [r.id, r.select_type, r.table, r.type, r.key, r.key_len, r.ref, r.rows, r.Extra].map((v) => (v === null ? 'NULL' : String(v))).join(' | '))].join('\n');
+  return [
+    head,
+    ...rows.map((r) =>
+      [r.id, r.select_type, r.table, r.type, r.key, r.key_len, r.ref, r.rows, r.Extra].map((v) => (v === null ? 'NULL' : String(v))).join(' | '),
+    ),
+  ].join('\n');
 }
 
 function intentsRow(rows: ExplainRow[], what: string): ExplainRow {
@@ -189,7 +227,8 @@ function assertMysqlIndexRange(rows: ExplainRow[], index: string, what: string, 
   assert.equal(row.key, index, `${what}: expected key ${index}:\n${plan}`);
   assert.ok(row.type === 'range' || row.type === 'ref', `${what}: expected access type range or ref, got ${String(row.type)}:\n${plan}`);
   assert.ok(Number(row.rows) < MAX_ROWS, `${what}: estimated rows ${String(row.rows)} not far below the table size ${TOTAL} (limit ${MAX_ROWS}):\n${plan}`);
-  if (options.noFilesort) assert.doesNotMatch(String(row.Extra ?? ''), /Using filesort/, `${what}: sorts the range instead of reading the index in order:\n${plan}`);
+  if (options.noFilesort)
+    assert.doesNotMatch(String(row.Extra ?? ''), /Using filesort/, `${what}: sorts the range instead of reading the index in order:\n${plan}`);
   return row;
 }
 
@@ -206,8 +245,15 @@ async function handlerReads(pool: Pool, sql: string, params: unknown[]): Promise
     const afterCounts = await counters();
     const detail: Record<string, number> = {};
     for (const [k, v] of Object.entries(afterCounts)) if (v !== before[k]) detail[k] = v - (before[k] ?? 0);
-    const reads = ['Handler_read_key', 'Handler_read_next', 'Handler_read_prev', 'Handler_read_rnd', 'Handler_read_rnd_next', 'Handler_read_first', 'Handler_read_last']
-      .reduce((s, k) => s + (detail[k] ?? 0), 0);
+    const reads = [
+      'Handler_read_key',
+      'Handler_read_next',
+      'Handler_read_prev',
+      'Handler_read_rnd',
+      'Handler_read_rnd_next',
+      'Handler_read_first',
+      'Handler_read_last',
+    ].reduce((s, k) => s + (detail[k] ?? 0), 0);
     return { reads, detail, result };
   } finally {
     conn.release();
@@ -223,181 +269,224 @@ function lastRows(result: unknown): Array<Record<string, unknown>> {
 
 /** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
 export function register(backend: Backend): void {
-{
-  describe(`[${backend}] query plans: scan page and owed-request page are index range reads (${TOTAL} intents)`, () => {
-    let fx: BackendFixture;
-    let upper = 0;
-    let middle = 0;
-    let term: Term;
+  {
+    describe(`[${backend}] query plans: scan page and owed-request page are index range reads (${TOTAL} intents)`, () => {
+      let fx: BackendFixture;
+      let upper = 0;
+      let middle = 0;
+      let term: Term;
 
-    before(async () => {
-      fx = await createBackend(backend);
-      ({ upper, middle, term } = await loadVolume(fx));
-    });
-    after(async () => {
-      await fx?.cleanup();
-    });
-
-    if (backend === 'sqlite') {
-      const params = (afterSequence: number, exclude: string | null) => ({
-        supervisor_key: 'global', holder_id: 'plan-holder', supervisor_generation: 1,
-        binding_name: BINDING, scan_generation: SCAN_GENERATION, after_sequence: afterSequence,
-        page_limit: PAGE, exclude_scope_ids: exclude,
+      before(async () => {
+        fx = await createBackend(backend);
+        ({ upper, middle, term } = await loadVolume(fx));
+      });
+      after(async () => {
+        await fx?.cleanup();
       });
 
-      test('admission subquery of pc_aps_admit_scan_page: SEARCH ... USING INDEX ix_pc_api_scan', async () => {
-        const { subquery } = sqliteAdmissionStatements();
-        for (const [afterSequence, exclude] of [[0, null], [0, 'scope-30,scope-60'], [middle, 'scope-30']] as const) {
-          const plan = await fx.query(`EXPLAIN QUERY PLAN ${subquery}`, [params(afterSequence, exclude)]) as unknown as EqpRow[];
-          console.log(`[sqlite] EXPLAIN QUERY PLAN admission subquery (after=${afterSequence}, exclude=${exclude}):\n${subquery}\n--\n${formatEqp(plan)}\n`);
-          assertSqliteIndexRange(plan, 'ix_pc_api_scan', 'admission subquery');
+      if (backend === 'sqlite') {
+        const params = (afterSequence: number, exclude: string | null) => ({
+          supervisor_key: 'global',
+          holder_id: 'plan-holder',
+          supervisor_generation: 1,
+          binding_name: BINDING,
+          scan_generation: SCAN_GENERATION,
+          after_sequence: afterSequence,
+          page_limit: PAGE,
+          exclude_scope_ids: exclude,
+        });
+
+        test('admission subquery of pc_aps_admit_scan_page: SEARCH ... USING INDEX ix_pc_api_scan', async () => {
+          const { subquery } = sqliteAdmissionStatements();
+          for (const [afterSequence, exclude] of [
+            [0, null],
+            [0, 'scope-30,scope-60'],
+            [middle, 'scope-30'],
+          ] as const) {
+            const plan = (await fx.query(`EXPLAIN QUERY PLAN ${subquery}`, [params(afterSequence, exclude)])) as unknown as EqpRow[];
+            console.log(`[sqlite] EXPLAIN QUERY PLAN admission subquery (after=${afterSequence}, exclude=${exclude}):\n${subquery}\n--\n${formatEqp(plan)}\n`);
+            assertSqliteIndexRange(plan, 'ix_pc_api_scan', 'admission subquery');
+          }
+        });
+
+        test('admission UPDATE of pc_aps_admit_scan_page: rowid lookups of the page found through ix_pc_api_scan', async () => {
+          const { update } = sqliteAdmissionStatements();
+          const plan = (await fx.query(`EXPLAIN QUERY PLAN ${update}`, [params(0, 'scope-30')])) as unknown as EqpRow[];
+          console.log(`[sqlite] EXPLAIN QUERY PLAN admission UPDATE:\n${formatEqp(plan)}\n`);
+          assertSqliteIndexRange(plan, 'ix_pc_api_scan', 'admission UPDATE');
+          assert.ok(
+            plan.some((r) => new RegExp(`^SEARCH ${TABLE} USING INTEGER PRIMARY KEY \\(rowid=\\?\\)`).test(r.detail)),
+            `admission UPDATE: expected the page rows to be updated by rowid:\n${formatEqp(plan)}`,
+          );
+        });
+
+        test('every statement of sql/sqlite/pc_aps_admit_scan_page.sql on the intents table is a range read on ix_pc_api_scan', async () => {
+          const statements = loadSqliteScript('pc_aps_admit_scan_page').statements.filter((st) => new RegExp(`\\b${TABLE}\\b`).test(st));
+          assert.ok(statements.length >= 1);
+          for (const statement of statements) {
+            const plan = (await fx.query(`EXPLAIN QUERY PLAN ${statement}`, [params(middle, 'scope-30')])) as unknown as EqpRow[];
+            const head = statement.split('\n')[0];
+            console.log(`[sqlite] EXPLAIN QUERY PLAN pc_aps_admit_scan_page statement "${head} ...":\n${formatEqp(plan)}\n`);
+            assertSqliteIndexRange(plan, 'ix_pc_api_scan', `statement "${head} ..."`);
+          }
+        });
+
+        test('pc_aps_list_owed_requests: SEARCH ... USING INDEX ix_pc_api_owed', async () => {
+          const script = loadSqliteScript('pc_aps_list_owed_requests');
+          const select = script.statements.filter((s) => /^SELECT\b/i.test(s));
+          assert.equal(select.length, 1);
+          for (const afterSequence of [0, middle]) {
+            const plan = (await fx.query(`EXPLAIN QUERY PLAN ${select[0]}`, [
+              { binding_name: BINDING, after_sequence: afterSequence, page_limit: PAGE },
+            ])) as unknown as EqpRow[];
+            console.log(`[sqlite] EXPLAIN QUERY PLAN pc_aps_list_owed_requests (after=${afterSequence}):\n${select[0]}\n--\n${formatEqp(plan)}\n`);
+            assertSqliteIndexRange(plan, 'ix_pc_api_owed', 'owed-request page');
+          }
+        });
+      } else {
+        const OP = 'pc_aps_admit_scan_page';
+        const admitValues = (afterSequence: number, limit: number, pageLast: number): Record<string, Literal> => ({
+          p_binding_name: BINDING,
+          p_scan_generation: SCAN_GENERATION,
+          p_after_sequence: afterSequence,
+          v_upper: upper,
+          v_exclude: 'scope-30,scope-60',
+          p_page_limit: limit,
+          v_page: 1,
+          v_now: { raw: 'UTC_TIMESTAMP(3)' },
+          v_page_last: pageLast,
+        });
+        /** The largest pending_sequence of the page of `limit` candidates after `afterSequence`. */
+        const pageLast = async (afterSequence: number, limit: number) => {
+          const seqs = await expectedAdmission(fx, upper, afterSequence, limit);
+          assert.equal(seqs.length, limit, 'the volume has a full page of candidates');
+          return seqs[seqs.length - 1];
+        };
+        const explain = async (sql: string) => (await fx.query(`EXPLAIN ${sql}`)) as unknown as ExplainRow[];
+
+        test('page selection of pc_aps_admit_scan_page (SELECT ... ORDER BY pending_sequence LIMIT p_page_limit): range on ix_pc_api_scan, in index order', async () => {
+          const select = procedureStatement(OP, /\bSELECT\b.*\bLIMIT p_page_limit\b/, 'page selection (SELECT ... LIMIT p_page_limit)');
+          const first = bindProcedureSql(select, admitValues(0, PAGE, await pageLast(0, PAGE)));
+          const plan = await explain(first);
+          console.log(`[mysql] EXPLAIN page selection of ${OP} (first page):\n${first}\n--\n${formatExplain(plan)}\n`);
+          const firstRow = assertMysqlIndexRange(plan, 'ix_pc_api_scan', 'page selection');
+
+          // A later page starts at its cursor: the range bound on pending_sequence is used.
+          const later = bindProcedureSql(select, admitValues(middle, PAGE, await pageLast(middle, PAGE)));
+          const planLater = await explain(later);
+          console.log(`[mysql] EXPLAIN page selection of ${OP} (page after ${middle}):\n${formatExplain(planLater)}\n`);
+          const laterRow = assertMysqlIndexRange(planLater, 'ix_pc_api_scan', 'page selection, later page');
+          assert.ok(
+            Number(laterRow.rows) < Number(firstRow.rows),
+            `the cursor does not narrow the range (${String(laterRow.rows)} >= ${String(firstRow.rows)} rows)`,
+          );
+        });
+
+        test('EXPLAIN UPDATE of the admission UPDATE ... ORDER BY pending_sequence LIMIT p_page_limit: range on ix_pc_api_scan, bounded by the page', async () => {
+          const statement = procedureStatement(OP, new RegExp(`\\bUPDATE ${TABLE}\\b`), `UPDATE ${TABLE}`);
+          // The page is strictly bounded by its limit (COMPATIBILITY row 5), and the range predicate stays.
+          assert.match(statement, /\bpending_sequence <= v_page_last\b.*\bORDER BY pending_sequence LIMIT p_page_limit$/);
+          const update = bindProcedureSql(statement, admitValues(0, PAGE, await pageLast(0, PAGE)));
+          const plan = await explain(update);
+          console.log(`[mysql] EXPLAIN UPDATE admission of ${OP} (first page of ${PAGE}):\n${update}\n--\n${formatExplain(plan)}\n`);
+          // MariaDB may sort for UPDATE ... ORDER BY ... LIMIT; the range bounds that sort to one page.
+          const row = assertMysqlIndexRange(plan, 'ix_pc_api_scan', 'EXPLAIN UPDATE admission', { noFilesort: false });
+          assert.ok(
+            Number(row.rows) <= 4 * PAGE,
+            `the admission UPDATE reads (and sorts at most) ${String(row.rows)} rows for a page of ${PAGE}:\n${formatExplain(plan)}`,
+          );
+        });
+
+        for (const [what, pattern] of [
+          ['admitted-rows SELECT', /\bSELECT scope_id\b.*\blast_auto_scan_page = v_page\b/],
+          ['admitted count (limit reached?)', /\bSELECT COUNT\(\*\), MAX\(pending_sequence\).*\blast_auto_scan_page = v_page\b/],
+        ] as const) {
+          test(`the ${what} of pc_aps_admit_scan_page: range on ix_pc_api_scan, bounded by the page`, async () => {
+            const select = procedureStatement(OP, pattern, what);
+            const bound = bindProcedureSql(select, admitValues(0, PAGE, await pageLast(0, PAGE)));
+            const plan = await explain(bound);
+            console.log(`[mysql] EXPLAIN ${what} of ${OP} (first page of ${PAGE}):\n${bound}\n--\n${formatExplain(plan)}\n`);
+            const row = assertMysqlIndexRange(plan, 'ix_pc_api_scan', what);
+            assert.ok(Number(row.rows) <= 4 * PAGE, `the ${what} reads ${String(row.rows)} rows for a page of ${PAGE}:\n${formatExplain(plan)}`);
+          });
         }
-      });
 
-      test('admission UPDATE of pc_aps_admit_scan_page: rowid lookups of the page found through ix_pc_api_scan', async () => {
-        const { update } = sqliteAdmissionStatements();
-        const plan = await fx.query(`EXPLAIN QUERY PLAN ${update}`, [params(0, 'scope-30')]) as unknown as EqpRow[];
-        console.log(`[sqlite] EXPLAIN QUERY PLAN admission UPDATE:\n${formatEqp(plan)}\n`);
-        assertSqliteIndexRange(plan, 'ix_pc_api_scan', 'admission UPDATE');
-        assert.ok(plan.some((r) => new RegExp(`^SEARCH ${TABLE} USING INTEGER PRIMARY KEY \\(rowid=\\?\\)`).test(r.detail)),
-          `admission UPDATE: expected the page rows to be updated by rowid:\n${formatEqp(plan)}`);
-      });
+        test('no statement of pc_aps_admit_scan_page on the intents table scans the table or sorts more than one page', async () => {
+          const statements = intentsStatements(OP);
+          assert.ok(statements.length >= 3, `expected the page selection, the UPDATE and the result SELECT, found ${statements.length}`);
+          const values = admitValues(0, PAGE, await pageLast(0, PAGE));
+          for (const statement of statements) {
+            const plan = await explain(bindProcedureSql(statement, values));
+            const row = intentsRow(plan, statement.slice(0, 60));
+            const where = `${statement.slice(0, 80)} ...:\n${formatExplain(plan)}`;
+            assert.ok(row.key !== null && row.type !== 'ALL' && row.type !== 'index', `table or full index scan: ${where}`);
+            const sorts = plan.some((r) => /Using filesort/.test(String(r.Extra ?? '')) && r.table === TABLE);
+            // Only the bounded UPDATE ... ORDER BY ... LIMIT may sort, and only the page's range.
+            assert.ok(!sorts || (/^UPDATE\b/.test(statement) && Number(row.rows) <= 4 * PAGE), `sorts: ${where}`);
+            assert.ok(Number(row.rows) < MAX_ROWS, `${String(row.rows)} rows: ${where}`);
+          }
+        });
 
-      test('every statement of sql/sqlite/pc_aps_admit_scan_page.sql on the intents table is a range read on ix_pc_api_scan', async () => {
-        const statements = loadSqliteScript('pc_aps_admit_scan_page').statements.filter((st) => new RegExp(`\\b${TABLE}\\b`).test(st));
-        assert.ok(statements.length >= 1);
-        for (const statement of statements) {
-          const plan = await fx.query(`EXPLAIN QUERY PLAN ${statement}`, [params(middle, 'scope-30')]) as unknown as EqpRow[];
-          const head = statement.split('\n')[0];
-          console.log(`[sqlite] EXPLAIN QUERY PLAN pc_aps_admit_scan_page statement "${head} ...":\n${formatEqp(plan)}\n`);
-          assertSqliteIndexRange(plan, 'ix_pc_api_scan', `statement "${head} ..."`);
-        }
-      });
+        test('one CALL pc_aps_admit_scan_page of 10 keys reads O(page) rows (InnoDB handler counters)', async () => {
+          const limit = 10;
+          const expected = await expectedAdmission(fx, upper, 0, limit);
+          const { reads, detail, result } = await handlerReads(
+            (fx.store as unknown as { pool: Pool }).pool,
+            'CALL pc_aps_admit_scan_page(?, ?, ?, ?, ?, ?, ?, ?)',
+            [term.supervisorKey, term.holderId, term.supervisorGeneration, BINDING, SCAN_GENERATION, 0, limit, null],
+          );
+          console.log(`[mysql] handler reads of CALL ${OP}(limit ${limit}) on ${TOTAL} intents: ${reads} ${JSON.stringify(detail)}\n`);
+          assert.deepEqual(
+            lastRows(result).map((r) => Number(r.pending_sequence)),
+            expected,
+            'the call admitted the expected page',
+          );
+          assert.ok(reads <= 6 * limit + 40, `one page of ${limit} keys read ${reads} rows/index entries ${JSON.stringify(detail)}`);
+        });
 
-      test('pc_aps_list_owed_requests: SEARCH ... USING INDEX ix_pc_api_owed', async () => {
-        const script = loadSqliteScript('pc_aps_list_owed_requests');
-        const select = script.statements.filter((s) => /^SELECT\b/i.test(s));
-        assert.equal(select.length, 1);
-        for (const afterSequence of [0, middle]) {
-          const plan = await fx.query(`EXPLAIN QUERY PLAN ${select[0]}`, [{ binding_name: BINDING, after_sequence: afterSequence, page_limit: PAGE }]) as unknown as EqpRow[];
-          console.log(`[sqlite] EXPLAIN QUERY PLAN pc_aps_list_owed_requests (after=${afterSequence}):\n${select[0]}\n--\n${formatEqp(plan)}\n`);
-          assertSqliteIndexRange(plan, 'ix_pc_api_owed', 'owed-request page');
-        }
-      });
-    } else {
-      const OP = 'pc_aps_admit_scan_page';
-      const admitValues = (afterSequence: number, limit: number, pageLast: number): Record<string, Literal> => ({
-        p_binding_name: BINDING, p_scan_generation: SCAN_GENERATION, p_after_sequence: afterSequence,
-        v_upper: upper, v_exclude: 'scope-30,scope-60', p_page_limit: limit, v_page: 1, v_now: { raw: 'UTC_TIMESTAMP(3)' },
-        v_page_last: pageLast,
-      });
-      /** The largest pending_sequence of the page of `limit` candidates after `afterSequence`. */
-      const pageLast = async (afterSequence: number, limit: number) => {
-        const seqs = await expectedAdmission(fx, upper, afterSequence, limit);
-        assert.equal(seqs.length, limit, 'the volume has a full page of candidates');
-        return seqs[seqs.length - 1];
-      };
-      const explain = async (sql: string) => await fx.query(`EXPLAIN ${sql}`) as unknown as ExplainRow[];
-
-      test('page selection of pc_aps_admit_scan_page (SELECT ... ORDER BY pending_sequence LIMIT p_page_limit): range on ix_pc_api_scan, in index order', async () => {
-        const select = procedureStatement(OP, /\bSELECT\b.*\bLIMIT p_page_limit\b/, 'page selection (SELECT ... LIMIT p_page_limit)');
-        const first = bindProcedureSql(select, admitValues(0, PAGE, await pageLast(0, PAGE)));
-        const plan = await explain(first);
-        console.log(`[mysql] EXPLAIN page selection of ${OP} (first page):\n${first}\n--\n${formatExplain(plan)}\n`);
-        const firstRow = assertMysqlIndexRange(plan, 'ix_pc_api_scan', 'page selection');
-
-        // A later page starts at its cursor: the range bound on pending_sequence is used.
-        const later = bindProcedureSql(select, admitValues(middle, PAGE, await pageLast(middle, PAGE)));
-        const planLater = await explain(later);
-        console.log(`[mysql] EXPLAIN page selection of ${OP} (page after ${middle}):\n${formatExplain(planLater)}\n`);
-        const laterRow = assertMysqlIndexRange(planLater, 'ix_pc_api_scan', 'page selection, later page');
-        assert.ok(Number(laterRow.rows) < Number(firstRow.rows), `the cursor does not narrow the range (${String(laterRow.rows)} >= ${String(firstRow.rows)} rows)`);
-      });
-
-      test('EXPLAIN UPDATE of the admission UPDATE ... ORDER BY pending_sequence LIMIT p_page_limit: range on ix_pc_api_scan, bounded by the page', async () => {
-        const statement = procedureStatement(OP, new RegExp(`\\bUPDATE ${TABLE}\\b`), `UPDATE ${TABLE}`);
-        // The page is strictly bounded by its limit (COMPATIBILITY row 5), and the range predicate stays.
-        assert.match(statement, /\bpending_sequence <= v_page_last\b.*\bORDER BY pending_sequence LIMIT p_page_limit$/);
-        const update = bindProcedureSql(statement, admitValues(0, PAGE, await pageLast(0, PAGE)));
-        const plan = await explain(update);
-        console.log(`[mysql] EXPLAIN UPDATE admission of ${OP} (first page of ${PAGE}):\n${update}\n--\n${formatExplain(plan)}\n`);
-        // MariaDB may sort for UPDATE ... ORDER BY ... LIMIT; the range bounds that sort to one page.
-        const row = assertMysqlIndexRange(plan, 'ix_pc_api_scan', 'EXPLAIN UPDATE admission', { noFilesort: false });
-        assert.ok(Number(row.rows) <= 4 * PAGE, `the admission UPDATE reads (and sorts at most) ${String(row.rows)} rows for a page of ${PAGE}:\n${formatExplain(plan)}`);
-      });
-
-      for (const [what, pattern] of [
-        ['admitted-rows SELECT', /\bSELECT scope_id\b.*\blast_auto_scan_page = v_page\b/],
-        ['admitted count (limit reached?)', /\bSELECT COUNT\(\*\), MAX\(pending_sequence\).*\blast_auto_scan_page = v_page\b/],
-      ] as const) {
-        test(`the ${what} of pc_aps_admit_scan_page: range on ix_pc_api_scan, bounded by the page`, async () => {
-          const select = procedureStatement(OP, pattern, what);
-          const bound = bindProcedureSql(select, admitValues(0, PAGE, await pageLast(0, PAGE)));
-          const plan = await explain(bound);
-          console.log(`[mysql] EXPLAIN ${what} of ${OP} (first page of ${PAGE}):\n${bound}\n--\n${formatExplain(plan)}\n`);
-          const row = assertMysqlIndexRange(plan, 'ix_pc_api_scan', what);
-          assert.ok(Number(row.rows) <= 4 * PAGE, `the ${what} reads ${String(row.rows)} rows for a page of ${PAGE}:\n${formatExplain(plan)}`);
+        test('pc_aps_list_owed_requests: range on ix_pc_api_owed, in index order; a CALL reads O(page) rows', async () => {
+          const select = procedureStatement('pc_aps_list_owed_requests', new RegExp(`\\bSELECT .* FROM ${TABLE} WHERE`), 'SELECT of the owed keys');
+          for (const afterSequence of [0, middle]) {
+            const bound = bindProcedureSql(select, { p_binding_name: BINDING, p_after_sequence: afterSequence, p_page_limit: PAGE });
+            const plan = await explain(bound);
+            console.log(`[mysql] EXPLAIN pc_aps_list_owed_requests (after=${afterSequence}):\n${bound}\n--\n${formatExplain(plan)}\n`);
+            assertMysqlIndexRange(plan, 'ix_pc_api_owed', 'owed-request page');
+          }
+          const limit = 10;
+          const { reads, detail, result } = await handlerReads((fx.store as unknown as { pool: Pool }).pool, 'CALL pc_aps_list_owed_requests(?, ?, ?)', [
+            BINDING,
+            middle,
+            limit,
+          ]);
+          console.log(`[mysql] handler reads of CALL pc_aps_list_owed_requests(limit ${limit}): ${reads} ${JSON.stringify(detail)}\n`);
+          assert.deepEqual(
+            lastRows(result).map((r) => Number(r.pending_sequence)),
+            await expectedOwed(fx, middle, limit),
+          );
+          assert.ok(reads <= 6 * limit + 40, `one owed page of ${limit} keys read ${reads} rows/index entries ${JSON.stringify(detail)}`);
         });
       }
 
-      test('no statement of pc_aps_admit_scan_page on the intents table scans the table or sorts more than one page', async () => {
-        const statements = intentsStatements(OP);
-        assert.ok(statements.length >= 3, `expected the page selection, the UPDATE and the result SELECT, found ${statements.length}`);
-        const values = admitValues(0, PAGE, await pageLast(0, PAGE));
-        for (const statement of statements) {
-          const plan = await explain(bindProcedureSql(statement, values));
-          const row = intentsRow(plan, statement.slice(0, 60));
-          const where = `${statement.slice(0, 80)} ...:\n${formatExplain(plan)}`;
-          assert.ok(row.key !== null && row.type !== 'ALL' && row.type !== 'index', `table or full index scan: ${where}`);
-          const sorts = plan.some((r) => /Using filesort/.test(String(r.Extra ?? '')) && r.table === TABLE);
-          // Only the bounded UPDATE ... ORDER BY ... LIMIT may sort, and only the page's range.
-          assert.ok(!sorts || (/^UPDATE\b/.test(statement) && Number(row.rows) <= 4 * PAGE), `sorts: ${where}`);
-          assert.ok(Number(row.rows) < MAX_ROWS, `${String(row.rows)} rows: ${where}`);
-        }
+      // The statements whose plans are checked above are the ones that run: at this volume a page
+      // through the store returns exactly the keys plain SQL says it must.
+      test('at this volume the store pages return the expected keys', async () => {
+        const expectedOwedPage = await expectedOwed(fx, middle, 50);
+        const owed = await fx.store.listOwedRequests(BINDING, middle, 50);
+        assert.deepEqual(
+          owed.keys.map((k) => k.pendingSequence),
+          expectedOwedPage,
+        );
+        assert.equal(owed.keys.length, 50);
+
+        const want = await expectedAdmission(fx, upper, middle, 25);
+        assert.equal(want.length, 25);
+        const page = await fx.store.admitScanPage(term, BINDING, SCAN_GENERATION, middle, 25, ['scope-nonexistent']);
+        assert.deepEqual(
+          page.keys.map((k) => k.pendingSequence),
+          want,
+        );
+        assert.ok(page.keys.every((k) => k.dirtyGeneration > k.cleanGeneration && k.requestedGeneration > k.handledGeneration));
       });
-
-      test('one CALL pc_aps_admit_scan_page of 10 keys reads O(page) rows (InnoDB handler counters)', async () => {
-        const limit = 10;
-        const expected = await expectedAdmission(fx, upper, 0, limit);
-        const { reads, detail, result } = await handlerReads((fx.store as unknown as { pool: Pool }).pool,
-          'CALL pc_aps_admit_scan_page(?, ?, ?, ?, ?, ?, ?, ?)',
-          [term.supervisorKey, term.holderId, term.supervisorGeneration, BINDING, SCAN_GENERATION, 0, limit, null]);
-        console.log(`[mysql] handler reads of CALL ${OP}(limit ${limit}) on ${TOTAL} intents: ${reads} ${JSON.stringify(detail)}\n`);
-        assert.deepEqual(lastRows(result).map((r) => Number(r.pending_sequence)), expected, 'the call admitted the expected page');
-        assert.ok(reads <= 6 * limit + 40, `one page of ${limit} keys read ${reads} rows/index entries ${JSON.stringify(detail)}`);
-      });
-
-      test('pc_aps_list_owed_requests: range on ix_pc_api_owed, in index order; a CALL reads O(page) rows', async () => {
-        const select = procedureStatement('pc_aps_list_owed_requests', new RegExp(`\\bSELECT .* FROM ${TABLE} WHERE`), 'SELECT of the owed keys');
-        for (const afterSequence of [0, middle]) {
-          const bound = bindProcedureSql(select, { p_binding_name: BINDING, p_after_sequence: afterSequence, p_page_limit: PAGE });
-          const plan = await explain(bound);
-          console.log(`[mysql] EXPLAIN pc_aps_list_owed_requests (after=${afterSequence}):\n${bound}\n--\n${formatExplain(plan)}\n`);
-          assertMysqlIndexRange(plan, 'ix_pc_api_owed', 'owed-request page');
-        }
-        const limit = 10;
-        const { reads, detail, result } = await handlerReads((fx.store as unknown as { pool: Pool }).pool,
-          'CALL pc_aps_list_owed_requests(?, ?, ?)', [BINDING, middle, limit]);
-        console.log(`[mysql] handler reads of CALL pc_aps_list_owed_requests(limit ${limit}): ${reads} ${JSON.stringify(detail)}\n`);
-        assert.deepEqual(lastRows(result).map((r) => Number(r.pending_sequence)), await expectedOwed(fx, middle, limit));
-        assert.ok(reads <= 6 * limit + 40, `one owed page of ${limit} keys read ${reads} rows/index entries ${JSON.stringify(detail)}`);
-      });
-    }
-
-    // The statements whose plans are checked above are the ones that run: at this volume a page
-    // through the store returns exactly the keys plain SQL says it must.
-    test('at this volume the store pages return the expected keys', async () => {
-      const expectedOwedPage = await expectedOwed(fx, middle, 50);
-      const owed = await fx.store.listOwedRequests(BINDING, middle, 50);
-      assert.deepEqual(owed.keys.map((k) => k.pendingSequence), expectedOwedPage);
-      assert.equal(owed.keys.length, 50);
-
-      const want = await expectedAdmission(fx, upper, middle, 25);
-      assert.equal(want.length, 25);
-      const page = await fx.store.admitScanPage(term, BINDING, SCAN_GENERATION, middle, 25, ['scope-nonexistent']);
-      assert.deepEqual(page.keys.map((k) => k.pendingSequence), want);
-      assert.ok(page.keys.every((k) => k.dirtyGeneration > k.cleanGeneration && k.requestedGeneration > k.handledGeneration));
     });
-  });
-}
+  }
 }

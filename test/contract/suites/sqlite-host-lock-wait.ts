@@ -31,103 +31,117 @@ async function largestGap<T>(work: Promise<T>): Promise<{ result: T; gapMs: numb
 
 /** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
 export function register(backend: Backend): void {
-if (backend === 'sqlite') describe('[sqlite] the host store waits for the write lock asynchronously and within a bound', () => {
-  let fx: BackendFixture;
-  let file: string;
-  let holder: Database.Database;
+  if (backend === 'sqlite')
+    describe('[sqlite] the host store waits for the write lock asynchronously and within a bound', () => {
+      let fx: BackendFixture;
+      let file: string;
+      let holder: Database.Database;
 
-  before(async () => {
-    fx = await createBackend('sqlite');
-    file = (fx.target as { file: string }).file;
-    await fx.store.markDirty(B, 'seed');
-    holder = new Database(file);
-  });
-  after(async () => {
-    if (holder.inTransaction) holder.exec('ROLLBACK');
-    holder.close();
-    await fx.cleanup();
-  });
-
-  test('a write waits without blocking the loop; a read runs meanwhile; the write commits after the release', async () => {
-    const host = SqliteStore.openHost(file);
-    try {
-      holder.exec('BEGIN IMMEDIATE');
-      const released = new Promise<void>((resolve) => setTimeout(() => { holder.exec('COMMIT'); resolve(); }, 1000));
-      const write = host.markDirty(B, 'k1');
-      const read = await host.readIntent(B, 'seed');
-      assert.equal(read?.dirtyGeneration, 1, 'a read is not queued behind the waiting write');
-      const { result, gapMs } = await largestGap(write);
-      await released;
-      assert.equal(result.dirtyGeneration, 1);
-      // A synchronous wait would stop the loop for the whole second (the bound leaves room for a loaded host).
-      assert.ok(gapMs < 500, `the event loop turned every ${Math.round(gapMs)} ms at most while the write waited`);
-      assert.equal((await fx.store.readIntent(B, 'k1'))?.dirtyGeneration, 1);
-    } finally {
-      await host.close();
-    }
-  });
-
-  test('past its bound a write fails with DatabaseBusyError and writes nothing; a transaction callback never ran', async () => {
-    const host = SqliteStore.openHost(file, { boundMs: 300, busyTimeoutMs: 0 });
-    try {
-      holder.exec('BEGIN IMMEDIATE');
-      const started = performance.now();
-      await assert.rejects(host.markDirty(B, 'k2'), (error: unknown) => error instanceof DatabaseBusyError && error.retryable && error.operation === 'pc_aps_mark_dirty');
-      assert.ok(performance.now() - started >= 300);
-      let calls = 0;
-      await assert.rejects(host.transaction(() => { calls += 1; }), DatabaseBusyError);
-      assert.equal(calls, 0);
-      holder.exec('COMMIT');
-      assert.equal(await fx.store.readIntent(B, 'k2'), null, 'nothing was written');
-      // Free again: the same store works at once.
-      assert.equal((await host.markDirty(B, 'k2')).dirtyGeneration, 1);
-    } finally {
-      if (holder.inTransaction) holder.exec('ROLLBACK');
-      await host.close();
-    }
-  });
-
-  test('a transaction whose BEGIN IMMEDIATE waited runs its callback exactly once', async () => {
-    const host = SqliteStore.openHost(file);
-    try {
-      holder.exec('BEGIN IMMEDIATE');
-      setTimeout(() => holder.exec('COMMIT'), 300);
-      let calls = 0;
-      const intent = await host.transaction(async (tx) => {
-        calls += 1;
-        return host.markDirty(B, 'k3', tx);
+      before(async () => {
+        fx = await createBackend('sqlite');
+        file = (fx.target as { file: string }).file;
+        await fx.store.markDirty(B, 'seed');
+        holder = new Database(file);
       });
-      assert.equal(calls, 1);
-      assert.equal(intent.dirtyGeneration, 1);
-    } finally {
-      await host.close();
-    }
-  });
+      after(async () => {
+        if (holder.inTransaction) holder.exec('ROLLBACK');
+        holder.close();
+        await fx.cleanup();
+      });
 
-  test('two hundred writes waiting together for a 1 s hold all commit after the release; the loop keeps turning', async () => {
-    const host = SqliteStore.openHost(file);
-    try {
-      holder.exec('BEGIN IMMEDIATE');
-      setTimeout(() => holder.exec('COMMIT'), 1000);
-      const scopes = Array.from({ length: 200 }, (_, i) => `many${i}`);
-      const { result, gapMs } = await largestGap(Promise.all(scopes.map((scope) => host.markDirty(B, scope))));
-      assert.equal(result.length, 200);
-      assert.ok(result.every((intent) => intent.dirtyGeneration === 1));
-      assert.ok(gapMs < 500, `the event loop turned every ${Math.round(gapMs)} ms at most`);
-    } finally {
-      await host.close();
-    }
-  });
+      test('a write waits without blocking the loop; a read runs meanwhile; the write commits after the release', async () => {
+        const host = SqliteStore.openHost(file);
+        try {
+          holder.exec('BEGIN IMMEDIATE');
+          const released = new Promise<void>((resolve) =>
+            setTimeout(() => {
+              holder.exec('COMMIT');
+              resolve();
+            }, 1000),
+          );
+          const write = host.markDirty(B, 'k1');
+          const read = await host.readIntent(B, 'seed');
+          assert.equal(read?.dirtyGeneration, 1, 'a read is not queued behind the waiting write');
+          const { result, gapMs } = await largestGap(write);
+          await released;
+          assert.equal(result.dirtyGeneration, 1);
+          // A synchronous wait would stop the loop for the whole second (the bound leaves room for a loaded host).
+          assert.ok(gapMs < 500, `the event loop turned every ${Math.round(gapMs)} ms at most while the write waited`);
+          assert.equal((await fx.store.readIntent(B, 'k1'))?.dirtyGeneration, 1);
+        } finally {
+          await host.close();
+        }
+      });
 
-  test('a host store opens while another connection holds the write lock', async () => {
-    holder.exec('BEGIN IMMEDIATE');
-    try {
-      const host = SqliteStore.openHost(file);
-      assert.equal((await host.readIntent(B, 'seed'))?.dirtyGeneration, 1);
-      await host.close();
-    } finally {
-      holder.exec('COMMIT');
-    }
-  });
-});
+      test('past its bound a write fails with DatabaseBusyError and writes nothing; a transaction callback never ran', async () => {
+        const host = SqliteStore.openHost(file, { boundMs: 300, busyTimeoutMs: 0 });
+        try {
+          holder.exec('BEGIN IMMEDIATE');
+          const started = performance.now();
+          await assert.rejects(
+            host.markDirty(B, 'k2'),
+            (error: unknown) => error instanceof DatabaseBusyError && error.retryable && error.operation === 'pc_aps_mark_dirty',
+          );
+          assert.ok(performance.now() - started >= 300);
+          let calls = 0;
+          await assert.rejects(
+            host.transaction(() => {
+              calls += 1;
+            }),
+            DatabaseBusyError,
+          );
+          assert.equal(calls, 0);
+          holder.exec('COMMIT');
+          assert.equal(await fx.store.readIntent(B, 'k2'), null, 'nothing was written');
+          // Free again: the same store works at once.
+          assert.equal((await host.markDirty(B, 'k2')).dirtyGeneration, 1);
+        } finally {
+          if (holder.inTransaction) holder.exec('ROLLBACK');
+          await host.close();
+        }
+      });
+
+      test('a transaction whose BEGIN IMMEDIATE waited runs its callback exactly once', async () => {
+        const host = SqliteStore.openHost(file);
+        try {
+          holder.exec('BEGIN IMMEDIATE');
+          setTimeout(() => holder.exec('COMMIT'), 300);
+          let calls = 0;
+          const intent = await host.transaction(async (tx) => {
+            calls += 1;
+            return host.markDirty(B, 'k3', tx);
+          });
+          assert.equal(calls, 1);
+          assert.equal(intent.dirtyGeneration, 1);
+        } finally {
+          await host.close();
+        }
+      });
+
+      test('two hundred writes waiting together for a 1 s hold all commit after the release; the loop keeps turning', async () => {
+        const host = SqliteStore.openHost(file);
+        try {
+          holder.exec('BEGIN IMMEDIATE');
+          setTimeout(() => holder.exec('COMMIT'), 1000);
+          const scopes = Array.from({ length: 200 }, (_, i) => `many${i}`);
+          const { result, gapMs } = await largestGap(Promise.all(scopes.map((scope) => host.markDirty(B, scope))));
+          assert.equal(result.length, 200);
+          assert.ok(result.every((intent) => intent.dirtyGeneration === 1));
+          assert.ok(gapMs < 500, `the event loop turned every ${Math.round(gapMs)} ms at most`);
+        } finally {
+          await host.close();
+        }
+      });
+
+      test('a host store opens while another connection holds the write lock', async () => {
+        holder.exec('BEGIN IMMEDIATE');
+        try {
+          const host = SqliteStore.openHost(file);
+          assert.equal((await host.readIntent(B, 'seed'))?.dirtyGeneration, 1);
+          await host.close();
+        } finally {
+          holder.exec('COMMIT');
+        }
+      });
+    });
 }
