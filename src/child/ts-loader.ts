@@ -14,11 +14,15 @@ export function needsTsLoader(file: string): boolean {
   return !/\.(?:mjs|cjs|js|json)$/i.test(file.split('?')[0] ?? file);
 }
 
-/** Registers tsx's ESM hooks in this process if it runs precompiled and does not have them yet. */
+/**
+ * Registers tsx's hooks in this process if it runs precompiled and does not have them yet: ESM,
+ * and CJS for a CommonJS project's .ts modules (a default `npm init -y`, as bin/apsup.mjs does).
+ */
 export function ensureTsLoader(): Promise<void> {
   if (process.env.APSUP_CHILD_PRECOMPILED !== '1') return Promise.resolve();
-  registered ??= import('tsx/esm/api').then((api) => {
-    api.register();
+  registered ??= Promise.all([import('tsx/esm/api'), import('tsx/cjs/api')]).then(([esm, cjs]) => {
+    esm.register();
+    cjs.register();
   });
   return registered;
 }
@@ -26,7 +30,11 @@ export function ensureTsLoader(): Promise<void> {
 /** import() of a file path, with an optional query (a fresh module instance per query). */
 export async function importUserModule(file: string, query = ''): Promise<Record<string, unknown>> {
   if (needsTsLoader(file)) await ensureTsLoader();
-  return (await import(pathToFileURL(file).href + query)) as Record<string, unknown>;
+  const mod = (await import(pathToFileURL(file).href + query)) as Record<string, unknown>;
+  // A CommonJS project's .ts module compiled from `export default`: import() sees its exports as
+  // `default`; the module's own exports are what the caller looks for.
+  const inner = mod.default as Record<string, unknown> | undefined;
+  return inner && typeof inner === 'object' && inner.__esModule === true ? inner : mod;
 }
 
 /**
