@@ -1,6 +1,6 @@
 // SQLite runs one host process: the host lock refuses a second live host and replaces a stale one.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,11 +34,14 @@ test('a live host holds the lock; a second acquisition is refused with a clear e
 
 test('apsup run refuses to start a second SQLite host on the same database', async () => {
   const db = tempDb();
+  // A migrated database: `run` refuses an unmigrated one before it reaches the host lock.
+  const env = { ...process.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: `sqlite:${db}`, APSUP_LOG_LEVEL: 'silent' };
+  assert.equal(spawnSync(process.execPath, ['bin/apsup.mjs', 'migrate', 'up'], { env, stdio: 'ignore' }).status, 0);
   const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
   fs.writeFileSync(`${db}.host.lock`, `${holder.pid}\n`);
   try {
     const run = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'run', '--families', 'test/fixtures/families/idle.ts'], {
-      env: { ...process.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: `sqlite:${db}`, APSUP_LOG_LEVEL: 'silent' },
+      env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
