@@ -51,7 +51,10 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     for (const u of config.unknownVariables)
       logger.warn({ variable: u.variable, closest: u.closest }, `unknown setting ${u.variable} is ignored (did you mean ${u.closest}?)`);
     // Nothing starts on a schema the code was not written for (pending migration, drifted procedure).
-    if (!options.schemaChecked) await requireMigratedSchema(config.database, { command: options.command ?? 'run', allMigrations: true, drift: true });
+    if (!options.schemaChecked) {
+      const check = await requireMigratedSchema(config.database, { command: options.command ?? 'run', allMigrations: true, drift: true });
+      if (!check.checked) logger.warn({ reason: check.reason }, 'schema check incomplete');
+    }
     if (config.database.backend === 'sqlite' && config.role !== 'api') releaseLock = acquireSqliteHostLock(config.database.file);
     mode = config.mode;
     runtime = new Runtime(config, logger);

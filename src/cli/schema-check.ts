@@ -18,15 +18,39 @@ export interface SchemaRequirement {
   drift: boolean;
 }
 
-export async function requireMigratedSchema(target: DatabaseTarget, need: SchemaRequirement): Promise<void> {
+/** What the check could see: `checked: false` when the account may not read the migration records. */
+export interface SchemaCheck {
+  checked: boolean;
+  reason?: string;
+}
+
+/** ER_TABLEACCESS_DENIED_ERROR, ER_COLUMNACCESS_DENIED_ERROR: an EXECUTE-only runtime account (ops/mysql-grants.sql). */
+const ACCESS_DENIED = new Set([1142, 1143]);
+const HIDDEN = 'this account may not read the migration records (EXECUTE-only runtime account); run apsup migrate status as the owner';
+
+export async function requireMigratedSchema(target: DatabaseTarget, need: SchemaRequirement): Promise<SchemaCheck> {
   requireExistingDatabase(target);
   const driver = await openMigrationDriver(target);
   try {
-    const status = await new Migrator(driver).status();
+    let status: Awaited<ReturnType<Migrator['status']>>;
+    try {
+      status = await new Migrator(driver).status();
+    } catch (error) {
+      if (!ACCESS_DENIED.has(Number((error as { errno?: number }).errno))) throw error;
+      return { checked: false, reason: HIDDEN };
+    }
+    // MySQL hides the tables an account has no privilege on: an EXECUTE-only runtime account sees
+    // no migration record but the installed procedures (their bodies NULL, COMPATIBILITY row 97).
+    if (target.backend !== 'sqlite' && status.migrations.every((m) => m.state === 'pending')) {
+      const [row] = await driver.read(
+        "SELECT COUNT(*) AS n FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_NAME LIKE 'pc\\_aps\\_%'",
+      );
+      if (Number(row?.n ?? 0) > 0) return { checked: false, reason: HIDDEN };
+    }
     if (need.drift && status.drift) {
       const migrations = status.migrations.filter((m) => m.state === 'modified' || m.state === 'missing_file').map((m) => `migration ${m.name} ${m.state}`);
       const procedures = status.procedures
-        .filter((p) => p.state !== 'ok' && p.state !== 'pending' && p.state !== 'on_demand')
+        .filter((p) => p.state !== 'ok' && p.state !== 'pending' && p.state !== 'on_demand' && p.state !== 'unreadable')
         .map((p) => `procedure ${p.name} ${p.state}`);
       throw new MigrationDriftError(
         `${need.command} refused: the schema has drifted (${[...migrations, ...procedures].slice(0, 5).join(', ')}); see apsup migrate status`,
@@ -38,6 +62,10 @@ export async function requireMigratedSchema(target: DatabaseTarget, need: Schema
       const pending = status.migrations.filter((m) => m.state === 'pending').map((m) => m.name);
       throw new CliRefusal(`${need.command} refused: ${pending.length} migration(s) pending (${pending.join(', ')}); run apsup migrate up first`, EXIT.usage);
     }
+    const unreadable = status.procedures.filter((p) => p.state === 'unreadable').length;
+    return unreadable > 0
+      ? { checked: false, reason: `${unreadable} procedure bodies are not readable by this account; their drift was not checked` }
+      : { checked: true };
   } finally {
     await driver.close();
   }

@@ -26,7 +26,7 @@ export interface MigrationDriver {
   applied(): Promise<AppliedMigration[]>;
   recordedProcedures(): Promise<RecordedProcedure[]>;
   /** Installed routine name -> SHA-256 of its body as the database reports it. */
-  installedProcedures(): Promise<Map<string, string>>;
+  installedProcedures(): Promise<Map<string, string | null>>;
   /** Whether the ledger table exists (read without creating it). */
   ledgerExists(): Promise<boolean>;
   /** Whether a table exists in the database (adoption detection). */
@@ -93,7 +93,7 @@ export class SqliteMigrationDriver implements MigrationDriver {
     return [];
   }
 
-  async installedProcedures(): Promise<Map<string, string>> {
+  async installedProcedures(): Promise<Map<string, string | null>> {
     return new Map();
   }
 
@@ -190,12 +190,13 @@ export class MysqlMigrationDriver implements MigrationDriver {
     }));
   }
 
-  async installedProcedures(): Promise<Map<string, string>> {
+  async installedProcedures(): Promise<Map<string, string | null>> {
     const [rows] = await this.conn.query(
       `SELECT ROUTINE_NAME AS name, SHA2(ROUTINE_DEFINITION, 256) AS checksum FROM information_schema.ROUTINES
         WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE' AND ROUTINE_NAME LIKE 'pc\\_%'`,
     );
-    return new Map((rows as Array<{ name: string; checksum: string }>).map((r) => [String(r.name), String(r.checksum)]));
+    // A NULL body: the account may not read routine bodies (COMPATIBILITY row 97).
+    return new Map((rows as Array<{ name: string; checksum: string | null }>).map((r) => [String(r.name), r.checksum === null ? null : String(r.checksum)]));
   }
 
   async ledgerExists(): Promise<boolean> {

@@ -44,7 +44,7 @@ export interface MigrationStatusEntry {
 
 export interface ProcedureStatusEntry {
   name: string;
-  state: 'ok' | 'pending' | 'on_demand' | 'file_changed' | 'definition_changed' | 'missing' | 'no_migration';
+  state: 'ok' | 'pending' | 'on_demand' | 'unreadable' | 'file_changed' | 'definition_changed' | 'missing' | 'no_migration';
   detail: string;
 }
 
@@ -236,7 +236,7 @@ export class Migrator {
     const procedures = this.backend === 'oceanbase' ? await this.procedureStatus(new Set(appliedByName.keys())) : [];
     const drift =
       migrations.some((m) => m.state === 'modified' || m.state === 'missing_file') ||
-      procedures.some((p) => p.state !== 'ok' && p.state !== 'pending' && p.state !== 'on_demand');
+      procedures.some((p) => p.state !== 'ok' && p.state !== 'pending' && p.state !== 'on_demand' && p.state !== 'unreadable');
     const adoptions = (await this.driver.tableExists('pc_aps_adoptions'))
       ? (await this.driver.read('SELECT adoption, state, summary, converted_at, retired_at FROM pc_aps_adoptions ORDER BY adoption')).map((r) => ({
           adoption: String(r.adoption),
@@ -294,6 +294,12 @@ export class Migrator {
       const body = installed.get(name);
       if (body === undefined) {
         result.push({ name, state: 'missing', detail: `recorded as installed by ${record.migrationName} but absent from the database` });
+      } else if (body === null) {
+        result.push({
+          name,
+          state: 'unreadable',
+          detail: 'this account may not read routine bodies (grant SELECT ON mysql.proc / SHOW_ROUTINE, or check as the owner)',
+        });
       } else if (record.definitionChecksum !== null && body !== record.definitionChecksum) {
         result.push({
           name,

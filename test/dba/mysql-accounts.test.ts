@@ -22,6 +22,7 @@ import { TaskStore } from '../../src/tasks/task-store.ts';
 import type { BaseStore } from '../../src/store/base-store.ts';
 import { createBackend, MYSQL_TEST_URL, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { startRuntime } from '../fixtures/runtime-harness.ts';
+import { requireMigratedSchema } from '../../src/cli/schema-check.ts';
 import { REFERENCE_TASKS_MODULE, makeRunner, waitForTask, isTerminal } from '../tasks/harness.ts';
 
 const GRANTS = path.join(PACKAGE_ROOT, 'ops', 'mysql-grants.sql');
@@ -168,6 +169,12 @@ test('ops/mysql-grants.sql: the owner migrates, the runtime account (EXECUTE + d
     assert.equal(intent!.handledGeneration, intent!.requestedGeneration);
     await runtime.stop();
     cleanups.shift();
+
+    // apsup run's schema check as this account: it cannot read the migration records, and says
+    // so (a warning) instead of refusing the start as drift.
+    const check = await requireMigratedSchema(fx.target, { command: 'run', allMigrations: true, drift: true });
+    assert.equal(check.checked, false);
+    assert.match(check.reason ?? '', /may not read the migration records/);
 
     // Durable tasks: submit, claim, attempt in a child process, fenced domain writes, completion.
     const kit = await makeRunner(fx, {}, REFERENCE_TASKS_MODULE);
