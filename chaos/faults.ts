@@ -200,23 +200,7 @@ export class FaultInjector {
         return true;
       }
       // Sometimes past the lease: the attempt is lost while stopped and must not write when resumed.
-      const ms = this.rng.int(500, TASK_LEASE_MS + 2000);
-      try {
-        process.kill(pid, 'SIGSTOP');
-      } catch {
-        return false;
-      }
-      this.stopped.add(pid);
-      this.record(kind, pid, `${ms} ms`);
-      this.later(ms, () => {
-        this.stopped.delete(pid);
-        try {
-          process.kill(pid, 'SIGCONT');
-        } catch {
-          /* gone */
-        }
-      });
-      return true;
+      return this.pause(kind, pid, this.rng.int(500, TASK_LEASE_MS + 2000));
     }
     const workers = (leader ? [leader] : this.cluster.live()).flatMap((c) => c.familyWorkers());
     if (workers.length === 0) return false;
@@ -230,7 +214,11 @@ export class FaultInjector {
       this.record(kind, pid);
       return true;
     }
-    const ms = this.rng.int(500, 3000);
+    return this.pause(kind, pid, this.rng.int(500, 3000));
+  }
+
+  /** SIGSTOP for `ms`, then SIGCONT (or at once when the fault window ends). */
+  private pause(kind: FaultKind, pid: number, ms: number): boolean {
     try {
       process.kill(pid, 'SIGSTOP');
     } catch {
