@@ -4,7 +4,7 @@
  * the next due time so a timer can wake the loop), and the scan's paged admission, bounded per
  * examination and batched by the ready queue's share (RFC 2).
  */
-import { CronExpressionParser } from 'cron-parser';
+import { cronFireAfter, cronFireAtOrBefore } from '../schedule/cron.ts';
 import type { SchedulePolicyDecl } from '../registry/registration.ts';
 import type { Logger } from '../logging.ts';
 import { ScanStaleError } from '../store/errors.ts';
@@ -14,18 +14,6 @@ import { SPANS, familyAttributes, traced } from '../observability/tracing.ts';
 import { SCAN_PAGES_PER_EXAMINATION, admissionExclusions } from './admission-page.ts';
 import type { Clock } from './clock.ts';
 import type { KeyStateTable } from './key-states.ts';
-
-/** The latest fire at or before `dbNow` (the policy of a cron check: missed fires merge into one). */
-export function cronFireAtOrBefore(expression: string, timezone: string, dbNow: Date): Date {
-  return CronExpressionParser.parse(expression, { currentDate: new Date(dbNow.getTime() + 1), tz: timezone })
-    .prev()
-    .toDate();
-}
-
-/** The first fire after `dbNow`. */
-export function cronFireAfter(expression: string, timezone: string, dbNow: Date): Date {
-  return CronExpressionParser.parse(expression, { currentDate: dbNow, tz: timezone }).next().toDate();
-}
 
 /** What the scan reads from and writes into. */
 export interface ScanTarget {

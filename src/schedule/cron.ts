@@ -25,3 +25,15 @@ export function cronProblem(expression: string, timezone: string, what: string):
     return `${what} is not a valid cron expression (${(error as Error).message})`;
   }
 }
+
+/** The latest fire at or before `dbNow` (the policy of a cron check: missed fires merge into one). */
+export function cronFireAtOrBefore(expression: string, timezone: string, dbNow: Date): Date {
+  return CronExpressionParser.parse(expression, { currentDate: new Date(dbNow.getTime() + 1), tz: timezone })
+    .prev()
+    .toDate();
+}
+
+/** The first fire after `dbNow`. */
+export function cronFireAfter(expression: string, timezone: string, dbNow: Date): Date {
+  return CronExpressionParser.parse(expression, { currentDate: dbNow, tz: timezone }).next().toDate();
+}

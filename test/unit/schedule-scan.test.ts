@@ -4,7 +4,8 @@
 // excluded, a stale scan is forgotten and checked again, and cron fires are merged to the latest.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ScheduleScan, cronFireAfter, cronFireAtOrBefore } from '../../src/runtime/schedule-scan.ts';
+import { ScheduleScan } from '../../src/runtime/schedule-scan.ts';
+import { cronFireAfter, cronFireAtOrBefore } from '../../src/schedule/cron.ts';
 import { KeyStateTable } from '../../src/runtime/key-states.ts';
 import { ManualClock } from '../../src/runtime/manual-clock.ts';
 import { ScanStaleError } from '../../src/store/errors.ts';
