@@ -184,8 +184,14 @@ export const SETTINGS = {
   DURABLE_TASK_WORKER_MAX_ATTEMPTS: def({
     group: 'tasks',
     doc: 'attempts one warm task worker process runs before it retires (1: a process per attempt)',
-    default: '100',
-    schema: num({ integer: true, min: 1, max: 1_000_000 }),
+    defaultDoc: '10000 with DURABLE_TASK_MODULE_ISOLATION=process, 100 with attempt (module instances are never freed)',
+    schema: num({ integer: true, min: 1, max: 1_000_000 }).optional() as z.ZodType<number | undefined, string | undefined>,
+  }),
+  DURABLE_TASK_MODULE_ISOLATION: def({
+    group: 'tasks',
+    doc: 'process: a warm task worker keeps its registry and handler modules (re-imported when their file changes) | attempt: fresh module instances per attempt',
+    default: 'process',
+    schema: z.enum(['process', 'attempt'], { message: 'must be process or attempt' }),
   }),
   DURABLE_TASK_FAILURE_HOOK_TIMEOUT_SECONDS: def({
     group: 'tasks',

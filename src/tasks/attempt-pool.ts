@@ -4,15 +4,15 @@
  * ended cleanly (the child wrote the terminal state and reported itself reusable). A process
  * whose attempt was stopped (timeout, shutdown, lost lease), that crashed or failed to load its
  * handler is never given another attempt: it is terminated and a fresh one takes its place.
- * A process also retires after WORKER_MAX_ATTEMPTS attempts (each attempt imports the handler
- * module afresh, and module instances are never freed).
+ * A process also retires after WORKER_MAX_ATTEMPTS attempts (bounds what a handler's own module
+ * state can accumulate; with MODULE_ISOLATION=attempt, module instances are never freed).
  */
 import type { ChildProcess } from 'node:child_process';
 import { forkManagedChild, isAlive, terminateChild, type ManagedChild } from '../child/managed-child.ts';
 import { needsTsLoader, PRELOAD_TS_VARIABLE } from '../child/ts-loader.ts';
 import type { Logger } from '../logging.ts';
 import type { TaskConfig } from './config.ts';
-import { PRELOAD_TASKS_MODULE_VARIABLE, type TaskWorkerMessage } from './worker-protocol.ts';
+import { MODULE_ISOLATION_VARIABLE, PRELOAD_TASKS_MODULE_VARIABLE, type TaskWorkerMessage } from './worker-protocol.ts';
 
 export class TaskWorker {
   readonly child: ChildProcess;
@@ -76,6 +76,7 @@ export class AttemptPool {
       POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: this.databaseUrl,
       [PRELOAD_TS_VARIABLE]: needsTsLoader(this.config.tasksModule) ? '1' : '0',
       [PRELOAD_TASKS_MODULE_VARIABLE]: this.config.tasksModule,
+      [MODULE_ISOLATION_VARIABLE]: this.config.moduleIsolation,
     });
     const worker = new TaskWorker(handle);
     this.spawned += 1;

@@ -24,6 +24,8 @@ export interface TaskConfig {
   failureHookTimeoutMs: number;
   /** Attempts one warm task worker process runs before it is retired (1: a fresh process per attempt). */
   workerMaxAttempts: number;
+  /** Whether a warm task worker keeps its handler modules across attempts (handler-modules.ts). */
+  moduleIsolation: 'process' | 'attempt';
 }
 
 const P = 'POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_';
@@ -50,6 +52,7 @@ export function parseTaskConfig(env: Record<string, string | undefined>, setting
     maxAttempts: s.DURABLE_TASK_MAX_ATTEMPTS,
     failureHookMaxAttempts: s.DURABLE_TASK_FAILURE_HOOK_MAX_ATTEMPTS,
     failureHookTimeoutMs: Math.round(s.DURABLE_TASK_FAILURE_HOOK_TIMEOUT_SECONDS * 1000),
-    workerMaxAttempts: s.DURABLE_TASK_WORKER_MAX_ATTEMPTS,
+    workerMaxAttempts: s.DURABLE_TASK_WORKER_MAX_ATTEMPTS ?? (s.DURABLE_TASK_MODULE_ISOLATION === 'attempt' ? 100 : 10_000),
+    moduleIsolation: s.DURABLE_TASK_MODULE_ISOLATION,
   };
 }

@@ -1,22 +1,22 @@
 /**
- * One task attempt inside a task worker process: its own database connection (opened for the
- * attempt and closed after it, so no transaction or read handle outlives it), the registry and the
- * handler module imported afresh for this attempt (a reused process carries no handler module
- * state; a changed module file is picked up), heartbeats that keep the lease, and every domain,
- * progress and terminal write fenced by the attempt (token + unexpired lease, database clock);
- * the failure hook runs inside the terminal transaction (failure, and cancellation after the
- * handler's own cleanup).
+ * One task attempt inside a task worker process: the process's database connection (kept across
+ * its attempts; every transaction of the attempt ends before it reports, and a write the handler
+ * leaves behind is still fenced by this attempt's token), a read handle of its own (opened on
+ * first use, closed after the attempt), the registry and handler module of the process's module
+ * isolation (handler-modules.ts: kept per process and re-imported when their file changed, or
+ * fresh per attempt), heartbeats that keep the lease, and every domain, progress and terminal
+ * write fenced by the attempt (token + unexpired lease, database clock); the failure hook runs
+ * inside the terminal transaction (failure, and cancellation after the handler's own cleanup).
  */
 import { isInstanceOf } from '../child/ts-loader.ts';
-import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
+import type { DatabaseTarget } from '../config/database-url.ts';
 import type { Logger } from '../logging.ts';
 import { AttemptLostError } from '../store/errors.ts';
-import { openStoreLazily } from '../store/open-lazy.ts';
 import { lazyReadHandle, openReadHandle } from '../store/read-handle.ts';
 import { withScopedTx, type Tx } from '../store/scoped-tx.ts';
 import type { BaseStore } from '../store/base-store.ts';
 import { TaskCancelledError, type TaskContext, type TaskHandlerModule, type TaskIdentity } from './handler.ts';
-import { loadTaskRegistry } from './load.ts';
+import type { HandlerModules } from './handler-modules.ts';
 import { UnknownHandlerError } from './registry.ts';
 import { TaskStore } from './task-store.ts';
 import type { RunTaskMessage, TaskOutcomeStatus, TaskResultMessage, TerminateMessage } from './worker-protocol.ts';
@@ -33,10 +33,17 @@ export interface AttemptControl {
 const cancelled = (e: unknown) => isInstanceOf(e, TaskCancelledError);
 const lostError = (e: unknown) => isInstanceOf(e, AttemptLostError);
 
-export async function runAttempt(message: RunTaskMessage, control: AttemptControl, logger: Logger, generation: number): Promise<TaskResultMessage> {
+/** What the process keeps across its attempts. */
+export interface AttemptEnvironment {
+  target: DatabaseTarget;
+  store: BaseStore;
+  modules: HandlerModules;
+  logger: Logger;
+}
+
+export async function runAttempt(message: RunTaskMessage, control: AttemptControl, env: AttemptEnvironment): Promise<TaskResultMessage> {
   const { task } = message;
-  const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
-  const store = (await openStoreLazily(target)) as BaseStore;
+  const { target, store, modules, logger } = env;
   // The handler's reads: a connection of its own on which the database refuses writes (ADR T5).
   const read = lazyReadHandle(target.backend, () => openReadHandle(target));
   const tasks = new TaskStore(store);
@@ -92,11 +99,11 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
     },
     Math.max(200, Math.floor(message.leaseMs / 3)),
   );
-  // Renew at once: loading the registry and the handler module must not run on the claim's lease.
-  heartbeat().catch(() => undefined);
+  // Importing the registry or the handler must not run on the claim's lease: renew at once then.
+  // A handler already imported starts at once, well inside the lease the claim just granted.
+  if (!modules.isLoaded(task.taskType, task.handlerVersion)) heartbeat().catch(() => undefined);
   try {
-    // Rebuilt from the registry for this attempt (ADR: handlers rebuilt; nothing kept in memory).
-    const registry = await loadTaskRegistry(message.tasksModule, { importQuery: `?attempt=${generation}` });
+    const { registry } = await modules.forAttempt(task.taskType, task.handlerVersion);
     let handler: TaskHandlerModule;
     try {
       handler = await registry.load(task.taskType, task.handlerVersion);
@@ -195,6 +202,5 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
     clearInterval(timer);
     control.abort = null;
     await read.close();
-    await store.close();
   }
 }

@@ -16,16 +16,27 @@ import path from 'node:path';
 import { ensureTsLoader, importUserModule, PRELOAD_TS_VARIABLE } from '../child/ts-loader.ts';
 import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
 import { createLogger } from '../logging.ts';
-import { runAttempt, type AttemptControl } from './run-attempt.ts';
-import { PRELOAD_TASKS_MODULE_VARIABLE, type TaskHostMessage, type TaskResultMessage, type TaskWorkerMessage } from './worker-protocol.ts';
+import type { BaseStore } from '../store/base-store.ts';
+import { openStoreLazily } from '../store/open-lazy.ts';
+import { HandlerModules, type ModuleIsolation } from './handler-modules.ts';
+import { runAttempt, type AttemptControl, type AttemptEnvironment } from './run-attempt.ts';
+import {
+  MODULE_ISOLATION_VARIABLE,
+  PRELOAD_TASKS_MODULE_VARIABLE,
+  type TaskHostMessage,
+  type TaskResultMessage,
+  type TaskWorkerMessage,
+} from './worker-protocol.ts';
 
 export type { RunTaskMessage, TaskOutcomeStatus, TaskResultMessage, TerminateMessage } from './worker-protocol.ts';
 
 const logger = createLogger({ name: 'apsup-task-worker' });
 const control: AttemptControl = { terminating: false, terminateReason: null, abort: null };
 let running: Extract<TaskHostMessage, { type: 'run-task' }> | null = null;
-let generation = 0;
+let env: AttemptEnvironment | null = null;
 let baseline: Map<string, number> | null = null;
+/** The store's own connections at the baseline (MySQL: its pool may open one more under load). */
+let baselineConnections = 0;
 
 function send(message: TaskWorkerMessage): Promise<void> {
   return new Promise((resolve) => {
@@ -40,23 +51,31 @@ function resources(): Map<string, number> {
   return counts;
 }
 
+function storeConnections(): number {
+  const store = env?.store as { openConnections?: () => number } | undefined;
+  return store?.openConnections?.() ?? 0;
+}
+
 /** Whether the attempt left a resource behind (a few turns for closed sockets to be released). */
 async function leftNothing(): Promise<boolean> {
   for (let i = 0; i < 5; i += 1) {
     await new Promise((r) => setImmediate(r));
     const now = resources();
-    if ([...now].every(([k, n]) => n <= (baseline?.get(k) ?? 0))) return true;
+    // Connections the store opened beyond its baseline are the process's own, not the handler's.
+    const own = Math.max(0, storeConnections() - baselineConnections);
+    const allowed = (k: string) => (baseline?.get(k) ?? 0) + (k === 'TCPSocketWrap' ? own : 0);
+    if ([...now].every(([k, n]) => n <= allowed(k))) return true;
     await new Promise((r) => setTimeout(r, 5));
   }
   return false;
 }
 
 async function attempt(message: Extract<TaskHostMessage, { type: 'run-task' }>): Promise<void> {
-  generation += 1;
   let r: TaskResultMessage;
   let ok = true;
   try {
-    r = await runAttempt(message, control, logger, generation);
+    if (!env) throw new Error('the task worker is not started');
+    r = await runAttempt(message, control, env);
   } catch (error) {
     logger.error({ taskId: message.task.taskId, err: (error as Error).message }, 'task attempt failed unexpectedly');
     r = { type: 'task-result', taskId: message.task.taskId, status: 'failed', errorCode: 'worker_error', errorMessage: (error as Error).message };
@@ -105,18 +124,21 @@ process.on('SIGINT', () => {
 process.on('disconnect', () => process.exit(0));
 
 async function start(): Promise<void> {
-  // Warm what every attempt needs (its backend's driver, the TypeScript loader) before 'ready'.
+  // Warm what every attempt needs (its connection, the TypeScript loader, the registry) before 'ready'.
   const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
-  if (target.backend === 'sqlite') await import('../store/sqlite/sqlite-store.ts');
-  else await import('../store/mysql/mysql-store.ts');
+  const store = (await openStoreLazily(target)) as BaseStore;
+  await store.domainQuery('SELECT 1'); // the connection is open before the baseline
   if (process.env[PRELOAD_TS_VARIABLE] === '1') await ensureTsLoader();
-  const tasksModule = process.env[PRELOAD_TASKS_MODULE_VARIABLE];
+  const tasksModule = process.env[PRELOAD_TASKS_MODULE_VARIABLE] ?? '';
+  const isolation: ModuleIsolation = process.env[MODULE_ISOLATION_VARIABLE] === 'attempt' ? 'attempt' : 'process';
+  env = { target, store, modules: new HandlerModules(isolation, tasksModule), logger };
   if (tasksModule) {
-    // Warms the registry's dependencies; each attempt still imports the module afresh. A module
-    // that fails here fails the attempt that imports it, with its own error.
+    // Warms the registry's dependencies; a module that fails here fails the attempt that
+    // imports it, with its own error.
     await importUserModule(path.resolve(tasksModule), '?preload').catch(() => undefined);
   }
   baseline = resources();
+  baselineConnections = storeConnections();
   await send({ type: 'ready', pid: process.pid });
 }
 

@@ -3,6 +3,8 @@ import type { ClaimedTask } from './task-store.ts';
 
 /** The tasks module, imported once before 'ready' (its dependencies and the loader warm). */
 export const PRELOAD_TASKS_MODULE_VARIABLE = 'APSUP_TASK_WORKER_TASKS_MODULE';
+/** DURABLE_TASK_MODULE_ISOLATION of the host: 'process' or 'attempt' (handler-modules.ts). */
+export const MODULE_ISOLATION_VARIABLE = 'APSUP_TASK_WORKER_MODULE_ISOLATION';
 
 export interface RunTaskMessage {
   type: 'run-task';

@@ -1,6 +1,7 @@
 // Warm task worker processes (src/tasks/attempt-pool.ts), real processes on both backends: a
 // process is reused only after an attempt that ended cleanly, and then carries nothing from it
-// (module state, a read handle, a connection, a timer); a process whose attempt timed out, was
+// but its handler module (none with MODULE_ISOLATION=attempt): no read handle, connection or
+// timer of the attempt; a process whose attempt timed out, was
 // cancelled without returning, lost its lease (SIGSTOP past the TTL) or crashed is never given
 // another attempt; the database claim cap holds with a warm pool; a changed handler module is
 // rebuilt from the registry for the next attempt in the same process.
@@ -66,8 +67,26 @@ for (const backend of BACKENDS) {
       assert.ok(!kit.runner.pool.pids().includes(pid));
     }
 
-    test('a process that ended an attempt cleanly is reused, with fresh handler module state and nothing left from the attempt', async () => {
+    test('a process that ended an attempt cleanly is reused, keeping its handler module and nothing else from the attempt (isolation process, the default)', async () => {
       const kit = await setup();
+      await kit.runner.start();
+      const first = await runState(kit);
+      const second = await runState(kit);
+      const third = await runState(kit);
+      assert.equal(second.pid, first.pid, 'the warm process took the next attempt');
+      assert.equal(third.pid, first.pid);
+      assert.equal(kit.runner.pool.spawned, 1, 'one process for three attempts at capacity 1');
+      assert.deepEqual([first.seen.runs, second.seen.runs, third.seen.runs], ['1', '2', '3'], 'one module instance served the three attempts');
+      assert.deepEqual([first.seen.evaluation, second.seen.evaluation, third.seen.evaluation], ['1', '1', '1'], 'evaluated once in the process');
+      for (const s of [first, second, third]) assert.equal(s.seen.read, '1');
+      // Resources at the start of run: no read handle, connection or child process of the
+      // previous attempt is still open when the next one starts.
+      assert.equal(second.seen.resources, first.seen.resources);
+      assert.equal(third.seen.resources, first.seen.resources);
+    });
+
+    test('with MODULE_ISOLATION=attempt a reused process gives each attempt a fresh handler module instance', async () => {
+      const kit = await setup({ MODULE_ISOLATION: 'attempt' });
       await kit.runner.start();
       const first = await runState(kit);
       const second = await runState(kit);
@@ -80,8 +99,6 @@ for (const backend of BACKENDS) {
         assert.equal(s.seen.read, '1');
       }
       assert.deepEqual([first.seen.evaluation, second.seen.evaluation, third.seen.evaluation], ['1', '2', '3'], 'evaluated again in the same process');
-      // Resources at the start of run: no read handle, connection or child process of the
-      // previous attempt is still open when the next one starts.
       assert.equal(second.seen.resources, first.seen.resources);
       assert.equal(third.seen.resources, first.seen.resources);
     });

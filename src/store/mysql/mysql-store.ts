@@ -281,6 +281,11 @@ export class MysqlStore extends BaseStore {
     }
   }
 
+  /** Physical connections the pool holds open now (a warm task worker counts these as its own). */
+  openConnections(): number {
+    return (this.pool.pool as unknown as { _allConnections?: { length: number } })._allConnections?.length ?? 0;
+  }
+
   async close(): Promise<void> {
     try {
       await this.pool.end();

@@ -1,0 +1,83 @@
+/**
+ * The registry and handler modules of a task worker process (ADR: handlers loaded lazily from the
+ * static registry, one instance per executor). Two isolations, DURABLE_TASK_MODULE_ISOLATION:
+ *   process  (default) the registry and each handler module are imported once per process and
+ *            kept for its later attempts; a tasks module or handler file that changed on disk
+ *            (modification time, size or inode) is imported afresh before the attempt that uses it.
+ *   attempt  every attempt imports the tasks module and its handler as fresh module instances
+ *            (no module state survives an attempt; each import costs milliseconds under tsx).
+ * Modules a handler imports itself are shared within the process in both modes.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadTaskRegistry } from './load.ts';
+import type { TaskRegistry } from './registry.ts';
+
+export type ModuleIsolation = 'process' | 'attempt';
+
+export interface LoadedRegistry {
+  registry: TaskRegistry;
+  /** True when this attempt imported the registry module (it may import its handler too). */
+  imported: boolean;
+}
+
+/** What identifies one version of a file on disk; null when it cannot be read. */
+function signature(file: string): string | null {
+  try {
+    const s = fs.statSync(file, { bigint: true });
+    return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+  } catch {
+    return null;
+  }
+}
+
+export class HandlerModules {
+  private current: { registry: TaskRegistry; tasksSig: string | null; handlerSigs: Map<string, string | null> } | null = null;
+  private imports = 0;
+
+  constructor(
+    private readonly isolation: ModuleIsolation,
+    private readonly tasksModule: string,
+  ) {}
+
+  /** The registry for an attempt of (taskType, version): imported when needed (see the header). */
+  async forAttempt(taskType: string, version: number): Promise<LoadedRegistry> {
+    if (this.isolation === 'attempt' || !this.current || !this.unchanged(taskType, version)) {
+      this.imports += 1;
+      const file = path.resolve(this.tasksModule);
+      const registry = await loadTaskRegistry(file, { importQuery: `?modules=${this.imports}` });
+      this.current = { registry, tasksSig: signature(file), handlerSigs: new Map() };
+      this.remember(taskType, version);
+      return { registry, imported: true };
+    }
+    this.remember(taskType, version);
+    return { registry: this.current.registry, imported: false };
+  }
+
+  /** Whether an attempt of (taskType, version) would start without importing anything. */
+  isLoaded(taskType: string, version: number): boolean {
+    if (this.isolation === 'attempt' || !this.current) return false;
+    return this.current.registry.isLoaded(taskType, version) && this.unchanged(taskType, version);
+  }
+
+  private handlerFile(taskType: string, version: number): string | null {
+    try {
+      return this.current?.registry.modulePath(taskType, version) ?? null;
+    } catch {
+      return null; // unknown type or version: the registry fails it closed
+    }
+  }
+
+  private unchanged(taskType: string, version: number): boolean {
+    const c = this.current!;
+    if (signature(path.resolve(this.tasksModule)) !== c.tasksSig) return false;
+    const file = this.handlerFile(taskType, version);
+    if (file === null || !c.handlerSigs.has(file)) return true;
+    return signature(file) === c.handlerSigs.get(file);
+  }
+
+  private remember(taskType: string, version: number): void {
+    const file = this.handlerFile(taskType, version);
+    if (file !== null && !this.current!.handlerSigs.has(file)) this.current!.handlerSigs.set(file, signature(file));
+  }
+}
