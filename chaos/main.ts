@@ -1,6 +1,6 @@
 /**
  * `npm run chaos -- [--backend sqlite|mysql|both] [--trials N] [--seconds S] [--seed X]
- *  [--drain S] [--misbehave P] [--scopes N] [--task-rate P] [--kinds k1,k2] [--no-faults] [--no-crash-points] [--out FILE]`
+ *  [--drain S] [--drain-max S] [--misbehave P] [--scopes N] [--task-rate P] [--kinds k1,k2] [--no-faults] [--no-crash-points] [--out FILE]`
  * The fault-injection suite of issue #10: trials of real processes under random faults, each
  * checked against the invariants (chaos/checker.ts). Each trial prints its seed; --seed replays
  * it. Exit 1 when a safety violation was found, 2 when only drains timed out (liveness).
@@ -25,6 +25,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '8' },
     seed: { type: 'string' },
     drain: { type: 'string', default: '30' },
+    'drain-max': { type: 'string' },
     misbehave: { type: 'string', default: '0.3' },
     scopes: { type: 'string', default: '4' },
     'task-rate': { type: 'string', default: '0.06' },
@@ -59,6 +60,7 @@ for (const backend of backends as Array<'sqlite' | 'mysql'>) {
         seed,
         seconds: positive('seconds', values.seconds!, false),
         drainSeconds: positive('drain', values.drain!, false),
+        drainMaxSeconds: values['drain-max'] === undefined ? undefined : positive('drain-max', values['drain-max'], false),
         misbehave: positive('misbehave', values.misbehave!, false),
         scopes: Math.max(1, positive('scopes', values.scopes!)),
         kinds: values.kinds
@@ -76,7 +78,7 @@ for (const backend of backends as Array<'sqlite' | 'mysql'>) {
     results.push(r);
     const kinds = r.faults.reduce<Record<string, number>>((m, f) => ({ ...m, [f.kind]: (m[f.kind] ?? 0) + 1 }), {});
     say(
-      `trial ${backend} seed=${seed} ${((Date.now() - started) / 1000).toFixed(1)}s inputs=${r.driver.inputs} requests=${r.driver.requests} invocations=${r.invocations} outputs=${r.check.outputs} lease-history=${r.check.historyRows} past-expiry=${r.check.writesPastExpiry} faults=${JSON.stringify(kinds)} tasks=${r.tasks.submitted}/${r.tasks.succeeded}ok/${r.tasks.failed}failed attempts=${r.tasks.attempts} requeued=${r.tasks.requeued} task-writes=${r.tasks.writes} crash-points-hit=${JSON.stringify(r.crashHits)} drained=${r.drained} (${r.drainMs} ms) violations=${r.violations.length}`,
+      `trial ${backend} seed=${seed} ${((Date.now() - started) / 1000).toFixed(1)}s inputs=${r.driver.inputs} requests=${r.driver.requests} invocations=${r.invocations} outputs=${r.check.outputs} lease-history=${r.check.historyRows} past-expiry=${r.check.writesPastExpiry} faults=${JSON.stringify(kinds)} tasks=${r.tasks.submitted}/${r.tasks.succeeded}ok/${r.tasks.failed}failed attempts=${r.tasks.attempts} requeued=${r.tasks.requeued} task-writes=${r.tasks.writes} crash-points-hit=${JSON.stringify(r.crashHits)} drained=${r.drained} (${r.drainMs} ms, longest stall ${r.drainStallMs} ms) violations=${r.violations.length}`,
     );
     for (const v of r.violations) say(`  VIOLATION ${v.invariant} ${v.key ?? ''}: ${v.detail}\n    rows: ${JSON.stringify(v.rows ?? [])}`);
     if (values.out) fs.writeFileSync(values.out, JSON.stringify(results, null, 1));

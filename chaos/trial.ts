@@ -1,7 +1,7 @@
 /**
  * One chaos trial: a fresh database, real candidates, the driver appending inputs for `seconds`
  * while faults land every 0.8-2.5 s, then the fault window closes (every paused process resumed,
- * every dead candidate restarted), the drain (bounded) and the invariant check. Two PRNG streams
+ * every dead candidate restarted), the drain (chaos/drain.ts: fails on a stall, hard-bounded) and the invariant check. Two PRNG streams
  * from the seed: the driver's and the fault schedule's (kinds, targets, durations).
  */
 import fs from 'node:fs';
@@ -13,7 +13,8 @@ import { openTrialDb } from './db.ts';
 import { driveOnce, type DriverStats } from './driver.ts';
 import { FAMILIES } from './families.ts';
 import { FaultInjector, TASK_FAULTS, kindsFor, type FaultRecord } from './faults.ts';
-import { DIR_VARIABLE, MISBEHAVE_VARIABLE, SEED_VARIABLE, readJournal, type JournalEvent } from './journal.ts';
+import { drain } from './drain.ts';
+import { DIR_VARIABLE, MISBEHAVE_VARIABLE, SEED_VARIABLE, journalFile, readJournal, type JournalEvent } from './journal.ts';
 import { Prng } from './prng.ts';
 import { killAll } from './procs.ts';
 import { checkStatus } from './status.ts';
@@ -24,7 +25,10 @@ export interface TrialOptions {
   backend: 'sqlite' | 'mysql';
   seed: string;
   seconds: number;
+  /** The drain fails after this long without movement (chaos/drain.ts). */
   drainSeconds: number;
+  /** The drain's hard bound; default 3 x drainSeconds. */
+  drainMaxSeconds?: number;
   faults: boolean;
   crashPoints: boolean;
   misbehave: number;
@@ -43,6 +47,8 @@ export interface TrialResult {
   invocations: number;
   drained: boolean;
   drainMs: number;
+  /** The longest time without movement during the drain. */
+  drainStallMs: number;
   unsettled: string[];
   violations: Violation[];
   recoveriesMs: Array<{ kind: string; ms: number | null }>;
@@ -103,16 +109,23 @@ export async function runTrial(options: TrialOptions, log: (line: string) => voi
       await sleep(driveRng.int(20, 150));
     }
     injector.settle();
-    const drainStart = Date.now();
-    const pendingWork = async () => [...(await unsettledKeys(db)), ...(await unsettledTasks(db)).map((id) => `task ${id}`)];
-    let unsettled = await pendingWork();
-    while (unsettled.length > 0 && Date.now() - drainStart < options.drainSeconds * 1000) {
-      cluster.fill();
-      await sleep(200);
-      unsettled = await pendingWork().catch(() => unsettled);
-    }
-    const drainMs = Date.now() - drainStart;
-    const drained = unsettled.length === 0;
+    const journalBytes = () => {
+      try {
+        return fs.statSync(journalFile(dir)).size;
+      } catch {
+        return 0;
+      }
+    };
+    const outcome = await drain(
+      {
+        unsettled: async () => [...(await unsettledKeys(db)), ...(await unsettledTasks(db)).map((id) => `task ${id}`)],
+        progress: async () => journalBytes() + Number((await db.exec('SELECT COUNT(*) AS n FROM ch_task_log'))[0]?.n ?? 0),
+        tick: () => cluster.fill(),
+      },
+      { stallMs: options.drainSeconds * 1000, maxMs: (options.drainMaxSeconds ?? options.drainSeconds * 3) * 1000 },
+    );
+    const { drained, unsettled } = outcome;
+    const drainMs = outcome.ms;
     const journal = readJournal(dir);
     const check: CheckStats = { outputs: 0, historyRows: 0, writesPastExpiry: 0 };
     const violations = await checkInvariants(db, journal, drained, check);
@@ -153,6 +166,7 @@ export async function runTrial(options: TrialOptions, log: (line: string) => voi
       invocations: journal.filter((e) => e.ev === 'start').length,
       drained,
       drainMs,
+      drainStallMs: outcome.longestStallMs,
       unsettled,
       violations,
       check,

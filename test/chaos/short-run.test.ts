@@ -8,7 +8,7 @@ import crypto from 'node:crypto';
 import { test } from 'node:test';
 import { runTrial, type TrialResult } from '../../chaos/trial.ts';
 
-test('short chaos run: no violation on either backend, every trial drains', { timeout: 240_000 }, async (t) => {
+test('short chaos run: no violation on either backend, every trial drains', { timeout: 300_000 }, async (t) => {
   const seed = process.env.APSUP_CHAOS_TEST_SEED ?? crypto.randomBytes(4).toString('hex');
   const results = await Promise.all(
     (['sqlite', 'mysql'] as const).map((backend) =>
@@ -17,7 +17,8 @@ test('short chaos run: no violation on either backend, every trial drains', { ti
           backend,
           seed,
           seconds: 5,
-          drainSeconds: 60,
+          drainSeconds: 45,
+          drainMaxSeconds: 150,
           faults: true,
           crashPoints: true,
           misbehave: 0.3,
