@@ -31,7 +31,11 @@ export interface DrainClock {
 
 export const realClock: DrainClock = { now: () => Date.now(), sleep: (ms) => new Promise((r) => setTimeout(r, ms)) };
 
-export async function drain(probe: DrainProbe, bounds: { stallMs: number; maxMs: number; everyMs?: number }, clock: DrainClock = realClock): Promise<DrainOutcome> {
+export async function drain(
+  probe: DrainProbe,
+  bounds: { stallMs: number; maxMs: number; everyMs?: number },
+  clock: DrainClock = realClock,
+): Promise<DrainOutcome> {
   const start = clock.now();
   let unsettled = await probe.unsettled();
   let progress = await probe.progress();
