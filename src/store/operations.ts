@@ -209,6 +209,11 @@ export const OPERATIONS = {
     transaction: 'own',
     summary: 'claim the oldest pending task of a known type with a fresh attempt token, unless the database cap of running tasks is reached',
   },
+  pc_task_claim_batch: {
+    params: ['worker_id', 'lease_ms', 'task_types', 'max_count'],
+    transaction: 'own',
+    summary: 'claim up to max_count of the oldest pending tasks of known types in one transaction, never past the database cap',
+  },
   pc_task_set_capacity: {
     params: ['capacity'],
     transaction: 'own',

@@ -133,21 +133,20 @@ export class TaskStore {
     if (!WORKER.test(workerId)) throw new InvalidArgumentError(op, `worker id must match ${WORKER}`);
     requireRange(op, 'lease', leaseMs, 1000, 3_600_000);
     const rows = await this.rows(op, { worker_id: workerId, lease_ms: leaseMs, task_types: typeList(op, taskTypes) });
-    const r = rows[0];
-    if (!r) return null;
-    return {
-      taskId: n(r.task_id),
-      taskType: String(r.task_type),
-      handlerVersion: n(r.handler_version),
-      payload: json(r.payload),
-      timeoutMs: n(r.timeout_ms),
-      attemptCount: n(r.attempt_count),
-      attemptToken: String(r.attempt_token),
-      attemptOwner: String(r.attempt_owner),
-      leaseExpiresAt: dbTime(r.lease_expires_at)!,
-      resumedFromTaskId: nOrNull(r.resumed_from_task_id),
-      dbNow: dbTime(r.db_now)!,
-    };
+    return rows[0] ? toClaimed(rows[0]) : null;
+  }
+
+  /**
+   * Claims up to maxCount (1..100) of the oldest pending tasks of taskTypes in one transaction,
+   * each as claim() claims one, never past the database cap; oldest first.
+   */
+  async claimBatch(workerId: string, leaseMs: number, taskTypes: readonly string[], maxCount: number): Promise<ClaimedTask[]> {
+    const op = 'pc_task_claim_batch';
+    if (!WORKER.test(workerId)) throw new InvalidArgumentError(op, `worker id must match ${WORKER}`);
+    requireRange(op, 'lease', leaseMs, 1000, 3_600_000);
+    requireRange(op, 'max count', maxCount, 1, MAX_CLAIM_BATCH);
+    const rows = await this.rows(op, { worker_id: workerId, lease_ms: leaseMs, task_types: typeList(op, taskTypes), max_count: maxCount });
+    return rows.map(toClaimed).sort((a, b) => a.taskId - b.taskId);
   }
 
   async heartbeat(taskId: number, attemptToken: string, leaseMs: number): Promise<{ leaseExpiresAt: Date; cancelRequested: boolean; dbNow: Date }> {
@@ -388,4 +387,23 @@ export class TaskStore {
     const r = (await this.rows('pc_task_read_readiness', {}))[0];
     return { liveWorkers: n(r.live_workers), latestPublishedAt: dbTime(r.latest_published_at), dbNow: dbTime(r.db_now)! };
   }
+}
+
+/** The most tasks one pc_task_claim_batch call takes. */
+export const MAX_CLAIM_BATCH = 100;
+
+function toClaimed(r: Record<string, unknown>): ClaimedTask {
+  return {
+    taskId: n(r.task_id),
+    taskType: String(r.task_type),
+    handlerVersion: n(r.handler_version),
+    payload: json(r.payload),
+    timeoutMs: n(r.timeout_ms),
+    attemptCount: n(r.attempt_count),
+    attemptToken: String(r.attempt_token),
+    attemptOwner: String(r.attempt_owner),
+    leaseExpiresAt: dbTime(r.lease_expires_at)!,
+    resumedFromTaskId: nOrNull(r.resumed_from_task_id),
+    dbNow: dbTime(r.db_now)!,
+  };
 }

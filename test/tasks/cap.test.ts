@@ -124,6 +124,70 @@ for (const backend of BACKENDS) {
       assert.equal(await running(fx), 6);
     });
 
+    test('T6 claimBatch takes at most the room under the database cap, oldest first, each attempt with its own token', async () => {
+      const { fx, tasks } = await fresh();
+      const ids: number[] = [];
+      for (let i = 0; i < 10; i += 1) ids.push((await tasks.submit({ taskType: 'fx-quick', handlerVersion: 2, payload: { i }, timeoutMs: 60_000 })).taskId);
+      const first = await tasks.claimBatch('batcher', 60_000, TEST_TASK_TYPES, 3);
+      assert.deepEqual(
+        first.map((t) => t.taskId),
+        ids.slice(0, 3),
+        'the three oldest',
+      );
+      const second = await tasks.claimBatch('batcher', 60_000, TEST_TASK_TYPES, 10);
+      assert.deepEqual(
+        second.map((t) => t.taskId),
+        ids.slice(3, 4),
+        'one slot left under the cap of 4, though 10 were asked for',
+      );
+      const all = [...first, ...second];
+      assert.equal(new Set(all.map((t) => t.attemptToken)).size, 4, 'four distinct attempt tokens');
+      for (const t of all) {
+        assert.deepEqual([t.attemptCount, t.attemptOwner], [1, 'batcher']);
+        assert.ok(t.leaseExpiresAt.getTime() - t.dbNow.getTime() >= 59_000, 'a lease from the database clock');
+        const row = await tasks.read(t.taskId);
+        assert.deepEqual([row?.state, row?.attemptToken], ['running', t.attemptToken]);
+      }
+      assert.deepEqual(await tasks.claimBatch('batcher', 60_000, TEST_TASK_TYPES, 5), [], 'at the cap: nothing');
+      assert.equal(await running(fx), 4);
+      await tasks.setCapacity(6);
+      assert.equal((await tasks.claimBatch('batcher', 60_000, ['fx-sleep'], 5)).length, 0, 'a type with nothing pending: nothing');
+      assert.deepEqual(
+        (await tasks.claimBatch('batcher', 60_000, TEST_TASK_TYPES, 5)).map((t) => t.taskId),
+        ids.slice(4, 6),
+      );
+      for (const bad of [0, 101, 1.5]) await assert.rejects(tasks.claimBatch('batcher', 60_000, TEST_TASK_TYPES, bad), InvalidArgumentError);
+      // The SQL refuses a count out of range on its own, whatever the caller.
+      await assert.rejects(
+        (fx.store as BaseStore).callOperation('pc_task_claim_batch', { worker_id: 'w', lease_ms: 60_000, task_types: 'fx-quick', max_count: 101 } as never),
+        (e: Error & { code?: string }) => e.code === 'invalid_argument' || /invalid_argument/.test(e.message),
+      );
+    });
+
+    test('T6 four processes racing claimBatch (3 each) over 20 pending tasks take exactly the database cap; maintenance claims nothing', async () => {
+      const { fx, tasks } = await fresh();
+      for (let i = 0; i < 20; i += 1) await tasks.submit({ taskType: 'fx-quick', handlerVersion: 2, payload: { i }, timeoutMs: 60_000 });
+      claimers.push(...[0, 1, 2, 3].map(() => new StoreChild(fx)));
+      await Promise.all(claimers.map((c) => c.send('ping')));
+      type Claim = { taskId: number; attemptToken: string };
+      for (let round = 0; round < 3; round += 1) {
+        const perChild = await Promise.all(claimers.map((c, i) => c.send<Claim[]>('claimBatch', { workerId: `batcher-${i}`, leaseMs: 60_000, maxCount: 3 })));
+        const claims = perChild.flat();
+        if (round === 0) assert.equal(claims.length, 4, `the database cap is 4 (claimed ${claims.length})`);
+        else assert.equal(claims.length, 0, 'nothing more at the cap');
+        assert.equal(new Set(claims.map((c) => c.taskId)).size, claims.length, 'no task claimed twice');
+        assert.equal(await running(fx), 4);
+      }
+      await tasks.setCapacity(10);
+      await fx.store.setMaintenance(true);
+      const paused = await Promise.all(claimers.map((c) => c.send<Claim[]>('claimBatch', { leaseMs: 60_000, maxCount: 3 })));
+      assert.equal(paused.flat().length, 0, 'nothing is claimed during maintenance');
+      await fx.store.setMaintenance(false);
+      const more = await Promise.all(claimers.map((c) => c.send<Claim[]>('claimBatch', { leaseMs: 60_000, maxCount: 3 })));
+      assert.equal(more.flat().length, 6, 'six more slots after the window, taken once');
+      assert.equal(await running(fx), 10);
+    });
+
     test('a worker with an older registry leaves a newer task type pending; a worker that knows it runs it (rolling deploy)', async () => {
       const { fx, tasks } = await fresh();
       const newer = (await tasks.submit({ taskType: 'fx-quick', handlerVersion: 2, payload: {}, timeoutMs: 60_000 })).taskId;

@@ -1,0 +1,102 @@
+-- Operation: pc_task_claim_batch   (SQLite twin: sql/sqlite/pc_task_claim_batch.sql; TypeScript: TaskStore.claimBatch)
+-- Purpose: claim up to p_max_count of the oldest pending tasks of the worker's types in one transaction, each as pc_task_claim claims one, never past the database cap.
+--   The rules are pc_task_claim's, taken once for the batch: the 'claims' row of
+--   pc_durable_task_control is locked (FOR UPDATE) and the running tasks are counted after the
+--   lock (READ COMMITTED: every claim committed before is seen), so at most
+--   capacity - running tasks are taken, and no process setting can exceed the cap (ADR T6);
+--   only 'pending' tasks are taken, each with its own attempt token (UUID), attempt_count + 1
+--   and a lease from the database clock; a task of a type the worker does not list stays
+--   pending; nothing is claimed during maintenance. Candidates are found by plain (non-locking)
+--   reads in task_id order and taken by an update guarded by state = 'pending' (a task cancelled
+--   between the read and the update is skipped; at most p_max_count + 3 candidates per call). One
+--   commit for the batch: a relay that finds several free slots takes them in one round trip.
+-- Locks: the 'claims' row of pc_durable_task_control (FOR UPDATE), then each claimed task row.
+-- Transaction: owns its transaction.
+-- Parameters:
+--   p_worker_id   VARCHAR(128)  the claiming worker (attempt owner)
+--   p_lease_ms    INT           lease length, 1000 .. 3600000
+--   p_task_types  MEDIUMTEXT    comma-separated task types the worker's registry knows (non-empty)
+--   p_max_count   INT           the most tasks to claim, 1 .. 100 (the caller's free capacity)
+-- Result: zero to p_max_count rows, oldest first: the claimed tasks (task_id, task_type,
+--   handler_version, payload, timeout_ms, attempt_count, attempt_token, attempt_owner,
+--   lease_expires_at, resumed_from_task_id, db_now), as pc_task_claim returns one.
+-- Errors (SQLSTATE '45000', MESSAGE_TEXT):
+--   invalid_argument  empty worker or type list, lease or count out of range.
+--   capacity_not_set  the 'claims' row has no capacity.
+CREATE PROCEDURE pc_task_claim_batch(
+  IN p_worker_id  VARCHAR(128),
+  IN p_lease_ms   INT,
+  IN p_task_types MEDIUMTEXT,
+  IN p_max_count  INT
+)
+BEGIN
+  DECLARE v_found    INT DEFAULT 1;
+  DECLARE v_running  INT DEFAULT 0;
+  DECLARE v_capacity INT DEFAULT NULL;
+  DECLARE v_room     INT DEFAULT 0;
+  DECLARE v_task_id  BIGINT DEFAULT NULL;
+  DECLARE v_last_id  BIGINT DEFAULT 0;
+  DECLARE v_token    CHAR(36) DEFAULT NULL;
+  DECLARE v_tokens   VARCHAR(4000) DEFAULT '';
+  DECLARE v_now      DATETIME(3);
+  DECLARE v_taken    INT DEFAULT 0;
+  DECLARE v_hit      INT DEFAULT 0;
+  DECLARE v_tries    INT DEFAULT 0;
+  DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
+  DECLARE EXIT HANDLER FOR SQLEXCEPTION
+  BEGIN
+    ROLLBACK;
+    RESIGNAL;
+  END;
+
+  IF p_worker_id IS NULL OR p_worker_id = '' OR p_lease_ms IS NULL OR p_lease_ms < 1000 OR p_lease_ms > 3600000
+     OR p_task_types IS NULL OR p_task_types = '' OR p_max_count IS NULL OR p_max_count < 1 OR p_max_count > 100 THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
+  END IF;
+
+  START TRANSACTION;
+  SELECT capacity INTO v_capacity FROM pc_durable_task_control WHERE name = 'claims' FOR UPDATE;
+  IF v_found = 0 OR v_capacity IS NULL THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'capacity_not_set';
+  END IF;
+  SET v_now = UTC_TIMESTAMP(3);
+  SELECT COUNT(*) INTO v_running FROM pc_durable_tasks WHERE state = 'running';
+  SET v_room = LEAST(p_max_count, v_capacity - v_running);
+  IF EXISTS (SELECT 1 FROM pc_artifact_processing_runtime WHERE runtime_id = 1 AND maintenance = 1) THEN
+    SET v_room = 0;
+  END IF;
+  claim_loop: WHILE v_taken < v_room AND v_tries < v_room + 3 DO
+    SET v_tries = v_tries + 1;
+    SET v_found = 1;
+    SET v_task_id = NULL;
+    -- Non-locking read: never waits for (nor sees) a submission that has not committed.
+    SELECT task_id INTO v_task_id FROM pc_durable_tasks
+     WHERE state = 'pending' AND task_id > v_last_id
+       AND FIND_IN_SET(task_type COLLATE utf8mb4_bin, p_task_types COLLATE utf8mb4_bin) > 0
+     ORDER BY task_id LIMIT 1;
+    IF v_found = 0 OR v_task_id IS NULL THEN
+      LEAVE claim_loop;
+    END IF;
+    SET v_last_id = v_task_id;
+    SET v_token = UUID();
+    UPDATE pc_durable_tasks
+       SET state = 'running', attempt_count = attempt_count + 1, attempt_token = v_token,
+           attempt_owner = p_worker_id, heartbeat_at = v_now,
+           lease_expires_at = DATE_ADD(v_now, INTERVAL p_lease_ms * 1000 MICROSECOND),
+           started_at = COALESCE(started_at, v_now), updated_at = v_now
+     WHERE task_id = v_task_id AND state = 'pending';
+    SELECT COUNT(*) INTO v_hit FROM pc_durable_tasks WHERE task_id = v_task_id AND attempt_token = v_token;
+    IF v_hit = 1 THEN
+      SET v_taken = v_taken + 1;
+      SET v_tokens = CONCAT(v_tokens, IF(v_tokens = '', '', ','), v_token);
+    END IF;
+  END WHILE claim_loop;
+  COMMIT;
+
+  -- The claimed rows by their tokens, among the running rows only (at most the cap, by index).
+  SELECT task_id, task_type, handler_version, payload, timeout_ms, attempt_count, attempt_token,
+         attempt_owner, lease_expires_at, resumed_from_task_id, v_now AS db_now
+    FROM pc_durable_tasks
+   WHERE state = 'running' AND v_tokens <> '' AND FIND_IN_SET(attempt_token, v_tokens) > 0
+   ORDER BY task_id;
+END
