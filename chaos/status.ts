@@ -4,6 +4,8 @@ import { FAMILIES_MODULE_PATH } from './families.ts';
 import type { Violation } from './checker.ts';
 import { REPO_ROOT, childEnv } from './procs.ts';
 
+const NO_LEADER = 'no live global supervisor';
+
 export async function checkStatus(url: string, drained: boolean): Promise<Violation[]> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'status', '--families', FAMILIES_MODULE_PATH, '--json'], {
     cwd: REPO_ROOT,
@@ -31,7 +33,7 @@ export async function checkStatus(url: string, drained: boolean): Promise<Violat
   }
   const v: Violation[] = [];
   const global = report.supervisors.find((s) => s.supervisorKey === 'global');
-  if (!global?.live) v.push({ invariant: 'status', detail: 'no live global supervisor while a candidate runs', rows: report.supervisors });
+  if (!global?.live) v.push({ invariant: 'status', detail: `${NO_LEADER} while a candidate runs`, rows: report.supervisors });
   if (drained) {
     for (const f of report.families) {
       if (f.owedInvocations !== 0 || f.ordinaryBacklog !== 0)
@@ -39,4 +41,26 @@ export async function checkStatus(url: string, drained: boolean): Promise<Violat
     }
   }
   return v;
+}
+
+/**
+ * The status check after a drain, settled: an armed candidate may pass its crash point after the
+ * drain and SIGKILL itself just before the check (bench/CHAOS.md, run 2), so a report with a
+ * missing supervisor is checked again after the cluster is refilled, at most `tries` checks in
+ * all. A report without one is final.
+ */
+export async function checkStatusSettled(
+  check: () => Promise<Violation[]>,
+  refill: () => void,
+  wait: (ms: number) => Promise<void>,
+  options: { tries?: number; waitMs?: number } = {},
+): Promise<Violation[]> {
+  const tries = options.tries ?? 3;
+  let status = await check();
+  for (let i = 1; i < tries && status.some((x) => x.detail.startsWith(NO_LEADER)); i += 1) {
+    refill();
+    await wait(options.waitMs ?? 3000);
+    status = await check();
+  }
+  return status;
 }

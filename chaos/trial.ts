@@ -17,7 +17,7 @@ import { drain } from './drain.ts';
 import { DIR_VARIABLE, MISBEHAVE_VARIABLE, SEED_VARIABLE, journalFile, readJournal, type JournalEvent } from './journal.ts';
 import { Prng } from './prng.ts';
 import { killAll } from './procs.ts';
-import { checkStatus } from './status.ts';
+import { checkStatus, checkStatusSettled } from './status.ts';
 import { checkTasks, emptyTaskStats, readTaskLog, taskRecoveryMs, unsettledTasks, type TaskLogRow, type TaskStats } from './task-checker.ts';
 import { submitTask, taskService } from './task-driver.ts';
 
@@ -134,13 +134,13 @@ export async function runTrial(options: TrialOptions, log: (line: string) => voi
     const taskLog = await readTaskLog(db);
     // An armed candidate may pass its crash point after the drain (and SIGKILL itself): a
     // supervisor missing only meanwhile is its restart, not a finding (bounded: 3 checks).
-    let status = await checkStatus(db.url, drained);
-    for (let i = 0; i < 2 && status.some((x) => x.detail.startsWith('no live global supervisor')); i += 1) {
-      cluster.fill();
-      await sleep(3000);
-      status = await checkStatus(db.url, drained);
-    }
-    violations.push(...status);
+    violations.push(
+      ...(await checkStatusSettled(
+        () => checkStatus(db.url, drained),
+        () => cluster.fill(),
+        sleep,
+      )),
+    );
     const behaviours: Record<string, number> = {};
     for (const e of journal) if (e.ev === 'behaviour') behaviours[String(e.behaviour)] = (behaviours[String(e.behaviour)] ?? 0) + 1;
     if (!drained) {
