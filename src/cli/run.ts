@@ -121,8 +121,10 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
   };
   // RFC 8, 10: rows expired during a pause and a start with another configuration was accepted
   // meanwhile; this process stops the same orderly way, with the exit code of a refused start.
+  // Logged for machines and printed once as `apsup: ...`, as a refused start is.
   candidate!.onConflict = (error) => {
-    logger.fatal({ err: error.message, exitCode: EXIT.usage }, 'candidate fingerprint refused; shutting down');
+    if (!prettyLogs()) logger.fatal({ err: error.message, exitCode: EXIT.usage }, 'candidate fingerprint refused; shutting down');
+    console.error(`apsup: ${error.message}`);
     signals.request('fingerprint');
   };
   let runner: TaskRunner | null = null;
