@@ -119,6 +119,14 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     logger.fatal({ reason }, 'runtime cannot continue; shutting down');
     signals.request('fatal');
   };
+  // RFC 8, 10: rows expired during a pause and a start with another configuration was accepted
+  // meanwhile; this process stops the same orderly way, with the exit code of a refused start.
+  // Logged for machines and printed once as `apsup: ...`, as a refused start is.
+  candidate!.onConflict = (error) => {
+    if (!prettyLogs()) logger.fatal({ err: error.message, exitCode: EXIT.usage }, 'candidate fingerprint refused; shutting down');
+    console.error(`apsup: ${error.message}`);
+    signals.request('fingerprint');
+  };
   let runner: TaskRunner | null = null;
   let observability: ObservabilityServer | null = null;
   let notify: NotifyChannel | null = null;
@@ -147,7 +155,8 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     }
     await onStarted?.(runtime);
     const signal = await signals.requested;
-    if (signal === 'fatal') exitCode = 1;
+    if (signal === 'fatal') exitCode = EXIT.unexpected;
+    else if (signal === 'fingerprint') exitCode = EXIT.usage;
     else logger.info({ signal }, 'signal received');
   } finally {
     clearInterval(keepAlive);

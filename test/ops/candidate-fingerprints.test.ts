@@ -6,7 +6,7 @@
 // process (the host lock), so a start replaces what a stopped or crashed host left.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import { parseRuntimeConfig } from '../../src/config/runtime-config.ts';
 import { createLogger } from '../../src/logging.ts';
 import { CandidateRegistration, FingerprintMismatchError } from '../../src/registry/candidates.ts';
@@ -15,7 +15,7 @@ import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helper
 import families from '../fixtures/failover/families.ts';
 import alphaOnly from '../fixtures/failover/families-alpha-only.ts';
 import { API_FAMILIES_MODULE_PATH } from '../fixtures/failover/families-api.ts';
-import { RuntimeProcess, killEverything, makeFixtureDir, withTimeout } from '../fixtures/failover/harness.ts';
+import { RuntimeProcess, TTL_MS, killEverything, makeFixtureDir, withTimeout } from '../fixtures/failover/harness.ts';
 
 const P = 'POWERCONTEXT_SERVER_RUNTIME_';
 const logger = createLogger({ level: 'silent' });
@@ -113,6 +113,88 @@ for (const backend of BACKENDS) {
         await b.register();
         await b.withdraw();
       });
+
+      // Rows that expired (as after a pause past the TTL) are registered again at the next
+      // refresh, one statement at a time even when each one outlasts the renewal period, and a
+      // withdrawal waits for the one in flight (else its INSERT could land after the DELETE).
+      test('expired rows: registered again, or refused by a differing live candidate; refreshes never overlap', async () => {
+        // Registrations and refreshes take 250 ms (> the 0.05 s renewal period); withdrawals none.
+        let inFlight = 0;
+        let most = 0;
+        let registering = 0;
+        const slow = {
+          callOperation: async (op: string, params: unknown) => {
+            const call = () => (fx.store as unknown as { callOperation: (o: string, p: unknown) => Promise<unknown[][]> }).callOperation(op, params);
+            if (op === 'pc_aps_withdraw_candidate') return call();
+            inFlight += 1;
+            most = Math.max(most, inFlight);
+            if (op === 'pc_aps_register_candidate') registering += 1;
+            try {
+              await new Promise((r) => setTimeout(r, 250));
+              return await call();
+            } finally {
+              inFlight -= 1;
+              if (op === 'pc_aps_register_candidate') registering -= 1;
+            }
+          },
+        };
+        const warnings: string[] = [];
+        const capture = {
+          info: () => undefined,
+          warn: (_o: unknown, msg: string) => warnings.push(msg),
+          error: (_o: unknown, msg: string) => warnings.push(`error: ${msg}`),
+        };
+        const tuning = { LEASE_TTL_SECONDS: '2', RENEW_SECONDS: '0.05', FO_ALPHA_MAX_WORKERS: '4' };
+        const env = (vars: Record<string, string>) =>
+          parseRuntimeConfig(
+            {
+              [`${P}DATABASE_URL`]: fx.url,
+              [`${P}ARTIFACT_PROCESSING_ROLE`]: 'background',
+              ...Object.fromEntries(Object.entries(vars).map(([k, v]) => [`${P}${k.startsWith('FO_') ? k : `ARTIFACT_PROCESSING_${k}`}`, v])),
+            },
+            families,
+          );
+        const a = new CandidateRegistration(slow as never, env(tuning), capture as never);
+        const conflicts: FingerprintMismatchError[] = [];
+        a.onConflict = (e) => conflicts.push(e);
+        await a.register();
+        const expire = () => fx.query('UPDATE pc_aps_candidate_fingerprints SET expires_at = UTC_TIMESTAMP(3) WHERE candidate_id = ?', [a.candidateId]);
+        const live = async () =>
+          (await fx.query('SELECT candidate_id FROM pc_aps_candidate_fingerprints WHERE candidate_id = ? AND expires_at > UTC_TIMESTAMP(3)', [a.candidateId]))
+            .length;
+
+        await expire();
+        await waitFor(async () => warnings.includes('candidate fingerprint registered again'), 10_000, 20);
+        assert.equal(await live(), 1);
+        assert.equal(most, 1, 'one refresh or registration at a time');
+        assert.deepEqual(warnings, ['candidate fingerprint registered again']);
+
+        // A withdrawal during a registration again leaves no row behind.
+        await expire();
+        await waitFor(async () => registering > 0, 10_000, 5);
+        await a.withdraw();
+        await new Promise((r) => setTimeout(r, 600));
+        assert.deepEqual(await rowsOf(a), []);
+
+        // Expired while another configuration registered: refused once, rows gone, no more refreshes.
+        const c = new CandidateRegistration(slow as never, env(tuning), capture as never);
+        c.onConflict = (e) => conflicts.push(e);
+        await c.register();
+        await fx.query('UPDATE pc_aps_candidate_fingerprints SET expires_at = UTC_TIMESTAMP(3) WHERE candidate_id = ?', [c.candidateId]);
+        const other = candidate({ FO_ALPHA_MAX_WORKERS: '8' });
+        await other.register();
+        await waitFor(async () => conflicts.length > 0, 10_000, 20);
+        assert.match(
+          conflicts[0]!.message,
+          new RegExp(`^stopping: .*live candidate ${other.candidateId} .*first difference: family fo-alpha maxWorkers is 4 here, 8 there`),
+        );
+        assert.deepEqual(await rowsOf(c), []);
+        await new Promise((r) => setTimeout(r, 600));
+        assert.equal(conflicts.length, 1);
+        assert.equal(most, 1);
+        await c.withdraw();
+        await other.withdraw();
+      });
     } else {
       test('one host process: a start records its fingerprint and replaces what a stopped host left', async () => {
         const old = candidate({ FO_ALPHA_MAX_WORKERS: '4' });
@@ -174,5 +256,119 @@ describe('[mysql] processes: a background candidate with another budget exits 2;
     assert.equal((await api.stop()).code, 0, api.stderr);
     assert.equal((await b2.stop()).code, 0, b2.stderr);
     assert.deepEqual(await fx.query('SELECT candidate_id FROM pc_aps_candidate_fingerprints'), [], 'stopped candidates withdrew');
+  });
+});
+
+// A candidate paused (SIGSTOP) past the TTL loses its rows: a start with another fingerprint may
+// be accepted meanwhile (RFC 8, 10). Resumed, the candidate registers again at its next refresh:
+// refused, it stops the clean way (exit 2); alone, it goes on with live rows.
+describe('[mysql] processes: a candidate paused past the TTL registers again when resumed', () => {
+  const TERM_ACQUIRED = 'term acquired; recovering from persisted state';
+  const EXPIRED = /candidate fingerprint expired/;
+  let fx: BackendFixture;
+  let dir: string;
+  let paused: RuntimeProcess | null = null;
+  before(async () => {
+    fx = await createBackend('mysql');
+    dir = makeFixtureDir('fingerprints-pause');
+  });
+  afterEach(async () => {
+    // A failed assertion must not leave a stopped process group behind.
+    if (paused) {
+      try {
+        process.kill(-paused.pid, 'SIGCONT');
+      } catch {
+        /* gone */
+      }
+      paused = null;
+    }
+    killEverything();
+    await fx.query('DELETE FROM pc_aps_candidate_fingerprints');
+  });
+  after(async () => {
+    killEverything();
+    await fx?.cleanup();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const start = (name: string, workers: string) =>
+    new RuntimeProcess(name, { url: fx.url, fixtureDir: dir, role: 'background', env: { [`${P}FO_ALPHA_MAX_WORKERS`]: workers } });
+  const liveRows = (candidateId: string) =>
+    fx.query('SELECT supervisor_key FROM pc_aps_candidate_fingerprints WHERE candidate_id = ? AND expires_at > UTC_TIMESTAMP(3)', [candidateId]);
+  /** SIGSTOP of the whole process group (runtime and workers) until the database clock passed the rows' expiry. */
+  async function pausePastTtl(p: RuntimeProcess, candidateId: string): Promise<void> {
+    process.kill(-p.pid, 'SIGSTOP');
+    paused = p;
+    await waitFor(async () => (await liveRows(candidateId)).length === 0, 15_000, 100);
+  }
+  function resume(p: RuntimeProcess): void {
+    process.kill(-p.pid, 'SIGCONT');
+    paused = null;
+  }
+  function groupAlive(pgid: number): boolean {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  test('another configuration started meanwhile: the resumed candidate is refused, logs fatal and exits 2; the other runs on', async () => {
+    const a = start('fp-pause-a', '4');
+    const registered = await a.waitForMsg('candidate fingerprint registered', {}, 45_000);
+    await a.waitForMsg(TERM_ACQUIRED, {}, 20_000);
+    await pausePastTtl(a, String(registered.candidateId));
+
+    const b = start('fp-pause-b', '8');
+    const bRegistered = await b.waitForMsg('candidate fingerprint registered', {}, 45_000);
+    await b.waitForMsg(TERM_ACQUIRED, {}, 20_000);
+    resume(a);
+
+    const exit = await withTimeout(a.exited, 30_000, 'the resumed candidate with the other configuration exits');
+    assert.equal(exit.code, 2, `exit ${JSON.stringify(exit)}; stderr: ${a.stderr.slice(-2000)}`);
+    const fatal = a.own().filter((l) => l.level === 60);
+    assert.equal(fatal.length, 1, JSON.stringify(fatal));
+    assert.match(
+      `${fatal[0]!.msg} ${fatal[0]!.err ?? ''}`,
+      new RegExp(`live candidate ${bRegistered.candidateId} .*first difference: family fo-alpha maxWorkers is 4 here, 8 there`),
+    );
+    assert.match(a.stderr, /^apsup: stopping: supervisor key global has a live candidate .* first difference: family fo-alpha maxWorkers is 4 here, 8 there/m);
+    assert.equal(a.own(EXPIRED).length, 0, 'no repeated expiry line');
+    assert.equal(a.own('shut down').length, 1, `the clean shutdown: ${JSON.stringify(a.own().slice(-6))}`);
+    // Its workers stopped with it (the whole process group is gone).
+    await waitFor(async () => !groupAlive(a.pid), 10_000, 100);
+    assert.deepEqual(await liveRows(String(registered.candidateId)), [], 'the refused candidate left no live row');
+
+    // B keeps running, its row live. (Not asserted: that it never loses its term; on a loaded
+    // machine a renewal may miss its deadline, which is another matter.)
+    await new Promise((r) => setTimeout(r, 2 * TTL_MS));
+    assert.ok(b.alive, b.stderr);
+    assert.equal((await liveRows(String(bRegistered.candidateId))).length, 1);
+    assert.equal((await b.stop()).code, 0, b.stderr);
+  });
+
+  test('nothing started meanwhile: the resumed candidate registers again (one warning) and runs on', async () => {
+    const a = start('fp-alone', '4');
+    const registered = await a.waitForMsg('candidate fingerprint registered', {}, 45_000);
+    const id = String(registered.candidateId);
+    await a.waitForMsg(TERM_ACQUIRED, {}, 20_000);
+    await pausePastTtl(a, id);
+    resume(a);
+
+    const again = await a.waitForMsg('candidate fingerprint registered again', {}, 20_000);
+    assert.equal(again.level, 40);
+    assert.equal((await liveRows(id)).length, 1, 'its row is live again');
+    // Past another TTL: still running, its row kept live by the refresh, no error line. (The
+    // warning's count is not asserted: on a loaded machine a stall past the TTL is another expiry.)
+    await new Promise((r) => setTimeout(r, 2 * TTL_MS));
+    assert.ok(a.alive, a.stderr);
+    await waitFor(async () => (await liveRows(id)).length === 1, 5_000, 100);
+    assert.deepEqual(
+      a.own().filter((l) => l.level >= 50 || EXPIRED.test(l.msg ?? '')),
+      [],
+    );
+    assert.equal((await a.stop()).code, 0, a.stderr);
+    assert.deepEqual(await fx.query('SELECT candidate_id FROM pc_aps_candidate_fingerprints WHERE candidate_id = ?', [id]), [], 'withdrawn at shutdown');
   });
 });
