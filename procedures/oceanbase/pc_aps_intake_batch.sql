@@ -26,8 +26,13 @@
 --                     trimmed key: TypeScript refuses both).
 --   maintenance       the deployment is in maintenance (as the single calls): nothing of the
 --                     batch may commit; the caller's transaction must roll back.
--- Locks: the intent rows of the batch's keys (existing keys in the order the join reaches them,
---   new keys in the order of their first item), until the caller commits.
+--   SQLSTATE '40001'  three lost races in a row registering the batch's new keys: retry the
+--                     transaction.
+--   group_concat_max_len below 1000  the session's limit cuts the one flag per item (row 113):
+--                     a configuration error (the defaults are 1024 and more).
+-- Locks: the intent rows of the batch's keys (new keys in the order of their first item, then
+--   every key in the order the list's grouping yields them), until the caller commits. No gap
+--   locks. Two batches over the same keys in different orders can deadlock (ER 1213, row 81).
 CREATE PROCEDURE pc_aps_intake_batch(
   IN p_counter      VARCHAR(16),
   IN p_binding_name VARCHAR(128),
@@ -40,9 +45,12 @@ BEGIN
   DECLARE v_ends  MEDIUMBLOB;
   DECLARE v_n     INT;
   DECLARE v_bad   INT;
-  DECLARE v_keys  INT;
+  DECLARE v_dup   INT DEFAULT 0;
+  DECLARE v_tries INT DEFAULT 0;
   DECLARE v_dirty INT;
   DECLARE v_req   INT;
+  DECLARE v_new   VARCHAR(1000);
+  DECLARE CONTINUE HANDLER FOR 1062 SET v_dup = 1;
 
   IF p_counter IS NULL OR p_counter NOT IN ('dirty', 'requested') OR p_binding_name IS NULL OR p_binding_name = ''
      OR p_scope_ids IS NULL OR p_scope_ends IS NULL OR LENGTH(p_scope_ends) NOT BETWEEN 8 AND 8000
@@ -60,56 +68,73 @@ BEGIN
   SET v_ends = CAST(CONCAT('00000000', p_scope_ends) AS BINARY);
   SET v_n = LENGTH(p_scope_ends) DIV 8;
 
-  -- Every item non-empty, UTF-8, at most 191 characters, no trailing space; the index covers the
-  -- list. And the number of distinct keys, to skip the insert when every key exists.
-  SELECT SUM(y.len <= 0 OR RIGHT(y.k, 1) = ' ' OR CONVERT(CONVERT(y.k USING utf8mb4) USING binary) <> y.k
-             OR CHAR_LENGTH(CONVERT(y.k USING utf8mb4)) > 191),
-         COUNT(DISTINCT y.k)
-    INTO v_bad, v_keys
+  -- Every item non-empty, UTF-8, at most 191 characters, no trailing space; the index covers the list.
+  SELECT COUNT(*) INTO v_bad
     FROM (SELECT x.len, SUBSTRING(v_ids, x.start + 1, GREATEST(x.len, 0)) AS k
             FROM (SELECT CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED) AS start,
                          CAST(SUBSTRING(v_ends, o.n * 8 + 1, 8) AS SIGNED) - CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED) AS len
-                    FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x) y;
+                    FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x) y
+   WHERE y.len <= 0 OR RIGHT(y.k, 1) = ' ' OR CONVERT(CONVERT(y.k USING utf8mb4) USING binary) <> y.k
+      OR CHAR_LENGTH(CONVERT(y.k USING utf8mb4)) > 191;
   IF v_bad > 0 OR CAST(SUBSTRING(v_ends, v_n * 8 + 1, 8) AS SIGNED) <> LENGTH(v_ids) THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
   END IF;
 
-  -- Existing keys: one write per key, + the number of its items. Items are grouped by their bytes
-  -- (hash grouping, full values): for valid UTF-8 without trailing spaces, equal bytes is equal
-  -- under utf8mb4_bin. The key is typed VARCHAR(191) for the primary-key join.
-  UPDATE pc_artifact_processing_intents i
-    JOIN (SELECT CAST(CONVERT(g.k USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4) COLLATE utf8mb4_bin AS scope_id, g.items
+  -- Items are grouped by their bytes (hash grouping, full values): for valid UTF-8 without
+  -- trailing spaces, equal bytes is equal under utf8mb4_bin. A key is typed VARCHAR(191) for the
+  -- primary-key lookups.
+  -- New keys first, counters at 0, in the order of their first item (pending_sequence). Which
+  -- items those are is decided by a plain SELECT (a consistent read: an INSERT ... SELECT that
+  -- reads its own table takes shared gap locks there, and would wait for every other batch
+  -- registering keys nearby) into a string of one flag per item (row 113), so existing keys
+  -- consume no AUTO_INCREMENT value (row 4). A plain INSERT, not ON DUPLICATE KEY UPDATE (whose
+  -- duplicate check takes gap locks even under READ COMMITTED): a key another transaction
+  -- registers meanwhile raises 1062, the statement is undone and the flags are read again.
+  SET v_dup = 1;
+  WHILE v_dup = 1 DO
+    IF v_tries = 3 THEN
+      SIGNAL SQLSTATE '40001' SET MESSAGE_TEXT = 'key registration race lost three times; retry';
+    END IF;
+    SET v_tries = v_tries + 1;
+    SET v_dup = 0;
+    SELECT GROUP_CONCAT(IF(y.nth = 1 AND NOT EXISTS (SELECT 1 FROM pc_artifact_processing_intents i
+                                                     WHERE i.binding_name = p_binding_name AND i.scope_id = y.scope_id), '1', '0')
+                        ORDER BY y.ord SEPARATOR '')
+      INTO v_new
+      FROM (SELECT x.ord, CAST(CONVERT(x.k USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4) COLLATE utf8mb4_bin AS scope_id,
+                   ROW_NUMBER() OVER (PARTITION BY x.k ORDER BY x.ord) AS nth
+              FROM (SELECT o.n AS ord,
+                         SUBSTRING(v_ids, CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED) + 1,
+                                   CAST(SUBSTRING(v_ends, o.n * 8 + 1, 8) AS SIGNED) - CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED)) AS k
+                    FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x) y;
+    IF CHAR_LENGTH(v_new) <> v_n THEN
+      SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'group_concat_max_len below 1000';
+    END IF;
+    IF LOCATE('1', v_new) > 0 THEN
+      INSERT INTO pc_artifact_processing_intents (binding_name, scope_id, created_at, updated_at)
+      SELECT p_binding_name, CAST(CONVERT(x.k USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4) COLLATE utf8mb4_bin, v_now, v_now
+        FROM (SELECT o.n AS ord,
+                         SUBSTRING(v_ids, CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED) + 1,
+                                   CAST(SUBSTRING(v_ends, o.n * 8 + 1, 8) AS SIGNED) - CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED)) AS k
+                    FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x
+       WHERE SUBSTRING(v_new, x.ord, 1) = '1'
+       ORDER BY x.ord;
+    END IF;
+  END WHILE;
+
+  -- Every key: one write, + the number of its items. The list drives the join (STRAIGHT_JOIN):
+  -- a multi-table UPDATE reads with locks and without the semi-consistent read of a single-table
+  -- one, so scanning the binding instead would wait on other transactions' uncommitted keys.
+  UPDATE (SELECT CAST(CONVERT(g.k USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4) COLLATE utf8mb4_bin AS scope_id, g.items
             FROM (SELECT x.k, COUNT(*) AS items
                     FROM (SELECT SUBSTRING(v_ids, CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED) + 1,
                                            CAST(SUBSTRING(v_ends, o.n * 8 + 1, 8) AS SIGNED) - CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED)) AS k
                             FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x
                    GROUP BY x.k) g) b
-      ON i.binding_name = p_binding_name AND i.scope_id = b.scope_id
+    STRAIGHT_JOIN pc_artifact_processing_intents i ON i.binding_name = p_binding_name AND i.scope_id = b.scope_id
      SET i.dirty_generation = i.dirty_generation + b.items * v_dirty,
          i.requested_generation = i.requested_generation + b.items * v_req,
          i.updated_at = v_now;
-
-  -- New keys, in the order of their first item (pending_sequence). Existing keys are filtered out
-  -- first, so they consume no AUTO_INCREMENT value (row 4); a key a concurrent transaction
-  -- registers in between falls into the duplicate-key branch and becomes an ordinary increment.
-  -- ROW_COUNT() is the server's count of the rows the UPDATE changed (each matched row changes).
-  IF ROW_COUNT() < v_keys THEN
-    INSERT INTO pc_artifact_processing_intents
-           (binding_name, scope_id, dirty_generation, requested_generation, created_at, updated_at)
-    SELECT p_binding_name, b.scope_id, b.items * v_dirty, b.items * v_req, v_now, v_now
-      FROM (SELECT CAST(CONVERT(g.k USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4) COLLATE utf8mb4_bin AS scope_id, g.items, g.first_ord
-              FROM (SELECT x.k, COUNT(*) AS items, MIN(x.ord) AS first_ord
-                      FROM (SELECT o.n AS ord,
-                                   SUBSTRING(v_ids, CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED) + 1,
-                                             CAST(SUBSTRING(v_ends, o.n * 8 + 1, 8) AS SIGNED) - CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED)) AS k
-                              FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x
-                     GROUP BY x.k) g) b
-     WHERE NOT EXISTS (SELECT 1 FROM pc_artifact_processing_intents i WHERE i.binding_name = p_binding_name AND i.scope_id = b.scope_id)
-     ORDER BY b.first_ord
-    ON DUPLICATE KEY UPDATE dirty_generation = dirty_generation + b.items * v_dirty,
-                            requested_generation = requested_generation + b.items * v_req,
-                            updated_at = v_now;
-  END IF;
 
   -- The n-th of a key's m items reports the generation after its own step: final - (m - n).
   SELECT i.binding_name, i.scope_id, i.pending_sequence,

@@ -31,6 +31,8 @@
 --   SQLSTATE '40001'  three lost races on one dedupe key in a row (as pc_task_submit, which then
 --                     returns no row), or the active task an item was found a duplicate of ended
 --                     before its id was read back: retry the transaction.
+--   group_concat_max_len below 1000  the session's limit cuts the one flag per item (row 113):
+--                     a configuration error (the defaults are 1024 and more).
 -- Locks: the new task rows (and, after a lost race, the unique-index entry of the winner), until
 --   the caller commits; existing tasks are read without a lock, as pc_task_submit reads them.
 CREATE PROCEDURE pc_task_submit_batch(
@@ -69,9 +71,9 @@ BEGIN
   DECLARE v_timeout    BIGINT;
   DECLARE v_resume     BIGINT;
   DECLARE v_first      BIGINT DEFAULT NULL;
-  DECLARE v_inserted   INT;
   DECLARE v_lost       INT;
   DECLARE v_unkeyed    INT;
+  DECLARE v_new        VARCHAR(1000);
   DECLARE v_ids        MEDIUMTEXT DEFAULT '';
   DECLARE v_outcomes   MEDIUMTEXT DEFAULT '';
   DECLARE CONTINUE HANDLER FOR 1062 SET v_dup = 1;
@@ -114,60 +116,74 @@ BEGIN
                  SUBSTRING(v_payloads, x.ps + 1, GREATEST(x.pe - x.ps, 0)) AS p,
                  SUBSTRING(v_keys, x.ks + 1, GREATEST(x.ke - x.ks, 0)) AS k
             FROM (SELECT o.n,
-                         CAST(SUBSTRING(v_type_ends, o.n * 8 - 7, 8) AS SIGNED) AS ts, CAST(SUBSTRING(v_type_ends, o.n * 8 + 1, 8) AS SIGNED) AS te,
-                         CAST(SUBSTRING(v_pay_ends, o.n * 8 - 7, 8) AS SIGNED) AS ps, CAST(SUBSTRING(v_pay_ends, o.n * 8 + 1, 8) AS SIGNED) AS pe,
-                         CAST(SUBSTRING(v_key_ends, o.n * 8 - 7, 8) AS SIGNED) AS ks, CAST(SUBSTRING(v_key_ends, o.n * 8 + 1, 8) AS SIGNED) AS ke,
-                         CAST(SUBSTRING(v_versions, o.n * 10 - 9, 10) AS SIGNED) AS version,
-                         CAST(SUBSTRING(v_timeouts, o.n * 18 - 17, 18) AS SIGNED) AS timeout
-                    FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x) y;
+               CAST(SUBSTRING(v_type_ends, o.n * 8 - 7, 8) AS SIGNED) AS ts, CAST(SUBSTRING(v_type_ends, o.n * 8 + 1, 8) AS SIGNED) AS te,
+               CAST(SUBSTRING(v_pay_ends, o.n * 8 - 7, 8) AS SIGNED) AS ps, CAST(SUBSTRING(v_pay_ends, o.n * 8 + 1, 8) AS SIGNED) AS pe,
+               CAST(SUBSTRING(v_key_ends, o.n * 8 - 7, 8) AS SIGNED) AS ks, CAST(SUBSTRING(v_key_ends, o.n * 8 + 1, 8) AS SIGNED) AS ke,
+               CAST(SUBSTRING(v_versions, o.n * 10 - 9, 10) AS SIGNED) AS version,
+               CAST(SUBSTRING(v_timeouts, o.n * 18 - 17, 18) AS SIGNED) AS timeout
+          FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x) y;
   IF v_bad > 0 OR CAST(SUBSTRING(v_type_ends, v_n * 8 + 1, 8) AS SIGNED) <> LENGTH(v_types)
      OR CAST(SUBSTRING(v_pay_ends, v_n * 8 + 1, 8) AS SIGNED) <> LENGTH(v_payloads)
      OR CAST(SUBSTRING(v_key_ends, v_n * 8 + 1, 8) AS SIGNED) <> LENGTH(v_keys) THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
   END IF;
 
-  -- One INSERT of the new tasks, in list order: every item without a key (marked), and the first
-  -- item of each key (grouped by bytes, window over the whole value) that no active task holds,
-  -- read without a lock as pc_task_submit reads it. A key that becomes active meanwhile, or two
-  -- items whose keys differ only by trailing spaces (equal under utf8mb4_bin), raise 1062: the
-  -- statement is undone and the item-by-item path below decides instead.
+  -- Which items write a task, one flag per item (row 113): every item without a key, and the
+  -- first item of each key (grouped by bytes, window over the whole value) that no active task
+  -- holds. A plain SELECT: a consistent read, as pc_task_submit reads the active task (an INSERT
+  -- ... SELECT that reads its own table takes shared gap locks there).
+  SELECT GROUP_CONCAT(IF(y.k IS NULL OR (y.nth = 1 AND NOT EXISTS (SELECT 1 FROM pc_durable_tasks a WHERE a.active_dedupe_key = y.k)), '1', '0')
+                      ORDER BY y.n SEPARATOR '')
+    INTO v_new
+    FROM (SELECT x.n, IF(x.ke > x.ks, CAST(CONVERT(SUBSTRING(v_keys, x.ks + 1, x.ke - x.ks) USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4), NULL)
+                 COLLATE utf8mb4_bin AS k,
+               ROW_NUMBER() OVER (PARTITION BY SUBSTRING(v_keys, x.ks + 1, x.ke - x.ks) ORDER BY x.n) AS nth
+          FROM (SELECT o.n, CAST(SUBSTRING(v_key_ends, o.n * 8 - 7, 8) AS SIGNED) AS ks,
+                       CAST(SUBSTRING(v_key_ends, o.n * 8 + 1, 8) AS SIGNED) AS ke
+                  FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x) y;
+  IF CHAR_LENGTH(v_new) <> v_n THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'group_concat_max_len below 1000';
+  END IF;
+
+  -- One INSERT of those tasks in list order; the ones without a key carry a marker until read
+  -- back. A key that becomes active meanwhile, or two items whose keys differ only by trailing
+  -- spaces (equal under utf8mb4_bin), raise 1062: the statement is undone and the item-by-item
+  -- path below decides instead.
   SET v_dup = 0;
-  INSERT INTO pc_durable_tasks (task_type, handler_version, payload, state, dedupe_key, timeout_ms,
-                                resumed_from_task_id, attempt_token, created_at, updated_at)
-  SELECT y.t, y.version, y.p, 'pending', y.k, y.timeout, y.resume, IF(y.k IS NULL, CONCAT('#', y.n), NULL), v_now, v_now
-    FROM (SELECT x.n, x.version, x.timeout, x.resume,
-                 CONVERT(SUBSTRING(v_types, x.ts + 1, x.te - x.ts) USING utf8mb4) AS t,
-                 CONVERT(SUBSTRING(v_payloads, x.ps + 1, x.pe - x.ps) USING utf8mb4) AS p,
-                 IF(x.ke > x.ks, CAST(CONVERT(SUBSTRING(v_keys, x.ks + 1, x.ke - x.ks) USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4), NULL)
-                   COLLATE utf8mb4_bin AS k,
-                 ROW_NUMBER() OVER (PARTITION BY SUBSTRING(v_keys, x.ks + 1, x.ke - x.ks) ORDER BY x.n) AS nth
-            FROM (SELECT o.n,
-                         CAST(SUBSTRING(v_type_ends, o.n * 8 - 7, 8) AS SIGNED) AS ts, CAST(SUBSTRING(v_type_ends, o.n * 8 + 1, 8) AS SIGNED) AS te,
-                         CAST(SUBSTRING(v_pay_ends, o.n * 8 - 7, 8) AS SIGNED) AS ps, CAST(SUBSTRING(v_pay_ends, o.n * 8 + 1, 8) AS SIGNED) AS pe,
-                         CAST(SUBSTRING(v_key_ends, o.n * 8 - 7, 8) AS SIGNED) AS ks, CAST(SUBSTRING(v_key_ends, o.n * 8 + 1, 8) AS SIGNED) AS ke,
-                         CAST(SUBSTRING(v_versions, o.n * 10 - 9, 10) AS SIGNED) AS version,
-                         CAST(SUBSTRING(v_timeouts, o.n * 18 - 17, 18) AS SIGNED) AS timeout,
-                         NULLIF(CAST(SUBSTRING(v_resumes, o.n * 18 - 17, 18) AS SIGNED), 0) AS resume
-                    FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x) y
-   WHERE y.k IS NULL OR (y.nth = 1 AND NOT EXISTS (SELECT 1 FROM pc_durable_tasks a WHERE a.active_dedupe_key = y.k))
-   ORDER BY y.n;
+  IF LOCATE('1', v_new) > 0 THEN
+    INSERT INTO pc_durable_tasks (task_type, handler_version, payload, state, dedupe_key, timeout_ms,
+                                  resumed_from_task_id, attempt_token, created_at, updated_at)
+    SELECT CONVERT(SUBSTRING(v_types, x.ts + 1, x.te - x.ts) USING utf8mb4), x.version,
+           CONVERT(SUBSTRING(v_payloads, x.ps + 1, x.pe - x.ps) USING utf8mb4), 'pending',
+           IF(x.ke > x.ks, CONVERT(SUBSTRING(v_keys, x.ks + 1, x.ke - x.ks) USING utf8mb4), NULL), x.timeout, x.resume,
+           IF(x.ke > x.ks, NULL, CONCAT('#', x.n)), v_now, v_now
+      FROM (SELECT o.n,
+                   CAST(SUBSTRING(v_type_ends, o.n * 8 - 7, 8) AS SIGNED) AS ts, CAST(SUBSTRING(v_type_ends, o.n * 8 + 1, 8) AS SIGNED) AS te,
+                   CAST(SUBSTRING(v_pay_ends, o.n * 8 - 7, 8) AS SIGNED) AS ps, CAST(SUBSTRING(v_pay_ends, o.n * 8 + 1, 8) AS SIGNED) AS pe,
+                   CAST(SUBSTRING(v_key_ends, o.n * 8 - 7, 8) AS SIGNED) AS ks, CAST(SUBSTRING(v_key_ends, o.n * 8 + 1, 8) AS SIGNED) AS ke,
+                   CAST(SUBSTRING(v_versions, o.n * 10 - 9, 10) AS SIGNED) AS version,
+                   CAST(SUBSTRING(v_timeouts, o.n * 18 - 17, 18) AS SIGNED) AS timeout,
+                   NULLIF(CAST(SUBSTRING(v_resumes, o.n * 18 - 17, 18) AS SIGNED), 0) AS resume
+              FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x
+     WHERE SUBSTRING(v_new, x.n, 1) = '1'
+     ORDER BY x.n;
+    -- The ids of one statement are at least its first (AUTO_INCREMENT never goes back; row 112):
+    -- the range that holds the marked rows.
+    IF v_dup = 0 THEN
+      SET v_first = LAST_INSERT_ID();
+    END IF;
+  END IF;
 
   IF v_dup = 0 THEN
-    SET v_inserted = ROW_COUNT();
-    -- The ids of one statement are at least its first (AUTO_INCREMENT never goes back; row 112).
-    SET v_first = IF(v_inserted > 0, LAST_INSERT_ID(), NULL);
-    -- Per item: its marked row (no key), or the active task of its key: created by this batch
-    -- when it is the key's first item and the task's id is one of this INSERT's, else a duplicate.
+    -- Per item: its marked row (no key), or the active task of its key (the one this batch wrote
+    -- when the item's flag is set, else the one it duplicates).
     SELECT COALESCE(m.task_id, a.task_id) AS task_id, COALESCE(m.state, a.state) AS state,
-           IF(m.task_id IS NOT NULL OR (z.nth = 1 AND a.task_id >= v_first), 'created', 'duplicate') AS outcome,
-           a.dedupe_key
-      FROM (SELECT y.n, y.nth,
-                   IF(y.ke > y.ks, CAST(CONVERT(SUBSTRING(v_keys, y.ks + 1, y.ke - y.ks) USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4), NULL)
+           IF(SUBSTRING(v_new, z.n, 1) = '1', 'created', 'duplicate') AS outcome, a.dedupe_key
+      FROM (SELECT x.n, IF(x.ke > x.ks, CAST(CONVERT(SUBSTRING(v_keys, x.ks + 1, x.ke - x.ks) USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4), NULL)
                      COLLATE utf8mb4_bin AS k
-              FROM (SELECT x.n, x.ks, x.ke, ROW_NUMBER() OVER (PARTITION BY SUBSTRING(v_keys, x.ks + 1, x.ke - x.ks) ORDER BY x.n) AS nth
-                      FROM (SELECT o.n, CAST(SUBSTRING(v_key_ends, o.n * 8 - 7, 8) AS SIGNED) AS ks,
-                                   CAST(SUBSTRING(v_key_ends, o.n * 8 + 1, 8) AS SIGNED) AS ke
-                              FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x) y) z
+              FROM (SELECT o.n, CAST(SUBSTRING(v_key_ends, o.n * 8 - 7, 8) AS SIGNED) AS ks,
+                           CAST(SUBSTRING(v_key_ends, o.n * 8 + 1, 8) AS SIGNED) AS ke
+                      FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x) z
       LEFT JOIN pc_durable_tasks a ON a.active_dedupe_key = z.k
       LEFT JOIN (SELECT t.task_id, t.state, CAST(SUBSTRING(t.attempt_token, 2) AS SIGNED) AS n
                    FROM pc_durable_tasks t
