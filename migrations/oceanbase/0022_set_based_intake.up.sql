@@ -23,7 +23,7 @@ SELECT h.d * 100 + t.d * 10 + u.d + 1
         UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) t
  CROSS JOIN (SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4
         UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9) u;
--- @procedure pc_aps_intake_batch sha256=482df5c54609e0f17e90b3dc025ca786baedabb611600d9eb9e35bc5a840efb2
+-- @procedure pc_aps_intake_batch sha256=b11966e3f517a13dcbf279c4af6534e9692679b64efc96eb9fe31d263aea1aa0
 -- @procedure pc_aps_mark_dirty_batch sha256=f0593412940491a08a10a2c0aba6a427f39fa21440786a80e35915f9f3d30362
 -- @procedure pc_aps_accept_request_batch sha256=88035a960dbeeee0b23326ac6eeb344d008fa86b86913a92771f03a31c171810
--- @procedure pc_task_submit_batch sha256=0be259ea5e040f7d4be6e2cc0d5afb2097439c4f2a58df8b47a83620665c57e2
+-- @procedure pc_task_submit_batch sha256=d207503fde78a6904e61dde4162f1cbaefe75bbf96386b76dedececd7b570ffc

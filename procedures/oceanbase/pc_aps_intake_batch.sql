@@ -97,7 +97,7 @@ BEGIN
     END IF;
     SET v_tries = v_tries + 1;
     SET v_dup = 0;
-    SELECT GROUP_CONCAT(IF(y.nth = 1 AND NOT EXISTS (SELECT 1 FROM pc_artifact_processing_intents i
+    SELECT GROUP_CONCAT(IF(y.nth = 1 AND NOT EXISTS (SELECT 1 FROM pc_artifact_processing_intents i FORCE INDEX (PRIMARY)
                                                      WHERE i.binding_name = p_binding_name AND i.scope_id = y.scope_id), '1', '0')
                         ORDER BY y.ord SEPARATOR '')
       INTO v_new
@@ -122,16 +122,18 @@ BEGIN
     END IF;
   END WHILE;
 
-  -- Every key: one write, + the number of its items. The list drives the join (STRAIGHT_JOIN):
-  -- a multi-table UPDATE reads with locks and without the semi-consistent read of a single-table
-  -- one, so scanning the binding instead would wait on other transactions' uncommitted keys.
+  -- Every key: one write, + the number of its items. The list drives the join (STRAIGHT_JOIN) and
+  -- each key is one primary-key lookup (FORCE INDEX, row 113): a multi-table UPDATE reads with
+  -- locks and without the semi-consistent read of a single-table one, so scanning the binding
+  -- instead would wait on other transactions' uncommitted keys. On a fresh binding the optimizer
+  -- would otherwise pick scans, each row of them a version rebuilt from the undo log.
   UPDATE (SELECT CAST(CONVERT(g.k USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4) COLLATE utf8mb4_bin AS scope_id, g.items
             FROM (SELECT x.k, COUNT(*) AS items
                     FROM (SELECT SUBSTRING(v_ids, CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED) + 1,
                                            CAST(SUBSTRING(v_ends, o.n * 8 + 1, 8) AS SIGNED) - CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED)) AS k
                             FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x
                    GROUP BY x.k) g) b
-    STRAIGHT_JOIN pc_artifact_processing_intents i ON i.binding_name = p_binding_name AND i.scope_id = b.scope_id
+    STRAIGHT_JOIN pc_artifact_processing_intents i FORCE INDEX (PRIMARY) ON i.binding_name = p_binding_name AND i.scope_id = b.scope_id
      SET i.dirty_generation = i.dirty_generation + b.items * v_dirty,
          i.requested_generation = i.requested_generation + b.items * v_req,
          i.updated_at = v_now;
@@ -149,6 +151,6 @@ BEGIN
                          SUBSTRING(v_ids, CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED) + 1,
                                    CAST(SUBSTRING(v_ends, o.n * 8 + 1, 8) AS SIGNED) - CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED)) AS k
                     FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) y) x
-    JOIN pc_artifact_processing_intents i ON i.binding_name = p_binding_name AND i.scope_id = x.scope_id
+    STRAIGHT_JOIN pc_artifact_processing_intents i FORCE INDEX (PRIMARY) ON i.binding_name = p_binding_name AND i.scope_id = x.scope_id
    ORDER BY x.ord;
 END

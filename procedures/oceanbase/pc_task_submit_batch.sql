@@ -132,7 +132,7 @@ BEGIN
   -- first item of each key (grouped by bytes, window over the whole value) that no active task
   -- holds. A plain SELECT: a consistent read, as pc_task_submit reads the active task (an INSERT
   -- ... SELECT that reads its own table takes shared gap locks there).
-  SELECT GROUP_CONCAT(IF(y.k IS NULL OR (y.nth = 1 AND NOT EXISTS (SELECT 1 FROM pc_durable_tasks a WHERE a.active_dedupe_key = y.k)), '1', '0')
+  SELECT GROUP_CONCAT(IF(y.k IS NULL OR (y.nth = 1 AND NOT EXISTS (SELECT 1 FROM pc_durable_tasks a FORCE INDEX (uk_pc_dt_active_dedupe) WHERE a.active_dedupe_key = y.k)), '1', '0')
                       ORDER BY y.n SEPARATOR '')
     INTO v_new
     FROM (SELECT x.n, IF(x.ke > x.ks, CAST(CONVERT(SUBSTRING(v_keys, x.ks + 1, x.ke - x.ks) USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4), NULL)
@@ -184,7 +184,7 @@ BEGIN
               FROM (SELECT o.n, CAST(SUBSTRING(v_key_ends, o.n * 8 - 7, 8) AS SIGNED) AS ks,
                            CAST(SUBSTRING(v_key_ends, o.n * 8 + 1, 8) AS SIGNED) AS ke
                       FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x) z
-      LEFT JOIN pc_durable_tasks a ON a.active_dedupe_key = z.k
+      LEFT JOIN pc_durable_tasks a FORCE INDEX (uk_pc_dt_active_dedupe) ON a.active_dedupe_key = z.k
       LEFT JOIN (SELECT t.task_id, t.state, CAST(SUBSTRING(t.attempt_token, 2) AS SIGNED) AS n
                    FROM pc_durable_tasks t
                   WHERE t.state = 'pending' AND t.task_id >= v_first AND t.attempt_token LIKE '#%') m
@@ -197,7 +197,7 @@ BEGIN
                      COLLATE utf8mb4_bin AS k
               FROM (SELECT CAST(SUBSTRING(v_key_ends, o.n * 8 - 7, 8) AS SIGNED) AS ks, CAST(SUBSTRING(v_key_ends, o.n * 8 + 1, 8) AS SIGNED) AS ke
                       FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x) z
-     WHERE z.k IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pc_durable_tasks a WHERE a.active_dedupe_key = z.k);
+     WHERE z.k IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pc_durable_tasks a FORCE INDEX (uk_pc_dt_active_dedupe) WHERE a.active_dedupe_key = z.k);
     IF v_lost > 0 THEN
       SIGNAL SQLSTATE '40001' SET MESSAGE_TEXT = 'a duplicate task ended during the batch; retry';
     END IF;
