@@ -3,8 +3,9 @@
 --   the single call would (pc_aps_mark_dirty: dirty_generation, pc_aps_accept_request:
 --   requested_generation); a key's first item registers it (pending_sequence, in the order of the
 --   keys' first items). Set-based: the list is read once per statement from two text parameters
---   (COMPATIBILITY row 111), each key is written once with the count of its items, and each item
---   reports the generation after its own step (final - count + n for the key's n-th item).
+--   (COMPATIBILITY row 111), each key is written once (inserted or updated) with the count of its
+--   items, and each item reports the generation after its own step (final - count + n for the
+--   key's n-th item).
 -- Transaction: runs INSIDE the caller's transaction like the single calls: the inputs and their
 --   marks or requests commit together; an error leaves the caller to roll back the whole batch.
 --   Never starts or commits a transaction.
@@ -31,8 +32,8 @@
 --   group_concat_max_len below 1000  the session's limit cuts the one flag per item (row 113):
 --                     a configuration error (the defaults are 1024 and more).
 -- Locks: the intent rows of the batch's keys (new keys in the order of their first item, then
---   every key in the order the list's grouping yields them), until the caller commits. No gap
---   locks. Two batches over the same keys in different orders can deadlock (ER 1213, row 81).
+--   existing keys in the order the list's grouping yields them), until the caller commits. No
+--   gap locks. Two batches over the same keys in different orders can deadlock (ER 1213, row 81).
 CREATE PROCEDURE pc_aps_intake_batch(
   IN p_counter      VARCHAR(16),
   IN p_binding_name VARCHAR(128),
@@ -82,14 +83,16 @@ BEGIN
 
   -- Items are grouped by their bytes (hash grouping, full values): for valid UTF-8 without
   -- trailing spaces, equal bytes is equal under utf8mb4_bin. A key is typed VARCHAR(191) for the
-  -- primary-key lookups.
-  -- New keys first, counters at 0, in the order of their first item (pending_sequence). Which
-  -- items those are is decided by a plain SELECT (a consistent read: an INSERT ... SELECT that
-  -- reads its own table takes shared gap locks there, and would wait for every other batch
-  -- registering keys nearby) into a string of one flag per item (row 113), so existing keys
-  -- consume no AUTO_INCREMENT value (row 4). A plain INSERT, not ON DUPLICATE KEY UPDATE (whose
-  -- duplicate check takes gap locks even under READ COMMITTED): a key another transaction
-  -- registers meanwhile raises 1062, the statement is undone and the flags are read again.
+  -- primary-key lookups (FORCE INDEX, row 113: on a fresh binding the optimizer would otherwise
+  -- pick scans, each row of them a version rebuilt from the undo log).
+  -- One flag per item (row 113), from a plain SELECT (a consistent read, as the single calls
+  -- read; an INSERT ... SELECT that reads its own table takes shared gap locks there): '1' the
+  -- first item of a new key, '0' the first item of an existing key, '-' a repeated item.
+  -- New keys are inserted with the count of their items, in the order of their first item
+  -- (pending_sequence); existing keys are never inserted, so they consume no AUTO_INCREMENT value
+  -- (row 4). A plain INSERT, not ON DUPLICATE KEY UPDATE (whose duplicate check takes gap locks
+  -- even under READ COMMITTED): a key another transaction registers meanwhile raises 1062, the
+  -- statement is undone and the flags are read again (that key is then an existing one).
   SET v_dup = 1;
   WHILE v_dup = 1 DO
     IF v_tries = 3 THEN
@@ -97,8 +100,9 @@ BEGIN
     END IF;
     SET v_tries = v_tries + 1;
     SET v_dup = 0;
-    SELECT GROUP_CONCAT(IF(y.nth = 1 AND NOT EXISTS (SELECT 1 FROM pc_artifact_processing_intents i FORCE INDEX (PRIMARY)
-                                                     WHERE i.binding_name = p_binding_name AND i.scope_id = y.scope_id), '1', '0')
+    SELECT GROUP_CONCAT(IF(y.nth > 1, '-',
+                           IF(EXISTS (SELECT 1 FROM pc_artifact_processing_intents i FORCE INDEX (PRIMARY)
+                                       WHERE i.binding_name = p_binding_name AND i.scope_id = y.scope_id), '0', '1'))
                         ORDER BY y.ord SEPARATOR '')
       INTO v_new
       FROM (SELECT x.ord, CAST(CONVERT(x.k USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4) COLLATE utf8mb4_bin AS scope_id,
@@ -111,32 +115,37 @@ BEGIN
       SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'group_concat_max_len below 1000';
     END IF;
     IF LOCATE('1', v_new) > 0 THEN
-      INSERT INTO pc_artifact_processing_intents (binding_name, scope_id, created_at, updated_at)
-      SELECT p_binding_name, CAST(CONVERT(x.k USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4) COLLATE utf8mb4_bin, v_now, v_now
-        FROM (SELECT o.n AS ord,
+      INSERT INTO pc_artifact_processing_intents
+             (binding_name, scope_id, dirty_generation, requested_generation, created_at, updated_at)
+      SELECT p_binding_name, CAST(CONVERT(y.k USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4) COLLATE utf8mb4_bin, y.items * v_dirty, y.items * v_req, v_now, v_now
+        FROM (SELECT x.ord, x.k, COUNT(*) OVER (PARTITION BY x.k) AS items
+                FROM (SELECT o.n AS ord,
                          SUBSTRING(v_ids, CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED) + 1,
                                    CAST(SUBSTRING(v_ends, o.n * 8 + 1, 8) AS SIGNED) - CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED)) AS k
-                    FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x
-       WHERE SUBSTRING(v_new, x.ord, 1) = '1'
-       ORDER BY x.ord;
+                    FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x) y
+       WHERE SUBSTRING(v_new, y.ord, 1) = '1'
+       ORDER BY y.ord;
     END IF;
   END WHILE;
 
-  -- Every key: one write, + the number of its items. The list drives the join (STRAIGHT_JOIN) and
-  -- each key is one primary-key lookup (FORCE INDEX, row 113): a multi-table UPDATE reads with
-  -- locks and without the semi-consistent read of a single-table one, so scanning the binding
-  -- instead would wait on other transactions' uncommitted keys. On a fresh binding the optimizer
-  -- would otherwise pick scans, each row of them a version rebuilt from the undo log.
-  UPDATE (SELECT CAST(CONVERT(g.k USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4) COLLATE utf8mb4_bin AS scope_id, g.items
-            FROM (SELECT x.k, COUNT(*) AS items
-                    FROM (SELECT SUBSTRING(v_ids, CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED) + 1,
-                                           CAST(SUBSTRING(v_ends, o.n * 8 + 1, 8) AS SIGNED) - CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED)) AS k
-                            FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x
-                   GROUP BY x.k) g) b
-    STRAIGHT_JOIN pc_artifact_processing_intents i FORCE INDEX (PRIMARY) ON i.binding_name = p_binding_name AND i.scope_id = b.scope_id
-     SET i.dirty_generation = i.dirty_generation + b.items * v_dirty,
-         i.requested_generation = i.requested_generation + b.items * v_req,
-         i.updated_at = v_now;
+  -- Existing keys: one write each, + the number of its items. The list drives the join
+  -- (STRAIGHT_JOIN): a multi-table UPDATE reads with locks and without the semi-consistent read
+  -- of a single-table one, so scanning the binding instead would wait on other transactions'
+  -- uncommitted keys.
+  IF LOCATE('0', v_new) > 0 THEN
+    UPDATE (SELECT CAST(CONVERT(g.k USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4) COLLATE utf8mb4_bin AS scope_id, g.items
+              FROM (SELECT x.k, COUNT(*) AS items, MIN(x.ord) AS first_ord
+                      FROM (SELECT o.n AS ord,
+                         SUBSTRING(v_ids, CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED) + 1,
+                                   CAST(SUBSTRING(v_ends, o.n * 8 + 1, 8) AS SIGNED) - CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED)) AS k
+                    FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x
+                     GROUP BY x.k) g
+             WHERE SUBSTRING(v_new, g.first_ord, 1) = '0') b
+      STRAIGHT_JOIN pc_artifact_processing_intents i FORCE INDEX (PRIMARY) ON i.binding_name = p_binding_name AND i.scope_id = b.scope_id
+       SET i.dirty_generation = i.dirty_generation + b.items * v_dirty,
+           i.requested_generation = i.requested_generation + b.items * v_req,
+           i.updated_at = v_now;
+  END IF;
 
   -- The n-th of a key's m items reports the generation after its own step: final - (m - n).
   SELECT i.binding_name, i.scope_id, i.pending_sequence,
