@@ -26,4 +26,4 @@ SELECT h.d * 100 + t.d * 10 + u.d + 1
 -- @procedure pc_aps_intake_batch sha256=761bfe500cdac52f76c7610a3fc2a4e682734382af19fae9198213741294ff38
 -- @procedure pc_aps_mark_dirty_batch sha256=f0593412940491a08a10a2c0aba6a427f39fa21440786a80e35915f9f3d30362
 -- @procedure pc_aps_accept_request_batch sha256=88035a960dbeeee0b23326ac6eeb344d008fa86b86913a92771f03a31c171810
--- @procedure pc_task_submit_batch sha256=d207503fde78a6904e61dde4162f1cbaefe75bbf96386b76dedececd7b570ffc
+-- @procedure pc_task_submit_batch sha256=9751ff084a64b17d94af4bedbf62bcb9207e5888b70d45b4fde07a6916d3fe96

@@ -190,6 +190,12 @@ BEGIN
                   WHERE t.state = 'pending' AND t.task_id >= v_first AND t.attempt_token LIKE '#%') m
         ON z.k IS NULL AND m.n = z.n
      ORDER BY z.n;
+    -- The markers never outlive the call (no other writer sets a token on a pending task), also
+    -- not when the check below fails and a caller commits anyway.
+    IF v_unkeyed > 0 AND v_first IS NOT NULL THEN
+      UPDATE pc_durable_tasks SET attempt_token = NULL
+       WHERE state = 'pending' AND task_id >= v_first AND attempt_token LIKE '#%';
+    END IF;
     -- An item whose task was not found (the active task it duplicated ended in between) made the
     -- result above incomplete: the caller retries. Checked after the read, so it cannot miss one.
     SELECT COUNT(*) INTO v_lost
@@ -200,11 +206,6 @@ BEGIN
      WHERE z.k IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pc_durable_tasks a FORCE INDEX (uk_pc_dt_active_dedupe) WHERE a.active_dedupe_key = z.k);
     IF v_lost > 0 THEN
       SIGNAL SQLSTATE '40001' SET MESSAGE_TEXT = 'a duplicate task ended during the batch; retry';
-    END IF;
-    -- The markers never outlive the call (no other writer sets a token on a pending task).
-    IF v_unkeyed > 0 AND v_first IS NOT NULL THEN
-      UPDATE pc_durable_tasks SET attempt_token = NULL
-       WHERE state = 'pending' AND task_id >= v_first AND attempt_token LIKE '#%';
     END IF;
   ELSE
     -- After a lost race: item by item, each cut O(1) on the byte strings, pc_task_submit's statements.
