@@ -1,7 +1,7 @@
--- Operation: pc_aps_intake_batch   (internal: the one body of pc_aps_mark_dirty_batch and pc_aps_accept_request_batch; no Store method, no SQLite twin)
--- Purpose: the batched intake of one binding: for each item, in list order, the counter + 1 as
---   the single call would (pc_aps_mark_dirty: dirty_generation, pc_aps_accept_request:
---   requested_generation); a key's first item registers it (pending_sequence, in the order of the
+-- Operation: pc_aps_intake_batch   (internal: the one body of pc_aps_mark_dirty_batch and pc_aps_accept_request_batch; SQLite twin: sql/sqlite/pc_aps_intake_batch.sql, included by theirs; no Store method)
+-- Purpose: the set-based body of the batched dirty marks and requests of one binding.
+--   For each item, in list order, the counter + 1 as the single call would (pc_aps_mark_dirty:
+--   dirty_generation, pc_aps_accept_request: requested_generation); a key's first item registers it (pending_sequence, in the order of the
 --   keys' first items). Set-based: the list is read once per statement from two text parameters
 --   (COMPATIBILITY row 111), each key is written once (inserted or updated) with the count of its
 --   items, and each item reports the generation after its own step (final - count + n for the

@@ -1,8 +1,10 @@
 -- Operation: pc_aps_accept_request_batch   (MySQL twin: procedures/oceanbase/pc_aps_accept_request_batch.sql; TypeScript: Store.acceptRequestBatch)
 -- Purpose: pc_aps_accept_request for up to 1000 keys of one binding in one call, with the result of
---   the same single calls in list order: each item is requested_generation + 1 (a key named twice gets two requests, which the dispatcher merges), and new keys are registered in the
+--   the same single calls in list order: each item is requested_generation + 1 (a key named
+--   twice gets two requests, which the dispatcher merges), and new keys are registered in the
 --   order of their first item (their pending_sequence). Needs no leadership. The body is
---   pc_aps_intake_batch.sql, shared with pc_aps_mark_dirty_batch: the counter row is the only difference.
+--   pc_aps_intake_batch.sql, shared with pc_aps_mark_dirty_batch: the counter row is the only
+--   difference.
 -- Transaction: runs INSIDE the caller's transaction (input references and their requests commit
 --   together); called on its own, the runner wraps it in BEGIN IMMEDIATE ... COMMIT.
 -- Parameters:
@@ -10,11 +12,12 @@
 --   :scope_ids      the scope ids concatenated, no separator
 --   :scope_ends     each item's end offset into :scope_ids in UTF-8 bytes, 8 decimal digits per
 --                   item, 1..1000 items
--- Result: one row per item in list order, the row pc_aps_accept_request returns for it (the intent after
---   that item's request).
+-- Result: one row per item in list order, the row pc_aps_accept_request returns for it (the
+--   intent after that item's request).
 -- Errors (message):
 --   invalid_argument  empty binding, no items or more than 1000, a malformed index, an item that
---                     is empty, cut inside a character, longer than 191 characters or ends with a space.
+--                     is empty, cut inside a character, longer than 191 characters or ends
+--                     with a space.
 --   maintenance       the deployment is in maintenance (as pc_aps_accept_request): the caller's
 --                     transaction must roll back.
 DELETE FROM pc_aps_intake_batch_counter;

@@ -1,8 +1,10 @@
 -- Operation: pc_aps_mark_dirty_batch   (MySQL twin: procedures/oceanbase/pc_aps_mark_dirty_batch.sql; TypeScript: Store.markDirtyBatch)
 -- Purpose: pc_aps_mark_dirty for up to 1000 keys of one binding in one call, with the result of
---   the same single calls in list order: each item is dirty_generation + 1 (a key named twice is marked twice), and new keys are registered in the
---   order of their first item (their pending_sequence). Needs no leadership. The body is
---   pc_aps_intake_batch.sql, shared with pc_aps_accept_request_batch: the counter row is the only difference.
+--   the same single calls in list order: each item is dirty_generation + 1 (a key named twice
+--   is marked twice), and new keys are registered in the order of their first item (their
+--   pending_sequence). Needs no leadership. The body is
+--   pc_aps_intake_batch.sql, shared with pc_aps_accept_request_batch: the counter row is the
+--   only difference.
 -- Transaction: runs INSIDE the caller's transaction (domain inputs and their marks commit
 --   together); called on its own, the runner wraps it in BEGIN IMMEDIATE ... COMMIT.
 -- Parameters:
@@ -14,7 +16,8 @@
 --   that item's mark).
 -- Errors (message):
 --   invalid_argument  empty binding, no items or more than 1000, a malformed index, an item that
---                     is empty, cut inside a character, longer than 191 characters or ends with a space.
+--                     is empty, cut inside a character, longer than 191 characters or ends
+--                     with a space.
 --   maintenance       the deployment is in maintenance (as pc_aps_mark_dirty): the caller's
 --                     transaction must roll back.
 DELETE FROM pc_aps_intake_batch_counter;
