@@ -154,7 +154,9 @@ const MIGRATED_OPERATIONS: string[] = [
 /** Every procedure file: the operations and the MySQL-only internal procedures (no SQLite twin). */
 const SPECS: Record<string, OperationSpec> = { ...OPERATIONS, ...INTERNAL_PROCEDURES };
 const PROCEDURE_NAMES = Object.keys(SPECS);
-const MYSQL_ONLY = new Set<string>(INTERNAL_PROCEDURE_NAMES);
+/** Internal procedures whose SQLite twin is an include-only script (operations' scripts include it). */
+const SQLITE_INCLUDES = new Set<string>(INTERNAL_PROCEDURE_NAMES.filter((op) => (INTERNAL_PROCEDURES[op] as OperationSpec).sqliteInclude));
+const MYSQL_ONLY = new Set<string>(INTERNAL_PROCEDURE_NAMES.filter((op) => !SQLITE_INCLUDES.has(op)));
 
 describe('operation catalogue: src/store/operations.ts agrees with the SQL files', () => {
   test('adoption conversions are installed by no migration and are exactly the pc_aps_adopt_ operations', () => {
@@ -177,11 +179,23 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
     }
   });
 
-  test('internal procedures are MySQL-only pc_aps_ names, apart from the operations', () => {
+  test('internal procedures are pc_aps_ names apart from the operations, MySQL-only unless an operation script includes their twin', () => {
     for (const op of INTERNAL_PROCEDURE_NAMES) {
       assert.match(op, /^pc_aps_[a-z]+(?:_[a-z0-9]+)*$/);
       assert.ok(!(op in OPERATIONS), `${op} is both an operation and an internal procedure`);
-      assert.ok(!fs.existsSync(scriptFile(op)), `${op} is MySQL-only: no sql/sqlite/${op}.sql`);
+      if (MYSQL_ONLY.has(op)) {
+        assert.ok(!fs.existsSync(scriptFile(op)), `${op} is MySQL-only: no sql/sqlite/${op}.sql`);
+        continue;
+      }
+      const text = read(scriptFile(op));
+      assert.doesNotMatch(text, /^\s*(BEGIN|COMMIT)\b/im, `sql/sqlite/${op}.sql is included: it owns no transaction`);
+      const includers = OPERATION_NAMES.filter(
+        (other) => fs.existsSync(scriptFile(other)) && new RegExp(`^--\\s*@include\\s+${op}\\s*$`, 'm').test(read(scriptFile(other))),
+      );
+      assert.ok(includers.length > 0, `no operation script includes sql/sqlite/${op}.sql`);
+      // The procedure is called by the operations whose scripts include the twin, and only by them.
+      const callers = OPERATION_NAMES.filter((other) => new RegExp(`\\bCALL\\s+${op}\\b`, 'i').test(codeOf(read(procedureFile(other)))));
+      assert.deepEqual(callers, includers, `${op}: the MySQL callers and the SQLite includers differ`);
     }
   });
 
@@ -332,8 +346,8 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
     const expected = new Set(OPERATION_NAMES.map((op) => `${op}.sql`));
     const extraProcedures = fs
       .readdirSync(PROCEDURES_DIR)
-      .filter((f) => !expected.has(f) && f !== 'COMPATIBILITY.md' && !MYSQL_ONLY.has(f.replace(/\.sql$/, '')));
-    const extraScripts = fs.readdirSync(SQLITE_SCRIPTS_DIR).filter((f) => !expected.has(f));
+      .filter((f) => !expected.has(f) && f !== 'COMPATIBILITY.md' && !INTERNAL_PROCEDURE_NAMES.includes(f.replace(/\.sql$/, '') as never));
+    const extraScripts = fs.readdirSync(SQLITE_SCRIPTS_DIR).filter((f) => !expected.has(f) && !SQLITE_INCLUDES.has(f.replace(/\.sql$/, '')));
     assert.deepEqual(extraProcedures, [], 'procedures/oceanbase');
     assert.deepEqual(extraScripts, [], 'sql/sqlite');
   });

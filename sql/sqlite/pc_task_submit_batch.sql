@@ -5,68 +5,69 @@
 --   item of the batch. Task ids follow the list order of the created tasks.
 -- Transaction: runs INSIDE the caller's transaction (domain rows and their tasks commit
 --   together); called on its own, the runner wraps it in BEGIN IMMEDIATE ... COMMIT. The lists
---   are parsed once into the work table pc_task_submit_batch_items (migration 0012), emptied
---   before the script ends (and at its start).
--- Parameters (one item per task, the same count in every list):
---   :task_types             comma-separated task types (types never contain commas)
---   :handler_versions       comma-separated versions (0 = explicit legacy)
---   :payloads               length-prefixed items: '<n>:' followed by the n characters of the JSON payload
---   :dedupe_keys            length-prefixed items as :payloads, '~' for no key
---   :timeouts_ms            comma-separated timeouts in ms (> 0)
---   :resumed_from_task_ids  comma-separated task ids, an empty item for none
--- Result: one row of comma-separated lists in input order: (task_ids, states, outcomes
---   'created' | 'duplicate').
--- Errors (message): invalid_argument (an empty list, lists of different lengths, more than 1000
---   items, a malformed item, or an item pc_task_submit refuses).
+--   are cut once into the work table pc_task_submit_batch_items (migration 0012; payload_len and
+--   key_len stay empty since 0014), emptied before the script ends (and at its start).
+-- Parameters (one item per task, the same count in every list; procedures/oceanbase/COMPATIBILITY.md row 111):
+--   :task_types             the task types concatenated, no separator
+--   :task_type_ends         each type's end offset into :task_types in UTF-8 bytes, 8 digits per item
+--   :handler_versions       10 digits per item (0 = explicit legacy version)
+--   :payloads               the JSON payloads concatenated
+--   :payload_ends           each payload's end offset into :payloads in UTF-8 bytes, 8 digits per item
+--   :dedupe_keys            the dedupe keys concatenated
+--   :dedupe_key_ends        each key's end offset, 8 digits per item; an empty item is no key
+--   :timeouts_ms            18 digits per item, > 0
+--   :resumed_from_task_ids  18 digits per item, all zeros for none
+-- Result: one row per item in list order, the row pc_task_submit returns for it: (task_id, state,
+--   outcome 'created' | 'duplicate', dedupe_key).
+-- Errors (message): invalid_argument (no items or more than 1000, lists of different lengths, a
+--   malformed list or index, an item cut inside a character, or an item pc_task_submit refuses:
+--   empty type, version above the INT range, non-positive timeout; a type longer than 128 or a
+--   key longer than 191 characters).
 DELETE FROM pc_task_submit_batch_items;
 INSERT INTO pc_aps_signals (code)
 SELECT 'invalid_argument'
- WHERE :task_types IS NULL OR :task_types = '' OR :handler_versions IS NULL OR :payloads IS NULL
-    OR :dedupe_keys IS NULL OR :timeouts_ms IS NULL OR :resumed_from_task_ids IS NULL;
--- One pass over the six lists: each step takes the first item of each and keeps the rests.
-INSERT INTO pc_task_submit_batch_items (ord, task_type, handler_version, payload_len, payload, key_len, dedupe_key, timeout_ms, resumed_from_task_id)
-WITH RECURSIVE items(ord, t, v, pl, p, kl, k, tm, r, rt, rv, rp, rk, rtm, rr) AS (
-  SELECT 0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-         :task_types || ',', :handler_versions || ',', :payloads, :dedupe_keys, :timeouts_ms || ',', :resumed_from_task_ids || ','
-  UNION ALL
-  SELECT ord + 1,
-         substr(rt, 1, instr(rt, ',') - 1),
-         substr(rv, 1, instr(rv, ',') - 1),
-         substr(rp, 1, instr(rp, ':') - 1),
-         substr(rp, instr(rp, ':') + 1, CAST(substr(rp, 1, instr(rp, ':') - 1) AS INTEGER)),
-         CASE WHEN substr(rk, 1, 1) = '~' THEN '~' ELSE substr(rk, 1, instr(rk, ':') - 1) END,
-         CASE WHEN substr(rk, 1, 1) = '~' THEN NULL ELSE substr(rk, instr(rk, ':') + 1, CAST(substr(rk, 1, instr(rk, ':') - 1) AS INTEGER)) END,
-         substr(rtm, 1, instr(rtm, ',') - 1),
-         substr(rr, 1, instr(rr, ',') - 1),
-         substr(rt, instr(rt, ',') + 1),
-         substr(rv, instr(rv, ',') + 1),
-         substr(rp, instr(rp, ':') + 1 + CAST(substr(rp, 1, instr(rp, ':') - 1) AS INTEGER)),
-         CASE WHEN substr(rk, 1, 1) = '~' THEN substr(rk, 2)
-              ELSE substr(rk, instr(rk, ':') + 1 + CAST(substr(rk, 1, instr(rk, ':') - 1) AS INTEGER)) END,
-         substr(rtm, instr(rtm, ',') + 1),
-         substr(rr, instr(rr, ',') + 1)
-    FROM items
-   WHERE rt <> '' AND ord < 1001
-)
-SELECT ord, t, v, pl, p, kl, k, tm, r FROM items WHERE ord > 0;
--- Every item well-formed, every list consumed exactly (the length prefixes add up), at most 1000.
+ WHERE :task_types IS NULL OR :task_type_ends IS NULL OR :handler_versions IS NULL OR :payloads IS NULL
+    OR :payload_ends IS NULL OR :dedupe_keys IS NULL OR :dedupe_key_ends IS NULL OR :timeouts_ms IS NULL
+    OR :resumed_from_task_ids IS NULL
+    OR length(CAST(:task_type_ends AS BLOB)) NOT BETWEEN 8 AND 8000 OR length(CAST(:task_type_ends AS BLOB)) % 8 <> 0
+    OR length(CAST(:payload_ends AS BLOB)) <> length(CAST(:task_type_ends AS BLOB))
+    OR length(CAST(:dedupe_key_ends AS BLOB)) <> length(CAST(:task_type_ends AS BLOB))
+    OR length(CAST(:handler_versions AS BLOB)) <> length(CAST(:task_type_ends AS BLOB)) / 8 * 10
+    OR length(CAST(:timeouts_ms AS BLOB)) <> length(CAST(:task_type_ends AS BLOB)) / 8 * 18
+    OR length(CAST(:resumed_from_task_ids AS BLOB)) <> length(CAST(:task_type_ends AS BLOB)) / 8 * 18
+    OR (:task_type_ends || :payload_ends || :dedupe_key_ends || :handler_versions || :timeouts_ms || :resumed_from_task_ids) GLOB '*[^0-9]*';
+-- One cut per item and list: byte offsets into the UTF-8 texts (substr of a BLOB counts bytes).
+INSERT INTO pc_task_submit_batch_items (ord, task_type, handler_version, payload, dedupe_key, timeout_ms, resumed_from_task_id)
+SELECT x.n,
+       CAST(substr(CAST(:task_types AS BLOB), x.ts + 1, x.te - x.ts) AS TEXT),
+       CAST(substr(CAST(:handler_versions AS BLOB), x.n * 10 - 9, 10) AS INTEGER),
+       CAST(substr(CAST(:payloads AS BLOB), x.ps + 1, x.pe - x.ps) AS TEXT),
+       CASE WHEN x.ke > x.ks THEN CAST(substr(CAST(:dedupe_keys AS BLOB), x.ks + 1, x.ke - x.ks) AS TEXT) END,
+       CAST(substr(CAST(:timeouts_ms AS BLOB), x.n * 18 - 17, 18) AS INTEGER),
+       NULLIF(CAST(substr(CAST(:resumed_from_task_ids AS BLOB), x.n * 18 - 17, 18) AS INTEGER), 0)
+  FROM (SELECT o.n,
+               CAST(substr(CAST('00000000' || :task_type_ends AS BLOB), o.n * 8 - 7, 8) AS INTEGER) AS ts,
+               CAST(substr(CAST('00000000' || :task_type_ends AS BLOB), o.n * 8 + 1, 8) AS INTEGER) AS te,
+               CAST(substr(CAST('00000000' || :payload_ends AS BLOB), o.n * 8 - 7, 8) AS INTEGER) AS ps,
+               CAST(substr(CAST('00000000' || :payload_ends AS BLOB), o.n * 8 + 1, 8) AS INTEGER) AS pe,
+               CAST(substr(CAST('00000000' || :dedupe_key_ends AS BLOB), o.n * 8 - 7, 8) AS INTEGER) AS ks,
+               CAST(substr(CAST('00000000' || :dedupe_key_ends AS BLOB), o.n * 8 + 1, 8) AS INTEGER) AS ke
+          FROM pc_aps_batch_ordinals o
+         WHERE o.n <= length(CAST(:task_type_ends AS BLOB)) / 8) x
+ WHERE x.te > x.ts AND x.pe >= x.ps AND x.ke >= x.ks
+   AND hex(substr(CAST(:task_types AS BLOB), x.ts + 1, 1)) NOT BETWEEN '80' AND 'BF'
+   AND hex(substr(CAST(:payloads AS BLOB), x.ps + 1, 1)) NOT BETWEEN '80' AND 'BF'
+   AND hex(substr(CAST(:dedupe_keys AS BLOB), x.ks + 1, 1)) NOT BETWEEN '80' AND 'BF';
+-- Every item kept, every index covering its text, every item one pc_task_submit accepts.
 INSERT INTO pc_aps_signals (code)
 SELECT 'invalid_argument'
- WHERE EXISTS (
-         SELECT 1 FROM pc_task_submit_batch_items
-          WHERE task_type = '' OR ord > 1000
-             OR handler_version = '' OR handler_version GLOB '*[^0-9]*' OR length(handler_version) > 9
-             OR timeout_ms = '' OR timeout_ms GLOB '*[^0-9]*' OR length(timeout_ms) > 18 OR CAST(timeout_ms AS INTEGER) <= 0
-             OR resumed_from_task_id GLOB '*[^0-9]*' OR length(resumed_from_task_id) > 18
-             OR payload_len = '' OR payload_len GLOB '*[^0-9]*' OR length(payload_len) > 9 OR length(payload) <> CAST(payload_len AS INTEGER)
-             OR (key_len <> '~' AND (key_len = '' OR key_len GLOB '*[^0-9]*' OR length(key_len) > 3
-                                     OR CAST(key_len AS INTEGER) NOT BETWEEN 1 AND 191 OR length(dedupe_key) <> CAST(key_len AS INTEGER))))
-    OR (SELECT COUNT(*) FROM pc_task_submit_batch_items) <> length(:handler_versions) - length(replace(:handler_versions, ',', '')) + 1
-    OR (SELECT COUNT(*) FROM pc_task_submit_batch_items) <> length(:timeouts_ms) - length(replace(:timeouts_ms, ',', '')) + 1
-    OR (SELECT COUNT(*) FROM pc_task_submit_batch_items) <> length(:resumed_from_task_ids) - length(replace(:resumed_from_task_ids, ',', '')) + 1
-    OR (SELECT COALESCE(SUM(length(payload_len) + 1 + length(payload)), 0) FROM pc_task_submit_batch_items) <> length(:payloads)
-    OR (SELECT COALESCE(SUM(CASE WHEN key_len = '~' THEN 1 ELSE length(key_len) + 1 + length(dedupe_key) END), 0)
-          FROM pc_task_submit_batch_items) <> length(:dedupe_keys);
+ WHERE (SELECT COUNT(*) FROM pc_task_submit_batch_items) <> length(CAST(:task_type_ends AS BLOB)) / 8
+    OR CAST(substr(CAST(:task_type_ends AS BLOB), -8, 8) AS INTEGER) <> length(CAST(:task_types AS BLOB))
+    OR CAST(substr(CAST(:payload_ends AS BLOB), -8, 8) AS INTEGER) <> length(CAST(:payloads AS BLOB))
+    OR CAST(substr(CAST(:dedupe_key_ends AS BLOB), -8, 8) AS INTEGER) <> length(CAST(:dedupe_keys AS BLOB))
+    OR EXISTS (SELECT 1 FROM pc_task_submit_batch_items
+                WHERE length(task_type) > 128 OR CAST(handler_version AS INTEGER) > 2147483647 OR CAST(timeout_ms AS INTEGER) <= 0
+                   OR length(dedupe_key) > 191);
 -- Dedupe in list order: an active task with the key, or an earlier item with it, makes a duplicate.
 UPDATE pc_task_submit_batch_items
    SET outcome = CASE WHEN w.dedupe_key IS NOT NULL
@@ -95,9 +96,8 @@ UPDATE pc_task_submit_batch_items
    SET task_id = (SELECT t.task_id FROM pc_durable_tasks t
                    WHERE t.dedupe_key = pc_task_submit_batch_items.dedupe_key AND t.state IN ('pending', 'running'))
  WHERE outcome = 'duplicate';
-SELECT group_concat(b.task_id, ',' ORDER BY b.ord) AS task_ids,
-       group_concat(t.state, ',' ORDER BY b.ord) AS states,
-       group_concat(b.outcome, ',' ORDER BY b.ord) AS outcomes
+SELECT b.task_id, t.state, b.outcome, t.dedupe_key
   FROM pc_task_submit_batch_items b
-  JOIN pc_durable_tasks t ON t.task_id = b.task_id;
+  JOIN pc_durable_tasks t ON t.task_id = b.task_id
+ ORDER BY b.ord;
 DELETE FROM pc_task_submit_batch_items;

@@ -184,8 +184,7 @@ export abstract class BaseStore implements Store {
   }
 
   private async intentBatch(op: IntentBatchOperation, bindingName: string, scopeIds: readonly string[], tx?: TxHandle): Promise<IntentSnapshot[]> {
-    const row = single(await this.rows(op, intentBatchParams(op, bindingName, scopeIds), tx), op);
-    return toIntentBatch(op, row, bindingName, scopeIds);
+    return toIntentBatch(op, await this.rows(op, intentBatchParams(op, bindingName, scopeIds), tx), bindingName, scopeIds);
   }
 
   async readIntent(bindingName: string, scopeId: string, tx?: TxHandle): Promise<IntentSnapshot | null> {

@@ -21,6 +21,11 @@ export interface OperationSpec {
    * runs (not by a `-- @procedure` line of the main chain) and dropped afterwards.
    */
   installedBy?: 'adoption';
+  /**
+   * Internal procedures only: sql/sqlite/<name>.sql holds the same body as a script that the
+   * operations' scripts `-- @include` (never run on its own).
+   */
+  sqliteInclude?: true;
 }
 
 const TERM = ['supervisor_key', 'holder_id', 'supervisor_generation'] as const;
@@ -68,12 +73,12 @@ export const OPERATIONS = {
     summary: 'requested_generation + 1 for a key (registers it on first use); no leadership needed',
   },
   pc_aps_mark_dirty_batch: {
-    params: ['binding_name', 'scope_ids'],
+    params: ['binding_name', 'scope_ids', 'scope_ends'],
     transaction: 'caller',
     summary: 'batched intake: pc_aps_mark_dirty for up to 1000 keys of one binding in one call, item by item (a repeated key is marked twice)',
   },
   pc_aps_accept_request_batch: {
-    params: ['binding_name', 'scope_ids'],
+    params: ['binding_name', 'scope_ids', 'scope_ends'],
     transaction: 'caller',
     summary: 'batched intake: pc_aps_accept_request for up to 1000 keys of one binding in one call, item by item (a repeated key gets two requests)',
   },
@@ -200,7 +205,17 @@ export const OPERATIONS = {
     summary: 'persist a pending task; an active task with the same dedupe key is returned instead',
   },
   pc_task_submit_batch: {
-    params: ['task_types', 'handler_versions', 'payloads', 'dedupe_keys', 'timeouts_ms', 'resumed_from_task_ids'],
+    params: [
+      'task_types',
+      'task_type_ends',
+      'handler_versions',
+      'payloads',
+      'payload_ends',
+      'dedupe_keys',
+      'dedupe_key_ends',
+      'timeouts_ms',
+      'resumed_from_task_ids',
+    ],
     transaction: 'caller',
     summary: "batched intake: pc_task_submit for up to 1000 tasks in one call, item by item (an earlier item's active task dedupes a later one)",
   },
@@ -320,11 +335,17 @@ export type OperationName = keyof typeof OPERATIONS;
 export const OPERATION_NAMES = Object.keys(OPERATIONS) as OperationName[];
 
 /**
- * MySQL-only procedures that only other procedures call (no Store method, no SQLite twin: on
- * SQLite the database write lock of BEGIN IMMEDIATE is the fence). Installed and pinned by
- * migrations like the operations.
+ * Procedures that only other procedures call (no Store method). Installed and pinned by
+ * migrations like the operations. MySQL-only (on SQLite the database write lock of BEGIN
+ * IMMEDIATE is the fence), unless `sqliteInclude`: then the SQLite scripts include its twin.
  */
 export const INTERNAL_PROCEDURES = {
+  pc_aps_intake_batch: {
+    params: ['counter', 'binding_name', 'scope_ids', 'scope_ends'],
+    transaction: 'caller',
+    summary: 'the one body of pc_aps_mark_dirty_batch and pc_aps_accept_request_batch: set-based intake of up to 1000 items, the counter the only difference',
+    sqliteInclude: true,
+  },
   pc_aps_write_fences: {
     params: [...TERM],
     transaction: 'caller',

@@ -1,14 +1,14 @@
 /**
  * The parameters of pc_task_submit and of its batch form pc_task_submit_batch (issue 12 item 4),
- * validated the same way, and the batch's result row. A batch passes one list per column: task
- * types, versions, timeouts and resumed ids comma-separated; payloads and dedupe keys
- * length-prefixed ('<n>:' and n characters, '~' for no key), since they may hold commas
- * (procedures/oceanbase/COMPATIBILITY.md row 82).
+ * validated the same way, and the batch's result rows. A batch passes one list per column: task
+ * types, payloads and dedupe keys as their items concatenated plus an index of end offsets (an
+ * empty key is none), versions, timeouts and resumed ids as fixed-width digits (0 for none), so
+ * the SQL cuts any item in constant time (procedures/oceanbase/COMPATIBILITY.md row 111).
  */
 import { InvalidArgumentError } from '../store/errors.ts';
 import type { Params } from '../store/base-store.ts';
 import type { Row } from '../store/rows.ts';
-import { csvColumn } from '../store/intake-batch.ts';
+import { fixed, indexedList } from '../store/intake-batch.ts';
 import { TYPE, requireRange } from './task-rows.ts';
 import type { SubmitInput, SubmitResult, TaskState } from './task-store.ts';
 
@@ -50,26 +50,6 @@ export function submitColumns(op: string, input: SubmitInput): SubmitColumns {
   };
 }
 
-/** Characters as the databases count them (code points; a lone surrogate is one). */
-export function codePointLength(text: string): number {
-  let n = text.length;
-  for (let i = 0; i < text.length - 1; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n--;
-        i++;
-      }
-    }
-  }
-  return n;
-}
-
-function lengthPrefixed(text: string): string {
-  return `${codePointLength(text)}:${text}`;
-}
-
 export function submitBatchParams(inputs: readonly SubmitInput[]): Params {
   const op = 'pc_task_submit_batch';
   if (!Array.isArray(inputs) || inputs.length < 1 || inputs.length > SUBMIT_BATCH_MAX) {
@@ -81,25 +61,30 @@ export function submitBatchParams(inputs: readonly SubmitInput[]): Params {
   if (bytes > SUBMIT_BATCH_MAX_PAYLOAD_BYTES) {
     throw new InvalidArgumentError(op, `the payloads of one batch may hold at most ${SUBMIT_BATCH_MAX_PAYLOAD_BYTES} bytes, got ${bytes}; split the batch`);
   }
+  const types = indexedList(columns.map((c) => c.task_type));
+  const payloads = indexedList(columns.map((c) => c.payload));
+  const keys = indexedList(columns.map((c) => c.dedupe_key ?? ''));
   return {
-    task_types: columns.map((c) => c.task_type).join(','),
-    handler_versions: columns.map((c) => c.handler_version).join(','),
-    payloads: columns.map((c) => lengthPrefixed(c.payload)).join(''),
-    dedupe_keys: columns.map((c) => (c.dedupe_key === null ? '~' : lengthPrefixed(c.dedupe_key))).join(''),
-    timeouts_ms: columns.map((c) => c.timeout_ms).join(','),
-    resumed_from_task_ids: columns.map((c) => (c.resumed_from_task_id === null ? '' : String(c.resumed_from_task_id))).join(','),
+    task_types: types.text,
+    task_type_ends: types.ends,
+    handler_versions: columns.map((c) => fixed(c.handler_version, 10)).join(''),
+    payloads: payloads.text,
+    payload_ends: payloads.ends,
+    dedupe_keys: keys.text,
+    dedupe_key_ends: keys.ends,
+    timeouts_ms: columns.map((c) => fixed(c.timeout_ms, 18)).join(''),
+    resumed_from_task_ids: columns.map((c) => fixed(c.resumed_from_task_id ?? 0, 18)).join(''),
   };
 }
 
-export function toSubmitResults(row: Row, inputs: readonly SubmitInput[]): SubmitResult[] {
+/** One result row per item, in input order (the row the single submit returns). */
+export function toSubmitResults(rows: readonly Row[], inputs: readonly SubmitInput[]): SubmitResult[] {
   const op = 'pc_task_submit_batch';
-  const ids = csvColumn(op, row, 'task_ids', inputs.length);
-  const states = csvColumn(op, row, 'states', inputs.length);
-  const outcomes = csvColumn(op, row, 'outcomes', inputs.length);
+  if (rows.length !== inputs.length) throw new Error(`${op}: ${rows.length} result rows for ${inputs.length} tasks`);
   return inputs.map((input, i) => ({
-    taskId: Number(ids[i]),
-    state: states[i] as TaskState,
-    outcome: outcomes[i] as SubmitResult['outcome'],
+    taskId: Number(rows[i].task_id),
+    state: String(rows[i].state) as TaskState,
+    outcome: String(rows[i].outcome) as SubmitResult['outcome'],
     dedupeKey: input.dedupeKey ?? null,
   }));
 }

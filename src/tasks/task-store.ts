@@ -118,10 +118,7 @@ export class TaskStore {
    */
   async submitBatch(inputs: readonly SubmitInput[], tx?: TxHandle): Promise<SubmitResult[]> {
     const op = 'pc_task_submit_batch';
-    const params = submitBatchParams(inputs);
-    const r = (await this.rows(op, params, tx))[0];
-    if (!r) throw new Error(`${op}: no result row`);
-    return toSubmitResults(r, inputs);
+    return toSubmitResults(await this.rows(op, submitBatchParams(inputs), tx), inputs);
   }
 
   /**

@@ -13,6 +13,7 @@ import type { BaseStore } from '../../src/store/base-store.ts';
 import type { IntentSnapshot } from '../../src/store/types.ts';
 import { TaskStore, type SubmitInput } from '../../src/tasks/task-store.ts';
 import { submitBatchParams } from '../../src/tasks/submit-params.ts';
+import { fixed, indexedList } from '../../src/store/intake-batch.ts';
 import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
 
 function code(expected: string) {
@@ -106,28 +107,135 @@ for (const backend of BACKENDS) {
       assert.ok(r.every((i) => i.requestedGeneration === 1));
       assert.equal(await count("SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = 'big'"), 1000);
       await assert.rejects(store.markDirtyBatch('big', [...keys, 'x']), InvalidArgumentError);
+      const tooMany = indexedList([...keys, 'x']);
       await assert.rejects(
-        store.callOperation('pc_aps_mark_dirty_batch', { binding_name: 'big', scope_ids: [...keys, 'x'].join(',') }),
+        store.callOperation('pc_aps_mark_dirty_batch', { binding_name: 'big', scope_ids: tooMany.text, scope_ends: tooMany.ends }),
         code('invalid_argument'),
       );
       assert.equal(await count("SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = 'big' AND dirty_generation > 0"), 0);
     });
 
-    test('a batch that fails midway in the SQL rolls back wholly (earlier items included)', async () => {
+    test('a malformed item refuses the whole batch, earlier items included', async () => {
       await store.markDirty('mid', 'pre');
-      // The empty third item is refused by the SQL after the first two were applied (MySQL loop).
-      await assert.rejects(store.callOperation('pc_aps_mark_dirty_batch', { binding_name: 'mid', scope_ids: 'pre,new,,later' }), code('invalid_argument'));
-      await assert.rejects(store.callOperation('pc_aps_accept_request_batch', { binding_name: 'mid', scope_ids: 'pre,new,,later' }), code('invalid_argument'));
+      // The empty third item (two equal ends) is refused; the items before it leave nothing.
+      const list = { binding_name: 'mid', scope_ids: 'prenewlater', scope_ends: [3, 6, 6, 11].map((e) => fixed(e, 8)).join('') };
+      await assert.rejects(store.callOperation('pc_aps_mark_dirty_batch', list), code('invalid_argument'));
+      await assert.rejects(store.callOperation('pc_aps_accept_request_batch', list), code('invalid_argument'));
       const pre = await store.readIntent('mid', 'pre');
       assert.deepEqual([pre!.dirtyGeneration, pre!.requestedGeneration], [1, 0]);
       assert.equal(await store.readIntent('mid', 'new'), null);
-      // Tasks: the third task's timeout is refused after two were inserted.
+      // Tasks: the third task's timeout is refused, the first two are not written.
       const params = submitBatchParams(
         [1, 2, 3].map((i) => ({ taskType: 'fx-quick', handlerVersion: 1, payload: { i }, dedupeKey: `mid-${i}`, timeoutMs: 1000 })),
       );
-      params.timeouts_ms = '1000,1000,0';
+      params.timeouts_ms = [1000, 1000, 0].map((t) => fixed(t, 18)).join('');
       await assert.rejects(store.callOperation('pc_task_submit_batch', params), code('invalid_argument'));
       assert.equal(await count("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE dedupe_key LIKE 'mid-%'"), 0);
+    });
+
+    test('scope ids cut inside a character, ending in a space or too long are refused by the SQL', async () => {
+      const cases = [
+        // 'é' is two bytes: an end between them cuts it.
+        { scope_ids: 'aéb', scope_ends: [2, 4].map((e) => fixed(e, 8)).join('') },
+        { scope_ids: 'a b ', scope_ends: [2, 4].map((e) => fixed(e, 8)).join('') },
+        { scope_ids: 'ab', scope_ends: [1, 1, 2].map((e) => fixed(e, 8)).join('') },
+        { scope_ids: 'ab', scope_ends: fixed(1, 8) },
+        { scope_ids: 'ab', scope_ends: `${fixed(1, 8)}0000002x` },
+        { scope_ids: 'x'.repeat(192), scope_ends: fixed(192, 8) },
+      ];
+      for (const list of cases) {
+        await assert.rejects(store.callOperation('pc_aps_mark_dirty_batch', { binding_name: 'cut', ...list }), code('invalid_argument'), JSON.stringify(list));
+      }
+      assert.equal(await count("SELECT COUNT(*) AS n FROM pc_artifact_processing_intents WHERE binding_name = 'cut'"), 0);
+      // 191 characters of four bytes each are fine.
+      const long = '😀'.repeat(191);
+      const r = await store.markDirtyBatch('cut', [long, 'b', long]);
+      assert.deepEqual(
+        r.map((i) => [i.scopeId === long, i.dirtyGeneration]),
+        [
+          [true, 1],
+          [false, 1],
+          [true, 2],
+        ],
+      );
+    });
+
+    test('concurrent batches over the same keys in opposite orders, from two stores: no increment lost, none reported twice', async () => {
+      const other = fx.openStore() as BaseStore;
+      const keys = Array.from({ length: 120 }, (_, i) => `c-${i}`);
+      // Half of the keys exist before, the other half are registered by the racing batches.
+      await store.markDirtyBatch(
+        'race',
+        keys.filter((_, i) => i % 2 === 0),
+      );
+      const rounds = 4;
+      const calls: Array<Promise<IntentSnapshot[]>> = [];
+      for (let r = 0; r < rounds; r++) {
+        calls.push(store.markDirtyBatch('race', keys), other.markDirtyBatch('race', [...keys].reverse()));
+        calls.push(store.acceptRequestBatch('race', [...keys, keys[0]]), other.acceptRequestBatch('race', [...keys].reverse()));
+      }
+      const batches = await Promise.all(calls);
+      for (const [i, key] of keys.entries()) {
+        const intent = await store.readIntent('race', key);
+        assert.equal(intent!.dirtyGeneration, 2 * rounds + (i % 2 === 0 ? 1 : 0), `${key}: dirty marks`);
+        assert.equal(intent!.requestedGeneration, 2 * rounds + (i === 0 ? rounds : 0), `${key}: requests`);
+      }
+      // Every item reported the counter after its own step: no value reported twice for a key.
+      const seen = new Map<string, number[]>();
+      for (const [j, batch] of batches.entries()) {
+        const dirty = j % 4 < 2;
+        for (const x of batch) {
+          const id = `${dirty ? 'dirty' : 'requested'} ${x.scopeId}`;
+          (seen.get(id) ?? seen.set(id, []).get(id)!).push(dirty ? x.dirtyGeneration : x.requestedGeneration);
+        }
+      }
+      for (const [id, values] of seen) assert.equal(new Set(values).size, values.length, `${id}: ${values.join(',')}`);
+      const sequences = new Map<string, Set<number>>();
+      for (const x of batches.flat()) (sequences.get(x.scopeId) ?? sequences.set(x.scopeId, new Set()).get(x.scopeId)!).add(x.pendingSequence);
+      for (const [key, set] of sequences) assert.equal(set.size, 1, `${key}: registered once`);
+    });
+
+    test('two stores submitting the same dedupe keys while one transaction holds them: one task per key, the rest duplicates', async () => {
+      const other = new TaskStore(fx.openStore() as BaseStore);
+      const keyed = (tag: string) =>
+        Array.from({ length: 20 }, (_, i) => ({ taskType: 'fx-quick', handlerVersion: 1, payload: { tag, i }, dedupeKey: `race-${i}`, timeoutMs: 1000 }));
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let first: Awaited<ReturnType<TaskStore['submitBatch']>> = [];
+      // On MySQL the first batch holds its keys in an open transaction; SQLite has one writer at a
+      // time (a second BEGIN IMMEDIATE in this process would wait on this very thread), so there
+      // the two batches just run one after the other.
+      const holder =
+        backend === 'mysql'
+          ? store.transaction(async (tx) => {
+              first = await tasks.submitBatch(keyed('first'), tx);
+              await held;
+            })
+          : tasks.submitBatch(keyed('first')).then((r) => {
+              first = r;
+            });
+      await (backend === 'mysql' ? new Promise((resolve) => setTimeout(resolve, 100)) : holder);
+      // The second batch (with tasks without a key between) waits on the first's uncommitted keys.
+      const mixed = keyed('second').flatMap((t) => [t, { taskType: 'fx-quick', handlerVersion: 1, payload: { free: t.payload.i }, timeoutMs: 1000 }]);
+      const second = other.submitBatch(mixed);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      release();
+      await holder;
+      const results = await second;
+      assert.ok(first.every((r) => r.outcome === 'created'));
+      assert.deepEqual(
+        results.filter((_, j) => j % 2 === 0).map((r) => [r.outcome, r.taskId]),
+        first.map((r) => ['duplicate', r.taskId]),
+      );
+      const free = results.filter((_, j) => j % 2 === 1);
+      assert.ok(free.every((r) => r.outcome === 'created' && r.state === 'pending'));
+      assert.equal(new Set(free.map((r) => r.taskId)).size, free.length);
+      assert.equal(await count("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE dedupe_key LIKE 'race-%'"), 20);
+      // No marker is left behind on a pending task.
+      assert.equal(await count("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE state = 'pending' AND attempt_token IS NOT NULL"), 0);
+      for (const [j, r] of free.entries()) assert.deepEqual((await tasks.read(r.taskId))!.payload, { free: j });
     });
 
     test("a batch inside the caller's transaction commits with it, and rolls back with it", async () => {
@@ -247,14 +355,21 @@ for (const backend of BACKENDS) {
       const good = submitBatchParams(
         [1, 2].map((i) => ({ taskType: 'fx-quick', handlerVersion: 1, payload: { bad: i }, dedupeKey: `bad-${i}`, timeoutMs: 1000 })),
       );
+      const ends = (list: number[]) => list.map((e) => fixed(e, 8)).join('');
+      const payloads = String(good.payloads);
       const cases: Array<Record<string, string>> = [
-        { handler_versions: '1' },
-        { timeouts_ms: '1000,1000,1000' },
-        { payloads: (good.payloads as string) + 'x' },
-        { payloads: String(good.payloads).replace(/^\d+/, '999') },
-        { dedupe_keys: '~' },
-        { resumed_from_task_ids: 'x,' },
-        { task_types: 'fx-quick,' },
+        { handler_versions: fixed(1, 10) },
+        { timeouts_ms: fixed(1000, 18).repeat(3) },
+        { handler_versions: `${fixed(1, 10)}${fixed(2147483648, 10)}` },
+        { timeouts_ms: `${fixed(1000, 18)}${fixed(0, 18)}` },
+        { payloads: `${payloads}x` },
+        { payload_ends: ends([999, payloads.length]) },
+        { payload_ends: ends([payloads.length, payloads.length - 1]) },
+        { dedupe_key_ends: ends([0]) },
+        { resumed_from_task_ids: `x${fixed(0, 17)}${fixed(0, 18)}` },
+        { task_type_ends: ends([0, 16]) },
+        { task_types: 'fx-quickfx-quicé', task_type_ends: ends([8, 16]) },
+        { payloads: `é${payloads}`, payload_ends: ends([1, payloads.length + 2]) },
       ];
       for (const change of cases) {
         await assert.rejects(store.callOperation('pc_task_submit_batch', { ...good, ...change }), code('invalid_argument'), JSON.stringify(change));

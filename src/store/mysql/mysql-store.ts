@@ -40,6 +40,13 @@ export const MYSQL_SESSION_SETUP = [
 
 type Queryable = Pick<Connection, 'query'>;
 
+/**
+ * Attempts of an operation of the caller's kind that the store ran in a transaction of its own
+ * and the server rolled back whole with SQLSTATE 40001 (a deadlock between two batches over the
+ * same keys, COMPATIBILITY row 81). In the caller's own transaction the error reaches the caller.
+ */
+const RETRIES_OF_OWN_TRANSACTION = 3;
+
 /** The session's isolation level: @@transaction_isolation (MySQL 8, OceanBase) or @@tx_isolation (MariaDB). */
 export async function sessionIsolation(conn: Queryable): Promise<string> {
   for (const variable of ['transaction_isolation', 'tx_isolation']) {
@@ -214,7 +221,14 @@ export class MysqlStore extends BaseStore {
     }
     if (OPERATIONS[op].transaction === 'caller') {
       // Called on its own: the statements must still share one transaction (lock held to commit).
-      return this.transaction((conn) => this.call(op, params, conn));
+      // A deadlock (or a procedure's own 40001) rolled that transaction back whole: run it again.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.transaction((conn) => this.call(op, params, conn));
+        } catch (error) {
+          if (attempt >= RETRIES_OF_OWN_TRANSACTION || (error as { sqlState?: string }).sqlState !== '40001') throw error;
+        }
+      }
     }
     return this.onPoolConnection(async (conn) => {
       try {

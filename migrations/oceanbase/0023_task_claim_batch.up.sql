@@ -1,6 +1,6 @@
--- Migration 0024 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): batched task claims (issue 12
+-- Migration 0023 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): batched task claims (issue 12
 -- item 1). Installs pc_task_claim_batch: up to 100 of the oldest pending tasks claimed in one
 -- transaction under the claims row lock, by pc_task_claim's rules (the database cap, known
 -- types, maintenance), so a relay that finds several free slots takes them with one commit
--- (COMPATIBILITY row 111). No table changes.
+-- (COMPATIBILITY row 115). No table changes.
 -- @procedure pc_task_claim_batch sha256=ca084189f2ef257ed6f33e34803e067d2fae1a739a2e4929d332c30ece4a5aa3

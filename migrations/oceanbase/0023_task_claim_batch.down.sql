@@ -1,0 +1,2 @@
+-- Reverts 0023: drops pc_task_claim_batch (a task runner of this version claims through it).
+-- @drop-procedure pc_task_claim_batch

@@ -1,2 +1,0 @@
--- Reverts 0024: drops pc_task_claim_batch (a task runner of this version claims through it).
--- @drop-procedure pc_task_claim_batch
