@@ -37,7 +37,8 @@ function timed(source: string, run: () => unknown): unknown {
       .replace(/\s+/g, ' ')
       .trim()
       .slice(0, 90);
-    const e = (counts.sqliteMs[head] ??= { n: 0, ms: 0 });
+    const e = counts.sqliteMs[head] ?? { n: 0, ms: 0 };
+    counts.sqliteMs[head] = e;
     e.n += 1;
     e.ms += cpuMs() - t;
   }
