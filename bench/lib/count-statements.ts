@@ -13,9 +13,36 @@ export interface StatementCounts {
   byKind: Record<string, number>;
   /** The first words of the last statements counted (what an idle runtime still runs). */
   recent: string[];
+  /** SQLite only (synchronous): CPU time spent per statement text (its first 90 characters), ms. */
+  sqliteMs: Record<string, { n: number; ms: number }>;
+  /** CPU time of the whole host process so far (start-up included), ms. */
+  hostCpuMs?: number;
 }
 
-const counts: StatementCounts = { total: 0, byKind: {}, recent: [] };
+const counts: StatementCounts = { total: 0, byKind: {}, recent: [], sqliteMs: {} };
+
+/** CPU time of this process in ms (user + system): unlike wall time, not inflated when the OS deschedules it. */
+function cpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+function timed(source: string, run: () => unknown): unknown {
+  const t = cpuMs();
+  try {
+    return run();
+  } finally {
+    const head = source
+      .replace(/--[^\n]*\n/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, 90);
+    const e = counts.sqliteMs[head] ?? { n: 0, ms: 0 };
+    counts.sqliteMs[head] = e;
+    e.n += 1;
+    e.ms += cpuMs() - t;
+  }
+}
 let installed = false;
 
 function note(sql: unknown): void {
@@ -47,14 +74,14 @@ export function installStatementCounters(): void {
     const original = statementProto[method];
     statementProto[method] = function (this: { source: string }, ...args: unknown[]) {
       note(this.source);
-      return original.apply(this, args);
+      return timed(this.source, () => original.apply(this, args));
     };
   }
   const dbProto = Database.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
   const exec = dbProto.exec;
   dbProto.exec = function (this: unknown, ...args: unknown[]) {
     note(args[0]);
-    return exec.apply(this, args);
+    return timed(String(args[0]), () => exec.apply(this, args));
   };
 
   const mysql = require('mysql2') as { Connection: { prototype: object } };
@@ -72,5 +99,12 @@ export function installStatementCounters(): void {
 }
 
 export function statementCounts(): StatementCounts {
-  return { total: counts.total, byKind: { ...counts.byKind }, recent: [...counts.recent] };
+  const cpu = process.cpuUsage();
+  return {
+    total: counts.total,
+    byKind: { ...counts.byKind },
+    recent: [...counts.recent],
+    sqliteMs: { ...counts.sqliteMs },
+    hostCpuMs: (cpu.user + cpu.system) / 1000,
+  };
 }

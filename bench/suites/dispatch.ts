@@ -200,6 +200,13 @@ async function runOnce(shape: Shape, invocations: number, rep: number, repeat: n
         .map(([k, v]) => `${k} ${(v / invocations).toFixed(2)}`)
         .join(', ');
       progress(`${label(shape)}: host statements per invocation: ${(counts.total / invocations).toFixed(2)} (${top})`);
+      if (counts.hostCpuMs !== undefined)
+        progress(`${label(shape)}: host CPU per invocation (start-up included): ${((1000 * counts.hostCpuMs) / invocations).toFixed(0)} us`);
+      const slow = Object.entries(counts.sqliteMs ?? {})
+        .sort((a, b) => b[1].ms - a[1].ms)
+        .slice(0, 12);
+      for (const [sql, t] of slow)
+        progress(`  ${((1000 * t.ms) / invocations).toFixed(1)} us CPU/invocation, ${(t.n / invocations).toFixed(2)} per invocation: ${sql}`);
     }
     const seconds = (end - t0) / 1000;
     const done = status.families.reduce((s, f) => s + f.invocations, 0);

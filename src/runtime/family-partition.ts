@@ -175,6 +175,8 @@ export class FamilyPartition {
     // automatic scan, take turns at picking first: whichever class did not fill the queue last
     // time goes first now, so a steady stream of due retries never keeps the scan's later pages out.
     const scanFirst = this.scanTurn;
+    // Keys already ready go out before this examination waits for a page.
+    this.invoker.dispatch();
     if (scanFirst) await this.schedule.maybeAdvance(term, now);
     this.promoteDueRetries(now);
     if (this.owed.needed && this.table.room() > 0) {

@@ -26,7 +26,7 @@ export interface InvokerContext {
   table: KeyStateTable;
   backoff: BackoffIndex;
   health: FamilyHealth;
-  hooks: Pick<PartitionHooks, 'wake' | 'termLost' | 'currentTerm'>;
+  hooks: Pick<PartitionHooks, 'wake' | 'termLost' | 'currentTerm' | 'dispatchTerm'>;
   /** Queues a key (the partition's enqueue: it also keeps the scan's turn, RFC 2). */
   enqueue(scopeId: string, source: ReadySource): boolean;
   /** A key whose successor found no place in the ready queue: owed discovery finds it. */
@@ -51,10 +51,15 @@ export class Invoker {
     return this.c.table.count('running') < this.c.budget;
   }
 
-  /** Starts a worker for each ready key while the family has budget and a term. */
+  /**
+   * Starts a worker for each ready key while the family has budget and a term that may dispatch.
+   * Called by the examination and, so a freed slot never waits for an examination in flight (an
+   * admission page, a discovery read), by an invocation as soon as its worker is free.
+   */
   dispatch(): void {
-    while (this.hasBudget() && this.c.table.peek() !== undefined) {
-      const term = this.c.hooks.currentTerm();
+    const { hooks } = this.c;
+    while (!this.closing && this.hasBudget() && this.c.table.peek() !== undefined) {
+      const term = hooks.dispatchTerm ? hooks.dispatchTerm() : hooks.currentTerm();
       if (!term) return;
       const started = this.c.table.startNext(() => ({ workerId: `${this.c.family}-${++this.workerSeq}`, term, generation: 0 }))!;
       void traced(SPANS.dispatch, familyAttributes(this.c.family, this.c.bindingName), () => this.invoke(started.key, started.invocation));
@@ -99,6 +104,7 @@ export class Invoker {
         // The worker is done and back in the pool: its budget slot is free while the supervisor
         // commits the acknowledgement (batched); the key stays busy (settling) until then.
         table.settle(scopeId);
+        this.dispatch();
         hooks.wake();
         outcome = await this.commitDeferredAck(term, scopeId, generation, outcome.acknowledgement.confirmClean ? intent.dirtyGeneration : null, outcome);
       }
@@ -111,6 +117,7 @@ export class Invoker {
       // At most one successor; it merges every request accepted meanwhile (the key is no longer
       // running, so it can take its place in the ready queue at once).
       if (successor && !this.closing && !this.c.enqueue(scopeId, 'successor')) this.c.notifyRequest(pendingSequence);
+      this.dispatch();
       hooks.wake();
     }
   }

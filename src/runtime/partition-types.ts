@@ -15,6 +15,11 @@ export interface PartitionHooks {
   wake(): void;
   termLost(term: Term): void;
   currentTerm(): Term | null;
+  /**
+   * The term to dispatch under, or null while dispatch must not start (no term, a failed renewal
+   * suspended it (RFC 8), shutdown). Default: currentTerm.
+   */
+  dispatchTerm?(): Term | null;
   /** The pending-work provider's reads: a handle the database refuses writes on (RFC 1, 6). */
   providerRead: ReadHandle;
 }

@@ -130,6 +130,7 @@ export class Runtime {
           wake: () => supervisor.wake(),
           termLost: (term) => supervisor.termLost(term),
           currentTerm: () => supervisor.term,
+          dispatchTerm: () => supervisor.dispatchTerm,
           providerRead: this.providerRead,
         },
         logger,

@@ -72,6 +72,11 @@ export class Supervisor {
     return this.keeper.term;
   }
 
+  /** The term new invocations may start under: none while suspended (RFC 8) or stopped. */
+  get dispatchTerm(): Term | null {
+    return this.stopped || this.keeper.suspended ? null : this.keeper.term;
+  }
+
   /** No examination round is running or scheduled (tests wait for this instead of sleeping). */
   get idle(): boolean {
     return !this.scheduled && this.ticking === null && !this.again && this.examining.size === 0;

@@ -20,7 +20,11 @@ async function takeTerm(store: Store, holder: string): Promise<Term> {
   return { supervisorKey: 'global', holderId: holder, supervisorGeneration: r.supervisorGeneration };
 }
 
-/** The store with its acknowledgement calls held at a gate until release(); counts the calls. */
+/**
+ * The store with its acknowledgement calls held at a gate until release(); counts the calls. A
+ * group of several is `acknowledgeBatch` on MySQL and, on SQLite, one `transaction` holding one
+ * `ackInvocation` per request (ack-batcher.ts): both are counted as op 'acknowledgeBatch'.
+ */
 function gated(store: Store) {
   let open!: () => void;
   let gate = new Promise<void>((r) => {
@@ -30,9 +34,15 @@ function gated(store: Store) {
   const proxy = new Proxy(store, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
-      if (prop !== 'acknowledge' && prop !== 'acknowledgeBatch') return typeof value === 'function' ? value.bind(target) : value;
+      if (prop === 'ackInvocation')
+        return (...args: unknown[]) => {
+          if (args[2] !== undefined) calls[calls.length - 1].keys += 1;
+          return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      if (prop !== 'acknowledge' && prop !== 'acknowledgeBatch' && prop !== 'transaction') return typeof value === 'function' ? value.bind(target) : value;
       return async (...args: unknown[]) => {
-        calls.push({ op: String(prop), keys: prop === 'acknowledge' ? 1 : (args[2] as unknown[]).length });
+        const keys = prop === 'acknowledge' ? 1 : prop === 'transaction' ? 0 : (args[2] as unknown[]).length;
+        calls.push({ op: prop === 'transaction' ? 'acknowledgeBatch' : String(prop), keys });
         await gate;
         return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
       };
@@ -151,6 +161,46 @@ for (const backend of BACKENDS) {
       assert.equal((await other.readIntent(b, 'k1'))!.handledGeneration, 1);
       assert.equal((await other.readIntent(b, 'k2'))!.handledGeneration, 0);
       assert.equal((await other.readIntent(b, 'k3'))!.handledGeneration, 0);
+    });
+
+    test('attack: a group spanning bindings (SQLite: one transaction) held across a take-over writes nothing on any binding; a bad key fails alone', async () => {
+      const old = await takeTerm(fx.store, 'g6');
+      const bindings = ['span-a', 'span-b', 'span-c'];
+      for (const b of bindings) await fx.store.acceptRequest(b, 'k');
+      const g = gated(fx.store);
+      const batcher = new AckBatcher(g.store);
+      const first = batcher.acknowledge(old, { bindingName: 'span-a', scopeId: 'k', claimedRequestGeneration: 1 });
+      await waitFor(() => g.calls.length === 1);
+      const held = ['span-b', 'span-c'].map((b) => batcher.acknowledge(old, { bindingName: b, scopeId: 'k', claimedRequestGeneration: 1 }));
+      await turn();
+      const next = await takeTerm(fx.store, 'g7');
+      g.release();
+      const outcomes = await Promise.allSettled([first, ...held]);
+      for (const o of outcomes) assert.ok(o.status === 'rejected' && o.reason instanceof TermLostError, `refused: ${JSON.stringify(o)}`);
+      for (const b of bindings) assert.equal((await other.readIntent(b, 'k'))!.handledGeneration, 0, `${b}: nothing written under the lost term`);
+      // SQLite: two bindings, one transaction (refused at its first key); MySQL: one call per binding.
+      assert.deepEqual(
+        g.calls.slice(1).map((c) => c.op),
+        backend === 'sqlite' ? ['acknowledgeBatch'] : ['acknowledge', 'acknowledge'],
+      );
+
+      // Under the live term: one key claims beyond its request; the others of its group still commit.
+      const g2 = gated(fx.store);
+      g2.release();
+      const live = new AckBatcher(g2.store);
+      await fx.store.acceptRequest('span-d', 'k');
+      const results = await Promise.allSettled([
+        live.acknowledge(next, { bindingName: 'span-a', scopeId: 'k', claimedRequestGeneration: 1 }),
+        live.acknowledge(next, { bindingName: 'span-b', scopeId: 'k', claimedRequestGeneration: 5 }),
+        live.acknowledge(next, { bindingName: 'span-d', scopeId: 'k', claimedRequestGeneration: 1 }),
+      ]);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['fulfilled', 'rejected', 'fulfilled'],
+      );
+      assert.equal((await other.readIntent('span-a', 'k'))!.handledGeneration, 1);
+      assert.equal((await other.readIntent('span-b', 'k'))!.handledGeneration, 0);
+      assert.equal((await other.readIntent('span-d', 'k'))!.handledGeneration, 1);
     });
   });
 }

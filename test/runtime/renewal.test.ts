@@ -157,3 +157,49 @@ describe('[mysql] a failed or hung lease renewal stops dispatch at once', () => 
     assert.equal(lease.holderId, null, 'the term was still invalidated (the database itself is fine)');
   });
 });
+
+// Issue 12 item 3: a freed worker slot starts the next ready key at once, without waiting for an
+// examination. That shortcut must still stop while a failed renewal suspends dispatch (RFC 8).
+describe('[mysql] a key already in the ready queue is not dispatched while dispatch is suspended', () => {
+  const Q = 'fx-renew-queued';
+  let fx: BackendFixture;
+  let runtime: Runtime | null = null;
+
+  before(async () => {
+    fx = await createBackend('mysql');
+    await createFixtureTables(fx);
+    await setBehaviour(fx, Q, 'first', 'gate');
+    // One worker: 'second' waits in the ready queue while 'first' holds the worker at its gate.
+    runtime = await startRuntime(fx, [testFamily(Q, { maxWorkers: 1 })], { env: { [`${P}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS`]: '5' } });
+  });
+  after(async () => {
+    await runtime?.stop();
+    await fx?.cleanup();
+  });
+
+  test('the worker freed during the suspension does not take the queued key; the resumed term does', async () => {
+    const rt = runtime!;
+    await waitFor(() => supervisorOf(rt).state === 'leader', 15_000);
+    await rt.triggerBatch(Q, ['first', 'second']);
+    await waitFor(async () => (await runs(fx, Q, 'first')).length === 1, 20_000);
+    assert.equal(statsOf(rt, Q).ready, 1, "'second' waits in the ready queue");
+    let failing = true;
+    const restore = injectRenewal(rt, (original, args) => (failing ? Promise.reject(new Error('connection reset (injected)')) : original(...args)));
+    try {
+      await waitFor(() => supervisorOf(rt).dispatchSuspended, 5_000);
+      const failuresAtSuspension = supervisorOf(rt).renewalFailuresTotal;
+      await openGate(fx, Q, 'first');
+      await waitFor(async () => (await intentOf(fx, Q, 'first'))?.handledGeneration === 1, 20_000);
+      await waitFor(() => statsOf(rt, Q).running === 0, 5_000);
+      // Two more failed renewals (about a period each) with the worker free: still not dispatched.
+      await waitFor(() => supervisorOf(rt).renewalFailuresTotal >= failuresAtSuspension + 2, 5_000);
+      assert.equal((await runs(fx, Q, 'second')).length, 0, 'dispatched while suspended');
+      assert.equal(statsOf(rt, Q).ready, 1);
+      failing = false;
+      await waitFor(() => !supervisorOf(rt).dispatchSuspended, 5_000);
+      await waitForState(fx, rt, [Q], async () => (await intentOf(fx, Q, 'second'))?.handledGeneration === 1, 20_000);
+    } finally {
+      restore();
+    }
+  });
+});
