@@ -67,8 +67,8 @@ for (const backend of BACKENDS) {
       assert.ok(!kit.runner.pool.pids().includes(pid));
     }
 
-    test('a process that ended an attempt cleanly is reused, keeping its handler module and nothing else from the attempt (isolation process, the default)', async () => {
-      const kit = await setup();
+    /** Three attempts at capacity 1: one warm process takes all three. */
+    async function threeInOneProcess(kit: RunnerKit & { fx: BackendFixture }): Promise<Array<{ pid: number; seen: Record<string, string> }>> {
       await kit.runner.start();
       const first = await runState(kit);
       const second = await runState(kit);
@@ -76,31 +76,27 @@ for (const backend of BACKENDS) {
       assert.equal(second.pid, first.pid, 'the warm process took the next attempt');
       assert.equal(third.pid, first.pid);
       assert.equal(kit.runner.pool.spawned, 1, 'one process for three attempts at capacity 1');
-      assert.deepEqual([first.seen.runs, second.seen.runs, third.seen.runs], ['1', '2', '3'], 'one module instance served the three attempts');
-      assert.deepEqual([first.seen.evaluation, second.seen.evaluation, third.seen.evaluation], ['1', '1', '1'], 'evaluated once in the process');
-      for (const s of [first, second, third]) assert.equal(s.seen.read, '1');
       // Resources at the start of run: no read handle, connection or child process of the
       // previous attempt is still open when the next one starts.
       assert.equal(second.seen.resources, first.seen.resources);
       assert.equal(third.seen.resources, first.seen.resources);
+      return [first, second, third];
+    }
+
+    test('a process that ended an attempt cleanly is reused, keeping its handler module and nothing else from the attempt (isolation process, the default)', async () => {
+      const [first, second, third] = await threeInOneProcess(await setup());
+      assert.deepEqual([first.seen.runs, second.seen.runs, third.seen.runs], ['1', '2', '3'], 'one module instance served the three attempts');
+      assert.deepEqual([first.seen.evaluation, second.seen.evaluation, third.seen.evaluation], ['1', '1', '1'], 'evaluated once in the process');
+      for (const s of [first, second, third]) assert.equal(s.seen.read, '1');
     });
 
     test('with MODULE_ISOLATION=attempt a reused process gives each attempt a fresh handler module instance', async () => {
-      const kit = await setup({ MODULE_ISOLATION: 'attempt' });
-      await kit.runner.start();
-      const first = await runState(kit);
-      const second = await runState(kit);
-      const third = await runState(kit);
-      assert.equal(second.pid, first.pid, 'the warm process took the next attempt');
-      assert.equal(third.pid, first.pid);
-      assert.equal(kit.runner.pool.spawned, 1, 'one process for three attempts at capacity 1');
+      const [first, second, third] = await threeInOneProcess(await setup({ MODULE_ISOLATION: 'attempt' }));
       for (const s of [first, second, third]) {
         assert.equal(s.seen.runs, '1', 'the handler module is a fresh instance per attempt');
         assert.equal(s.seen.read, '1');
       }
       assert.deepEqual([first.seen.evaluation, second.seen.evaluation, third.seen.evaluation], ['1', '2', '3'], 'evaluated again in the same process');
-      assert.equal(second.seen.resources, first.seen.resources);
-      assert.equal(third.seen.resources, first.seen.resources);
     });
 
     test('a process whose attempt left a timer running is not reused', async () => {
