@@ -8,8 +8,7 @@ import { ConfigError, DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/
 import { createLogger } from '../logging.ts';
 import type { BaseStore } from '../store/base-store.ts';
 import { InvalidArgumentError, StoreError } from '../store/errors.ts';
-import { openStore } from '../store/open.ts';
-import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { openHostStore, openStore } from '../store/open.ts';
 import { databaseUrlOf } from '../runtime/runtime.ts';
 import { parseTaskConfig } from '../tasks/config.ts';
 import { loadTaskRegistry } from '../tasks/load.ts';
@@ -98,9 +97,8 @@ async function run(args: TasksArgs): Promise<number> {
   const input = validateInput(action, arg, args);
   // Reads only (list, show): never creates the database; an unmigrated one names the command to run.
   if (action === 'list' || action === 'show') await requireMigratedSchema(target, { command: `tasks ${action}`, allMigrations: false, drift: false });
-  // The worker is a host like `apsup run`: on SQLite its event loop never waits for the write lock
-  // (its timeouts and IPC must not freeze while a task holds a transaction open).
-  const store = (action === 'worker' && target.backend === 'sqlite' ? SqliteStore.openHost(target.file) : openStore(target)) as BaseStore;
+  // The worker is a host like `apsup run`: its timeouts and IPC must not freeze while a task holds a transaction open.
+  const store = (action === 'worker' ? openHostStore(target) : openStore(target)) as BaseStore;
   const tasks = new TaskStore(store);
   const out = (value: unknown) => console.log(JSON.stringify(value, null, 2));
   try {

@@ -8,7 +8,7 @@ import os from 'node:os';
 import { describeConfig, type RuntimeConfig } from '../config/runtime-config.ts';
 import { redactDatabaseUrl, type DatabaseTarget } from '../config/database-url.ts';
 import type { Logger } from '../logging.ts';
-import { openStore } from '../store/open.ts';
+import { openHostStore } from '../store/open.ts';
 import { lazyReadHandle, openReadHandle, type ReadHandle } from '../store/read-handle.ts';
 import type { IntentSnapshot, LeaseRead, Store, TxHandle } from '../store/types.ts';
 import { FamilyPartition, type FamilyStats } from './family-partition.ts';
@@ -77,7 +77,7 @@ export class Runtime {
   ) {
     this.clock = options.clock ?? systemClock;
     // SQLite: the host's own store never waits for the write lock on its event loop (issue 17 item 1).
-    this.store = options.store ?? (config.database.backend === 'sqlite' ? SqliteStore.openHost(config.database.file) : openStore(config.database));
+    this.store = options.store ?? openHostStore(config.database);
     // Providers read through a connection the database refuses writes on, bounded per statement
     // by the discovery deadline (RFC 1); opened on first use.
     this.providerRead = lazyReadHandle(config.database.backend, () =>

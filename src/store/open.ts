@@ -11,6 +11,15 @@ export function openStore(target: DatabaseTarget): Store {
   return MysqlStore.open({ host, port, user, password, database });
 }
 
+/**
+ * The store of a host process (`apsup run`, `apsup tasks worker`): on SQLite its event loop never
+ * waits for the write lock (an asynchronous, bounded wait: lock-wait.ts); MySQL statements never
+ * block the event loop.
+ */
+export function openHostStore(target: DatabaseTarget): Store {
+  return target.backend === 'sqlite' ? SqliteStore.openHost(target.file) : openStore(target);
+}
+
 /** A SQLite database file that does not exist (a read-only command never creates one). */
 export class DatabaseMissingError extends ConfigError {
   constructor(target: DatabaseTarget) {
