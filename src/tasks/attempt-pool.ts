@@ -6,6 +6,13 @@
  * handler is never given another attempt: it is terminated and a fresh one takes its place.
  * A process also retires after WORKER_MAX_ATTEMPTS attempts (bounds what a handler's own module
  * state can accumulate; with MODULE_ISOLATION=attempt, module instances are never freed).
+ *
+ * The runner claims only as many tasks as there are ready idle processes (`readyIdle`) and asks
+ * for the rest to be started (`want`): a claim never waits for a process start-up, so its lease
+ * and its share of the cap are not spent on one, and another runner with a ready process may take
+ * the task meanwhile. Each process that becomes ready calls `onReady` (the runner claims again).
+ * A process that exits before it is ready is started again only after a back-off (1 s doubling,
+ * at most 30 s), so a worker that cannot start does not become a fork loop.
  */
 import type { ChildProcess } from 'node:child_process';
 import { forkManagedChild, isAlive, terminateChild, type ManagedChild } from '../child/managed-child.ts';
@@ -48,10 +55,17 @@ export class TaskWorker {
   }
 }
 
+const START_RETRY_FIRST_MS = 1000;
+const START_RETRY_MAX_MS = 30_000;
+
 export class AttemptPool {
   private readonly idle: TaskWorker[] = [];
   private readonly all = new Set<TaskWorker>();
   private closed = false;
+  /** Consecutive processes that exited before they were ready, and when the next may start. */
+  private startFailures = 0;
+  private startBlockedUntil = 0;
+  private startRetryTimer: NodeJS.Timeout | null = null;
   /** Processes started / attempts given to an already used process (metrics, tests). */
   spawned = 0;
   reused = 0;
@@ -60,6 +74,7 @@ export class AttemptPool {
     private readonly config: TaskConfig,
     private readonly databaseUrl: string,
     private readonly logger: Logger,
+    private readonly onReady: () => void = () => undefined,
   ) {}
 
   get size(): number {
@@ -81,14 +96,64 @@ export class AttemptPool {
     const worker = new TaskWorker(handle);
     this.spawned += 1;
     this.all.add(worker);
+    void worker.ready.then((ready) => {
+      if (!ready) return;
+      this.startFailures = 0;
+      if (!this.closed) this.onReady();
+    });
     void worker.exited.then(() => {
       this.all.delete(worker);
       const i = this.idle.indexOf(worker);
       if (i >= 0) this.idle.splice(i, 1);
-      // An idle process that died is replaced; one that never became ready is not (no respawn loop).
-      if (i >= 0 && worker.isReady) this.prewarm();
+      if (!worker.isReady && !worker.retiring) this.startFailed(worker);
+      // An idle process that died is replaced; one that never became ready only after the back-off.
+      else if (i >= 0) this.prewarm();
     });
     return worker;
+  }
+
+  private startFailed(worker: TaskWorker): void {
+    if (this.closed) return;
+    this.startFailures += 1;
+    const delay = Math.min(START_RETRY_MAX_MS, START_RETRY_FIRST_MS * 2 ** (this.startFailures - 1));
+    this.startBlockedUntil = Date.now() + delay;
+    this.logger.warn(
+      { pid: worker.pid, exitCode: worker.child.exitCode, signal: worker.child.signalCode, failures: this.startFailures, retryMs: delay },
+      'task worker exited before it was ready; starting another after a back-off',
+    );
+    if (this.startRetryTimer) clearTimeout(this.startRetryTimer);
+    this.startRetryTimer = setTimeout(() => {
+      this.startRetryTimer = null;
+      if (!this.closed) this.onReady(); // the runner claims again, which asks for processes
+    }, delay);
+    this.startRetryTimer.unref?.();
+  }
+
+  private canStart(): boolean {
+    return !this.closed && this.all.size < this.config.capacity && Date.now() >= this.startBlockedUntil;
+  }
+
+  /** Processes alive that finished their start-up (idle or busy). */
+  readyCount(): number {
+    let n = 0;
+    for (const w of this.all) if (w.isReady && w.alive) n += 1;
+    return n;
+  }
+
+  /** Ready idle processes: how many tasks the runner may claim now. */
+  readyIdle(): number {
+    let n = 0;
+    for (const w of this.idle) if (w.isReady && w.alive && !w.retiring) n += 1;
+    return n;
+  }
+
+  /** Starts processes (at once, side by side) until `count` are idle, ready or starting, within the capacity. */
+  want(count: number): void {
+    let available = this.idle.filter((w) => w.alive && !w.retiring).length;
+    while (available < count && this.canStart()) {
+      this.idle.push(this.spawn());
+      available += 1;
+    }
   }
 
   /**
@@ -97,7 +162,7 @@ export class AttemptPool {
    * attempt that finds no idle process starts one of its own at once).
    */
   prewarm(): void {
-    if (this.closed || this.all.size >= this.config.capacity) return;
+    if (!this.canStart()) return;
     if (this.idle.some((w) => !w.isReady && w.alive)) return;
     const worker = this.spawn();
     this.idle.push(worker);
@@ -106,7 +171,11 @@ export class AttemptPool {
     });
   }
 
-  /** A process for an attempt: a ready idle one first, else a starting one, else a new one. */
+  /**
+   * A process for an attempt: a ready idle one (the runner claimed for one), else a starting one,
+   * else a new one (a ready process died between the claim and now: the attempt waits for its
+   * replacement, its lease kept by AttemptProcess).
+   */
   take(): TaskWorker {
     if (this.closed) throw new Error('the task worker pool is closed');
     let pick = -1;
@@ -156,6 +225,7 @@ export class AttemptPool {
   /** Stops the idle processes (busy ones are stopped with their attempts); resolves when they exited. */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.startRetryTimer) clearTimeout(this.startRetryTimer);
     await Promise.all([...this.idle].map((w) => this.retire(w)));
   }
 

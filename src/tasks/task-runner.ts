@@ -85,7 +85,7 @@ export class TaskRunner {
   ) {
     this.workerId = options.workerId ?? newTaskWorkerId();
     this.converger = new Converger(tasks, registry, config, logger);
-    this.pool = new AttemptPool(config, databaseUrl, logger);
+    this.pool = new AttemptPool(config, databaseUrl, logger, () => this.notify());
     // A full runner needs no probe: the relay claims when one of its attempts finishes.
     const wanted = () => !this.stopped && !this.filling && this.running.size < this.config.capacity;
     this.probes = new PendingProbe(
@@ -172,9 +172,14 @@ export class TaskRunner {
   private async fill(): Promise<void> {
     // config.capacity bounds this process; the claim enforces the database cap across processes
     // (ADR T6). The free slots are claimed in one transaction: slots freed while a claim is under
-    // way are taken together by the next one.
+    // way are taken together by the next one. Only slots with a ready process are claimed for
+    // (attempt-pool.ts): the others' processes are started, and each one ready claims again.
     while (!this.stopped && this.running.size < this.config.capacity) {
-      const room = Math.min(this.config.capacity - this.running.size, MAX_CLAIM_BATCH);
+      const free = this.config.capacity - this.running.size;
+      const ready = this.pool.readyIdle();
+      if (ready < free) this.pool.want(free);
+      const room = Math.min(free, ready, MAX_CLAIM_BATCH);
+      if (room === 0) return;
       const claimed = await this.tasks.claimBatch(this.workerId, this.config.leaseMs, this.registry.types_(), room);
       for (const task of claimed) {
         faultPoint('task_claimed'); // chaos suite only: between a task's claim and its first heartbeat

@@ -211,17 +211,29 @@ for (const backend of BACKENDS) {
       assert.deepEqual(ev, ['start']);
     });
 
-    test("T5 the runner keeps the claim's lease alive while a slow worker child starts", async () => {
+    test('T5 no task is claimed while its worker child starts: the claim waits for a ready process and spends no lease on the start-up', async () => {
       const { tasks, service, runner } = await setup({ LEASE_SECONDS: '1' });
       const saved = { options: process.env.NODE_OPTIONS, ms: process.env.FX_SLOW_START_MS };
       process.env.NODE_OPTIONS = `${saved.options ?? ''} --import ${pathToFileURL(path.join(REPO_ROOT, 'test/fixtures/tasks/slow-start.mjs')).href}`.trim();
       process.env.FX_SLOW_START_MS = '2500';
       let done;
+      let pendingWhileStarting = 0;
       try {
-        await runner.start();
         const r = await service.submit({ taskType: 'fx-quick', payload: {} });
-        // The environment stays in place until the task is terminal: the runner spawns the child
-        // after it records the claim, so restoring it earlier races the spawn.
+        await runner.start(); // its start-up sweep finds the task pending and starts a process
+        // The task row first, then the pool: a task taken while no process was ready fails here.
+        for (;;) {
+          const t = await tasks.read(r.taskId);
+          const ready = runner.pool.readyCount();
+          if (t!.state !== 'pending') {
+            assert.ok(ready > 0, `task ${t!.state} (attempt ${t!.attemptCount}) while no worker process was ready`);
+            break;
+          }
+          assert.equal(t!.attemptCount, 0);
+          if (ready === 0) pendingWhileStarting += 1;
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        // The environment stays in place until the task is terminal: a process may be started late.
         done = await waitForTask(tasks, r.taskId, isTerminal);
       } finally {
         for (const [k, v] of [
@@ -232,8 +244,12 @@ for (const backend of BACKENDS) {
           else process.env[k] = v;
         }
       }
+      assert.ok(pendingWhileStarting > 0, 'the task was seen pending while the process started');
       assert.deepEqual([done.state, done.errorCode, done.attemptCount], ['succeeded', null, 1]);
-      assert.ok(done.finishedAt!.getTime() - done.startedAt!.getTime() >= 2000, 'the child really started after the first lease had run out');
+      assert.ok(
+        done.finishedAt!.getTime() - done.startedAt!.getTime() < 2000,
+        `claimed ${done.finishedAt!.getTime() - done.startedAt!.getTime()} ms before it ended: the claim waited for the 2.5 s start-up`,
+      );
     });
 
     test('T7 cancel of a running task records the intent and ends cancelled after the handler cleaned up', async () => {

@@ -159,7 +159,7 @@ for (const backend of BACKENDS) {
       const kit = await setup({ CAPACITY: '4' });
       await kit.tasks.setCapacity(2);
       await kit.runner.start();
-      await waitFor(() => kit.runner.pool.size === 4, 30_000);
+      await waitFor(() => kit.runner.pool.readyCount() === 4, 30_000); // the warm pool is up
       const ids: number[] = [];
       for (let i = 0; i < 6; i += 1) ids.push((await kit.service.submit({ taskType: 'fx-sleep', payload: { ms: 400 }, timeoutMs: 60_000 })).taskId);
       let maxRunning = 0;
