@@ -86,7 +86,7 @@ export function runSqliteScript(
   db: BetterSqlite3.Database,
   name: string,
   params: Record<string, unknown>,
-  options: { inCallerTransaction: boolean; writes: boolean },
+  options: { inCallerTransaction: boolean; writes: boolean; begin?: (db: BetterSqlite3.Database) => void },
 ): Row[][] {
   const script = loadSqliteScript(name);
   if (options.inCallerTransaction) {
@@ -100,7 +100,8 @@ export function runSqliteScript(
   if (!options.writes && !script.ownsTransaction) {
     return runStatements(db, script, params);
   }
-  db.exec('BEGIN IMMEDIATE');
+  if (options.begin) options.begin(db);
+  else db.exec('BEGIN IMMEDIATE');
   try {
     const rows = runStatements(db, script, params);
     db.exec('COMMIT');

@@ -6,7 +6,8 @@
  * The runtime host opens its store with `openHost` (issue 17 item 1): a busy_timeout of a few ms,
  * and an attempt that finds the write lock taken is retried asynchronously within a bound
  * (lock-wait.ts), the connection free for reads meanwhile, so a worker holding the lock never
- * freezes the host's event loop. Other processes (workers, CLI) keep the plain busy_timeout.
+ * freezes the host's event loop. Other processes (workers, CLI) wait for it blocking, bounded by
+ * the busy_timeout, in sub-millisecond steps (begin-immediate.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,6 +18,7 @@ import { OPERATIONS, type OperationName } from '../operations.ts';
 import type { Row } from '../rows.ts';
 import type { Term, TxHandle } from '../types.ts';
 import { DatabaseBusyError } from '../errors.ts';
+import { beginImmediateBlocking } from './begin-immediate.ts';
 import { BUSY, HOST_LOCK_WAIT, LockGate, isSqliteBusy, retryWhileBusy, type LockWaitOptions } from './lock-wait.ts';
 import { loadSqliteScript, runSqliteScript } from './script.ts';
 import { sqliteSynchronous, type SqliteSynchronous } from './synchronous.ts';
@@ -110,7 +112,11 @@ export class SqliteStore extends BaseStore {
     const writes = OPERATIONS[op].transaction !== 'read';
     const locks = writes || loadSqliteScript(op).ownsTransaction;
     // A script runs whole in its own BEGIN IMMEDIATE (rolled back on any error): safe to retry.
-    return this.exclusive(op, (mayWrite) => (locks && !mayWrite() ? BUSY : runSqliteScript(this.db, op, params, { inCallerTransaction: false, writes })));
+    // Outside the host, the wait for the lock blocks in fine steps (begin-immediate.ts).
+    const begin = this.lockWait ? undefined : beginImmediateBlocking;
+    return this.exclusive(op, (mayWrite) =>
+      locks && !mayWrite() ? BUSY : runSqliteScript(this.db, op, params, { inCallerTransaction: false, writes, begin }),
+    );
   }
 
   async domainQuery(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
@@ -135,7 +141,8 @@ export class SqliteStore extends BaseStore {
   private async runTransaction<T, B extends typeof BUSY | null>(fn: (tx: TxHandle) => Promise<T> | T, busy: B): Promise<T | NonNullable<B>> {
     if (this.activeTx) throw new Error('nested transactions are not supported');
     try {
-      this.db.exec('BEGIN IMMEDIATE');
+      if (busy) this.db.exec('BEGIN IMMEDIATE');
+      else beginImmediateBlocking(this.db); // not the host: a blocking wait, in fine steps
     } catch (error) {
       if (busy && isSqliteBusy(error)) return busy as NonNullable<B>;
       throw error;
