@@ -59,6 +59,21 @@ export async function submitNoops(ours: OurTasks, n: number): Promise<{ ids: num
   return { ids, perSecond: n / ((now() - t0) / 1000) };
 }
 
+/**
+ * N bench-noop tasks in one transaction (batches of 1,000): a running worker sees the whole
+ * backlog at its commit, as a worker started after N single submits does.
+ */
+export async function submitNoopBacklog(ours: OurTasks, n: number): Promise<number[]> {
+  const ids: number[] = [];
+  await ours.tasks.transaction(async (tx) => {
+    for (let done = 0; done < n; done += 1000) {
+      const chunk = Array.from({ length: Math.min(1000, n - done) }, () => ({ taskType: 'bench-noop', payload: {} }));
+      for (const r of await ours.service.submitBatch(chunk, tx)) ids.push(r.taskId);
+    }
+  });
+  return ids;
+}
+
 export function startTaskWorker(ours: OurTasks, logName: string): ChildProcess {
   const out = fs.openSync(benchLogFile(logName), 'a');
   const env: NodeJS.ProcessEnv = {};
