@@ -18,6 +18,7 @@ import type { ChildProcess } from 'node:child_process';
 import { forkManagedChild, isAlive, terminateChild, type ManagedChild } from '../child/managed-child.ts';
 import { needsTsLoader, PRELOAD_TS_VARIABLE } from '../child/ts-loader.ts';
 import type { Logger } from '../logging.ts';
+import { systemClock, type Clock, type ClockTimer } from '../runtime/clock.ts';
 import type { TaskConfig } from './config.ts';
 import { MODULE_ISOLATION_VARIABLE, PRELOAD_TASKS_MODULE_VARIABLE, type TaskWorkerMessage } from './worker-protocol.ts';
 
@@ -64,8 +65,8 @@ export class AttemptPool {
   private closed = false;
   /** Consecutive processes that exited before they were ready, and when the next may start. */
   private startFailures = 0;
-  private startBlockedUntil = 0;
-  private startRetryTimer: NodeJS.Timeout | null = null;
+  private startBlockedUntil = -Infinity;
+  private startRetryTimer: ClockTimer | null = null;
   /** Processes started / attempts given to an already used process (metrics, tests). */
   spawned = 0;
   reused = 0;
@@ -75,6 +76,7 @@ export class AttemptPool {
     private readonly databaseUrl: string,
     private readonly logger: Logger,
     private readonly onReady: () => void = () => undefined,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   get size(): number {
@@ -116,21 +118,20 @@ export class AttemptPool {
     if (this.closed) return;
     this.startFailures += 1;
     const delay = Math.min(START_RETRY_MAX_MS, START_RETRY_FIRST_MS * 2 ** (this.startFailures - 1));
-    this.startBlockedUntil = Date.now() + delay;
+    this.startBlockedUntil = this.clock.monotonic() + delay;
     this.logger.warn(
       { pid: worker.pid, exitCode: worker.child.exitCode, signal: worker.child.signalCode, failures: this.startFailures, retryMs: delay },
       'task worker exited before it was ready; starting another after a back-off',
     );
-    if (this.startRetryTimer) clearTimeout(this.startRetryTimer);
-    this.startRetryTimer = setTimeout(() => {
+    this.startRetryTimer?.cancel();
+    this.startRetryTimer = this.clock.setTimeout(() => {
       this.startRetryTimer = null;
       if (!this.closed) this.onReady(); // the runner claims again, which asks for processes
     }, delay);
-    this.startRetryTimer.unref?.();
   }
 
   private canStart(): boolean {
-    return !this.closed && this.all.size < this.config.capacity && Date.now() >= this.startBlockedUntil;
+    return !this.closed && this.all.size < this.config.capacity && this.clock.monotonic() >= this.startBlockedUntil;
   }
 
   /** Processes alive that finished their start-up (idle or busy). */
@@ -225,7 +226,7 @@ export class AttemptPool {
   /** Stops the idle processes (busy ones are stopped with their attempts); resolves when they exited. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.startRetryTimer) clearTimeout(this.startRetryTimer);
+    this.startRetryTimer?.cancel();
     await Promise.all([...this.idle].map((w) => this.retire(w)));
   }
 

@@ -5,6 +5,7 @@
  * wants work. Probes never overlap; a commit during one triggers one more.
  */
 import type { Logger } from '../logging.ts';
+import { systemClock, type Clock, type ClockTimer } from '../runtime/clock.ts';
 import { watchSqliteCommits } from '../runtime/sqlite-wakeup.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { TaskStore } from './task-store.ts';
@@ -14,7 +15,7 @@ export type WakeupSource = 'submit' | 'commit' | 'probe' | 'notify';
 export class PendingProbe {
   private probing = false;
   private reprobe = false;
-  private pollTimer: NodeJS.Timeout | null = null;
+  private pollTimer: ClockTimer | null = null;
   private unwatch: (() => void) | null = null;
 
   constructor(
@@ -26,6 +27,7 @@ export class PendingProbe {
     private readonly onPending: (source: WakeupSource) => void,
     /** The task types this runner's registry knows (a claim takes only those). */
     private readonly taskTypes: () => readonly string[],
+    private readonly clock: Clock = systemClock,
   ) {}
 
   start(pollMs: number): void {
@@ -34,13 +36,12 @@ export class PendingProbe {
       const db = store.db;
       if (db.name && db.name !== ':memory:') this.unwatch = watchSqliteCommits(db, db.name, () => this.probe('commit'));
     } else {
-      this.pollTimer = setInterval(() => this.probe('probe'), pollMs);
-      this.pollTimer.unref?.();
+      this.pollTimer = this.clock.setInterval(() => this.probe('probe'), pollMs);
     }
   }
 
   stop(): void {
-    if (this.pollTimer) clearInterval(this.pollTimer);
+    this.pollTimer?.cancel();
     this.pollTimer = null;
     this.unwatch?.();
     this.unwatch = null;

@@ -5,12 +5,13 @@
  * on a clean stop.
  */
 import type { Logger } from '../logging.ts';
+import { systemClock, type Clock, type ClockTimer } from '../runtime/clock.ts';
 import type { TaskConfig } from './config.ts';
 import type { RunnerStats } from './runner-stats.ts';
 import type { TaskStore } from './task-store.ts';
 
 export class ReadinessPublisher {
-  private timer: NodeJS.Timeout | null = null;
+  private timer: ClockTimer | null = null;
   private startedAt = 0;
   private withheld = false;
 
@@ -21,23 +22,23 @@ export class ReadinessPublisher {
     private readonly stats: RunnerStats,
     private readonly logger: Logger,
     private readonly track: <T>(p: Promise<T>) => Promise<T>,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** Healthy while a sweep succeeded within two sweep periods; until the first one, counted from the start. */
-  healthy(now = Date.now()): boolean {
+  healthy(now = this.clock.now()): boolean {
     return now - (this.stats.lastSweepOkAt ?? this.startedAt) <= 2 * this.config.sweepMs + 1000;
   }
 
   async start(): Promise<void> {
-    this.startedAt = Date.now();
+    this.startedAt = this.clock.now();
     await this.publish();
-    this.timer = setInterval(
+    this.timer = this.clock.setInterval(
       () => {
         void this.publish();
       },
       Math.max(500, Math.floor(this.config.readinessTtlMs / 3)),
     );
-    this.timer.unref?.();
   }
 
   async publish(): Promise<void> {
@@ -59,7 +60,7 @@ export class ReadinessPublisher {
   }
 
   stopTimer(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.timer?.cancel();
     this.timer = null;
   }
 

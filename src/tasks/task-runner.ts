@@ -31,6 +31,7 @@ import { RunnerStats } from './runner-stats.ts';
 import { UnknownHandlerError, type TaskRegistry } from './registry.ts';
 import { MAX_CLAIM_BATCH, type ClaimedTask, type TaskStore } from './task-store.ts';
 import { setLongTimeout } from './timers.ts';
+import { systemClock, type Clock, type ClockTimer } from '../runtime/clock.ts';
 import { verdictOf, type StopReason } from './verdict.ts';
 
 export { setLongTimeout };
@@ -61,9 +62,11 @@ export class TaskRunner {
   /** Cumulative numbers for /metrics and the reconciler's health. */
   readonly stats = new RunnerStats();
   private readonly readiness: ReadinessPublisher;
-  /** Launch time (Date.now()) per running task, for attempt durations. */
+  /** Launch time (clock.monotonic()) per running task, for attempt durations. */
   private readonly launchedAt = new Map<number, number>();
-  private sweepTimer: NodeJS.Timeout | null = null;
+  private sweepTimer: ClockTimer | null = null;
+  /** Decides when the runner looks again (sweeps, probes, attempt timeouts); never a lease (the database clock does). */
+  private readonly clock: Clock;
   private readonly probes: PendingProbe;
   private filling: Promise<void> | null = null;
   private refill = false;
@@ -81,11 +84,12 @@ export class TaskRunner {
     private readonly config: TaskConfig,
     private readonly databaseUrl: string,
     private readonly logger: Logger,
-    options: { workerId?: string } = {},
+    options: { workerId?: string; clock?: Clock } = {},
   ) {
     this.workerId = options.workerId ?? newTaskWorkerId();
+    this.clock = options.clock ?? systemClock;
     this.converger = new Converger(tasks, registry, config, logger);
-    this.pool = new AttemptPool(config, databaseUrl, logger, () => this.notify());
+    this.pool = new AttemptPool(config, databaseUrl, logger, () => this.notify(), this.clock);
     // A full runner needs no probe: the relay claims when one of its attempts finishes.
     const wanted = () => !this.stopped && !this.filling && this.running.size < this.config.capacity;
     this.probes = new PendingProbe(
@@ -95,8 +99,9 @@ export class TaskRunner {
       wanted,
       (source) => this.wake(source),
       () => this.registry.types_(),
+      this.clock,
     );
-    this.readiness = new ReadinessPublisher(tasks, this.workerId, config, this.stats, logger, (p) => this.track(p));
+    this.readiness = new ReadinessPublisher(tasks, this.workerId, config, this.stats, logger, (p) => this.track(p), this.clock);
   }
 
   get sweeps(): number {
@@ -106,10 +111,9 @@ export class TaskRunner {
   async start(): Promise<void> {
     this.stopped = false;
     await this.readiness.start();
-    this.sweepTimer = setInterval(() => {
+    this.sweepTimer = this.clock.setInterval(() => {
       void this.sweep();
     }, this.config.sweepMs);
-    this.sweepTimer.unref?.();
     this.probes.start(this.config.wakeupPollMs);
     this.pool.prewarm(); // processes start while the first sweep runs
     await this.sweep(); // start-up: reconcile lost attempts and pick up pending work
@@ -143,7 +147,7 @@ export class TaskRunner {
   }
 
   /** Whether the reconciler swept successfully within two sweep periods (readiness is published only then). */
-  reconcilerHealthy(now = Date.now()): boolean {
+  reconcilerHealthy(now = this.clock.now()): boolean {
     return this.readiness.healthy(now);
   }
 
@@ -231,7 +235,7 @@ export class TaskRunner {
         });
         if (r.result === 'converged') this.stats.endedAs(lost.taskType, r.outcome, 'lost', -1);
       }
-      this.stats.lastSweepOkAt = Date.now();
+      this.stats.lastSweepOkAt = this.clock.now();
     } catch (error) {
       this.stats.sweepFailures += 1;
       this.logger.warn({ err: (error as Error).message }, 'lost-task reconciliation failed');
@@ -259,10 +263,14 @@ export class TaskRunner {
     const worker = this.pool.take();
     const attempt = new AttemptProcess(task, worker, this.tasks, this.config, this.logger);
     this.running.set(task.taskId, attempt);
-    this.launchedAt.set(task.taskId, Date.now());
-    const timer = setLongTimeout(() => {
-      void this.stopAttempt(attempt, 'timeout');
-    }, this.timeoutOf(task));
+    this.launchedAt.set(task.taskId, this.clock.monotonic());
+    const timer = setLongTimeout(
+      () => {
+        void this.stopAttempt(attempt, 'timeout');
+      },
+      this.timeoutOf(task),
+      this.clock,
+    );
     this.logger.info({ taskId: task.taskId, taskType: task.taskType, attempt: task.attemptCount, workerId: this.workerId }, 'task attempt started');
     void attempt.ended.then(() =>
       this.track(
@@ -352,7 +360,7 @@ export class TaskRunner {
   private duration(taskId: number): number {
     const at = this.launchedAt.get(taskId);
     this.launchedAt.delete(taskId);
-    return at === undefined ? -1 : Date.now() - at;
+    return at === undefined ? -1 : Math.round(this.clock.monotonic() - at);
   }
 
   get runningCount(): number {
@@ -369,11 +377,12 @@ export class TaskRunner {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer?.cancel();
     this.readiness.stopTimer();
     this.probes.stop();
     await this.filling?.catch(() => undefined);
     await Promise.all([...this.running.values()].map((a) => this.stopAttempt(a, 'shutdown')));
+    // A bound on the shutdown itself, in real time (a test's driven clock must not hold it open).
     const deadline = Date.now() + this.config.terminateGraceMs + this.config.failureHookTimeoutMs + 5000;
     while ((this.running.size > 0 || this.inflight.size > 0) && Date.now() < deadline) {
       await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, 50))]);

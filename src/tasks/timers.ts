@@ -1,14 +1,14 @@
-/** Node timers overflow above 2^31 - 1 ms (about 24.8 days) and would fire at once: chain them. */
-const MAX_TIMER_MS = 2_147_483_647;
+import { MAX_TIMER_MS, systemClock, type Clock } from '../runtime/clock.ts';
 
-export function setLongTimeout(fn: () => void, ms: number): { clear(): void } {
-  let timer: NodeJS.Timeout;
+/** A timeout of any length on `clock`: Node timers overflow above 2^31 - 1 ms (about 24.8 days), so longer ones are chained. */
+export function setLongTimeout(fn: () => void, ms: number, clock: Clock = systemClock): { clear(): void } {
+  let timer: { cancel(): void };
   let remaining = Math.max(0, ms);
   const arm = () => {
     const step = Math.min(remaining, MAX_TIMER_MS);
     remaining -= step;
-    timer = setTimeout(() => (remaining > 0 ? arm() : fn()), step);
+    timer = clock.setTimeout(() => (remaining > 0 ? arm() : fn()), step, { ref: true });
   };
   arm();
-  return { clear: () => clearTimeout(timer) };
+  return { clear: () => timer.cancel() };
 }

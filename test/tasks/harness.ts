@@ -15,6 +15,7 @@ import { parseTaskConfig, type TaskConfig } from '../../src/tasks/config.ts';
 import { loadTaskRegistry, REFERENCE_TASKS_MODULE } from '../../src/tasks/load.ts';
 import type { TaskRegistry } from '../../src/tasks/registry.ts';
 import { TaskService } from '../../src/tasks/service.ts';
+import type { Clock } from '../../src/runtime/clock.ts';
 import { TaskRunner } from '../../src/tasks/task-runner.ts';
 import { TaskStore, type TaskDetail } from '../../src/tasks/task-store.ts';
 import { waitFor, type BackendFixture } from '../helpers/backends.ts';
@@ -74,11 +75,16 @@ export interface RunnerKit {
 }
 
 /** A TaskRunner in this process on fx (not started), with its TaskService wired to runner.notify(). */
-export async function makeRunner(fx: BackendFixture, overrides: Record<string, string> = {}, tasksModule = FIXTURE_TASKS_MODULE): Promise<RunnerKit> {
+export async function makeRunner(
+  fx: BackendFixture,
+  overrides: Record<string, string> = {},
+  tasksModule = FIXTURE_TASKS_MODULE,
+  options: { clock?: Clock } = {},
+): Promise<RunnerKit> {
   const tasks = new TaskStore(fx.store as BaseStore);
   const registry = await loadTaskRegistry(tasksModule);
   const config = taskConfig(overrides, tasksModule);
-  const runner = new TaskRunner(tasks, registry, config, fx.url, createLogger({ level: 'silent' }));
+  const runner = new TaskRunner(tasks, registry, config, fx.url, createLogger({ level: 'silent' }), { clock: options.clock });
   const service = new TaskService(tasks, registry, config);
   runner.attach(service);
   return { tasks, registry, service, config, runner };

@@ -30,6 +30,8 @@ import {
   type RunnerKit,
 } from './harness.ts';
 import { TEST_TASK_TYPES } from '../fixtures/tasks/types.ts';
+import type { Clock } from '../../src/runtime/clock.ts';
+import { ManualClock } from '../../src/runtime/manual-clock.ts';
 
 test('long timeouts do not overflow Node timers (they would fire at once)', async () => {
   let fired = false;
@@ -53,11 +55,11 @@ for (const backend of BACKENDS) {
   describe(`durable task runner (${backend})`, () => {
     const fixtures: BackendFixture[] = [];
     const runners: TaskRunner[] = [];
-    async function setup(overrides: Record<string, string> = {}, tasksModule?: string): Promise<RunnerKit & { fx: BackendFixture }> {
+    async function setup(overrides: Record<string, string> = {}, tasksModule?: string, clock?: Clock): Promise<RunnerKit & { fx: BackendFixture }> {
       const fx = await createBackend(backend);
       fixtures.push(fx);
       await createFixtureTables(fx);
-      const kit = await makeRunner(fx, { SWEEP_SECONDS: '3600', TERMINATE_GRACE_SECONDS: '2', ...overrides }, tasksModule);
+      const kit = await makeRunner(fx, { SWEEP_SECONDS: '3600', TERMINATE_GRACE_SECONDS: '2', ...overrides }, tasksModule, { clock });
       runners.push(kit.runner);
       return { ...kit, fx };
     }
@@ -331,8 +333,17 @@ for (const backend of BACKENDS) {
       assert.equal(await rowState(fx, 'hook-row'), 'error');
     });
 
+    /** Waits until the handler of taskId recorded its start; the attempt is then running, its timeout not yet due on `clock`. */
+    async function startedOnDrivenClock(kit: RunnerKit & { fx: BackendFixture }, taskId: number): Promise<void> {
+      await waitFor(async () => (await events(kit.fx, taskId)).some((e) => e.event === 'start'), 30_000);
+      const t = await kit.tasks.read(taskId);
+      assert.equal(t?.state, 'running', 'no timeout before the driven clock reaches it, however slow this host is');
+    }
+
     test('T9 a timeout kills the worker process; the task fails with timeout and its failure hook ran', async () => {
-      const { fx, tasks, service, runner } = await setup({ TERMINATE_GRACE_SECONDS: '1' });
+      const clock = new ManualClock();
+      const kit = await setup({ TERMINATE_GRACE_SECONDS: '1' }, undefined, clock);
+      const { fx, tasks, service, runner } = kit;
       await runner.start();
       const { taskId } = await tasks.transaction(async (tx) => {
         const r = await service.submit({ taskType: 'fx-hang', payload: { rowId: 'hang-row', sleepMs: 60_000 }, timeoutMs: 1000 }, tx);
@@ -340,10 +351,11 @@ for (const backend of BACKENDS) {
         return r;
       });
       runner.notify();
+      await startedOnDrivenClock(kit, taskId);
+      await clock.advance(1000);
       const done = await waitForTask(tasks, taskId, isTerminal);
       assert.deepEqual([done.state, done.errorCode], ['failed', 'timeout']);
       assert.match(done.errorMessage ?? '', /timeout of 1000 ms/);
-      assert.ok(done.finishedAt!.getTime() - done.startedAt!.getTime() < 15_000);
       assert.equal(await rowState(fx, 'hang-row'), 'error');
       const ev = await events(fx, taskId);
       assert.ok(!ev.some((e) => e.event === 'end'));
@@ -352,14 +364,18 @@ for (const backend of BACKENDS) {
     });
 
     test('T9 a handler that observes ctx.signal and returns after the timeout does not record a success', async () => {
-      const { fx, tasks, service, runner } = await setup({ TERMINATE_GRACE_SECONDS: '3' });
+      const clock = new ManualClock();
+      const kit = await setup({ TERMINATE_GRACE_SECONDS: '3' }, undefined, clock);
+      const { fx, tasks, service, runner } = kit;
       await insertRow(fx, 'late-ok');
       await runner.start();
       const r = await service.submit({
         taskType: 'fx-hang',
         payload: { rowId: 'late-ok', sleepMs: 600_000, honorSignal: true, returnOnAbort: true },
         timeoutMs: 5000,
-      }); // longer than a worker start-up on a loaded host;
+      });
+      await startedOnDrivenClock(kit, r.taskId);
+      await clock.advance(5000);
       const done = await waitForTask(tasks, r.taskId, isTerminal);
       assert.deepEqual([done.state, done.errorCode, done.result], ['failed', 'timeout', null]);
       assert.deepEqual(
