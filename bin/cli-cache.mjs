@@ -27,6 +27,8 @@ export function cliBundle({ root = PACKAGE_ROOT, cacheDir = path.join(root, 'var
     const esbuildDir = path.dirname(resolveEsbuildPackage());
     const dir = path.join(cacheDir, cacheKey(root, esbuildDir));
     if (!fs.existsSync(path.join(dir, 'complete'))) {
+      // A read-only install would otherwise pay for a build it cannot keep on every command.
+      if (!writable(cacheDir)) return null;
       build(root, dir, createRequire(import.meta.url)(esbuildDir));
       prune(cacheDir, path.basename(dir));
     }
@@ -60,6 +62,21 @@ function cacheKey(root, esbuildDir) {
     hash.update(`${file}\0${stat.size}:${stat.mtimeMs}\0`);
   }
   return hash.digest('hex').slice(0, 16);
+}
+
+/** Whether the cache directory, or the nearest existing directory above it, can be written. */
+function writable(dir) {
+  for (let d = dir; ; d = path.dirname(d)) {
+    if (fs.existsSync(d)) {
+      try {
+        fs.accessSync(d, fs.constants.W_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    }
+    if (path.dirname(d) === d) return false;
+  }
 }
 
 function build(root, dir, esbuild) {
