@@ -142,7 +142,7 @@ test('apsup migrate up leaves the demo tables out; --with-demo installs them (SQ
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       execFile(
         process.execPath,
-        ['--import', 'tsx', path.join(PACKAGE_ROOT, 'src', 'cli', 'main.ts'), ...args],
+        [path.join(PACKAGE_ROOT, 'bin', 'apsup.mjs'), ...args],
         {
           cwd: PACKAGE_ROOT,
           env: { ...process.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: fx.url },

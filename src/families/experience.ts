@@ -2,7 +2,8 @@
  * Reference family in the manner of Experience: no source journal; a domain change version per
  * scope. An invocation refreshes the scope to the version it read; a newer version stays dirty.
  */
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { SRC_DIR } from '../paths.ts';
 import type { FamilyRegistration } from '../registry/registration.ts';
 import type { Store, TxHandle } from '../store/types.ts';
 import { forUpdate, scalar } from './domain.ts';
@@ -15,7 +16,8 @@ export const experience: FamilyRegistration = {
   family: 'experience',
   configPrefix: 'EXPERIENCE',
   schedule: { kind: 'interval', seconds: 900 },
-  processor: { module: fileURLToPath(new URL('./experience.processor.ts', import.meta.url)) },
+  // From SRC_DIR, not this module's URL: the compiled CLI bundles this module (demo seeding).
+  processor: { module: path.join(SRC_DIR, 'families', 'experience.processor.ts') },
   defaults: { maxWorkers: 2, workerTimeoutSeconds: 1800 },
 };
 

@@ -3,7 +3,8 @@
  * Asia/Shanghai); an invocation turns new signals into one candidate awaiting review, at most
  * once per cron fire. Candidates are never published by the supervisor.
  */
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { SRC_DIR } from '../paths.ts';
 import type { FamilyRegistration } from '../registry/registration.ts';
 import type { Store, TxHandle } from '../store/types.ts';
 import { appendJournal, journalAheadProvider } from './domain.ts';
@@ -15,7 +16,8 @@ export const profile: FamilyRegistration = {
   family: 'profile',
   configPrefix: 'PROFILE',
   schedule: { kind: 'cron', expression: '0 2 * * *', timezone: 'Asia/Shanghai' },
-  processor: { module: fileURLToPath(new URL('./profile.processor.ts', import.meta.url)) },
+  // From SRC_DIR, not this module's URL: the compiled CLI bundles this module (demo seeding).
+  processor: { module: path.join(SRC_DIR, 'families', 'profile.processor.ts') },
   defaults: { maxWorkers: 4, workerTimeoutSeconds: 600 },
   // Calibration: a scope whose journal is ahead of its cursor but has no dirty mark is re-marked
   // (also signals/sources recorded before the switch from a replaced scheduler).

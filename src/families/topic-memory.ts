@@ -3,7 +3,8 @@
  * persisted cursor, and a window limit per invocation (one success may leave work). Strict order:
  * a poisoned source blocks its scope and is never skipped.
  */
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { SRC_DIR } from '../paths.ts';
 import type { FamilyRegistration } from '../registry/registration.ts';
 import type { Store, TxHandle } from '../store/types.ts';
 import { appendJournal, journalAheadProvider } from './domain.ts';
@@ -16,7 +17,8 @@ export const topicMemory: FamilyRegistration = {
   family: 'topic-memory',
   configPrefix: 'TOPIC_MEMORY',
   schedule: { kind: 'interval', seconds: 300 },
-  processor: { module: fileURLToPath(new URL('./topic-memory.processor.ts', import.meta.url)) },
+  // From SRC_DIR, not this module's URL: the compiled CLI bundles this module (demo seeding).
+  processor: { module: path.join(SRC_DIR, 'families', 'topic-memory.processor.ts') },
   defaults: { maxWorkers: 4, workerTimeoutSeconds: 600 },
   // Calibration: a scope whose journal is ahead of its cursor but has no dirty mark is re-marked
   // (also signals/sources recorded before the switch from a replaced scheduler).

@@ -5,7 +5,7 @@
  * family not yet integrated registers no fake background capability under a real name).
  */
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { importUserModule } from '../child/ts-loader.ts';
 import { SRC_DIR } from '../paths.ts';
 import { RegistrationError, validateRegistrations, type FamilyRegistration } from './registration.ts';
 
@@ -42,7 +42,8 @@ export async function loadFamilies(
   }
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(pathToFileURL(module).href)) as Record<string, unknown>;
+    // Through importUserModule: a precompiled CLI registers the TypeScript loader only now.
+    mod = await importUserModule(module);
   } catch (error) {
     throw new RegistrationError(`cannot load families module ${module}: ${(error as Error).message}`);
   }

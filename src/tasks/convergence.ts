@@ -9,6 +9,7 @@
  * level; the import is retried); after FAILURE_HOOK_MAX_ATTEMPTS failed convergences of the same
  * attempt the task fails with failure_hook_failed without it, releasing its slot and dedupe key.
  */
+import { isInstanceOf } from '../child/ts-loader.ts';
 import type { Logger } from '../logging.ts';
 import { AttemptLostError } from '../store/errors.ts';
 import { txQuery } from '../store/tx-query.ts';
@@ -94,7 +95,8 @@ export class Converger {
       }
       return { result: 'converged', outcome };
     } catch (error) {
-      if (error instanceof AttemptLostError) {
+      // isInstanceOf: a hook may throw its own (source) copy of the class into a precompiled CLI.
+      if (isInstanceOf(error, AttemptLostError)) {
         // the attempt already ended (or another owner took over)
         this.failures.delete(key);
         return { result: 'gone' };

@@ -14,7 +14,7 @@ const FAMILIES_MODULE = path.join(REPO_ROOT, 'test/fixtures/families/idle.ts');
 
 function spawnCli(args: string[], vars: Record<string, string>) {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith(P) && !k.startsWith('NODE_TEST')));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, ['bin/apsup.mjs', ...args], {
     cwd: REPO_ROOT,
     env: {
       ...base,

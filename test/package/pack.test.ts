@@ -46,8 +46,10 @@ async function installedProject(): Promise<{ dir: string; done(): void }> {
   const [info] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
   const shipped = info.files.map((f) => f.path);
   assert.ok(!shipped.some((f) => f.startsWith('test/') || f.startsWith('node_modules/')), 'tests are not shipped');
+  assert.ok(!shipped.some((f) => f.startsWith('var/')), 'no database or compiled CLI of this checkout is shipped');
   for (const needed of [
     'bin/apsup.mjs',
+    'bin/cli-cache.mjs',
     'src/sdk/index.ts',
     'sql/sqlite/pc_aps_mark_dirty.sql',
     'procedures/oceanbase/pc_aps_mark_dirty.sql',
@@ -105,6 +107,9 @@ test('npm pack -> npm init -y project: the README example type-checks and runs t
     const npx = (args: string[]) => sh('npx', ['--no-install', 'apsup', ...args], dir, env);
     const up = await npx(['migrate', 'up']);
     assert.equal(up.code, 0, up.stderr);
+    // The installed copy compiled its CLI once, into its own directory (bin/cli-cache.mjs).
+    const compiled = path.join(dir, 'node_modules', NAME, 'var', 'cache', 'cli');
+    assert.equal(fs.readdirSync(compiled).filter((d) => fs.existsSync(path.join(compiled, d, 'complete'))).length, 1);
     const db = new Database(dbFile);
     try {
       db.exec('CREATE TABLE my_inputs (scope_id TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (scope_id, seq))');

@@ -39,7 +39,7 @@ async function settled(fx: BackendFixture, runtime: Runtime): Promise<void> {
 
 function cli(fx: BackendFixture, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, ['bin/apsup.mjs', ...args], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH, [`${P}DATABASE_URL`]: fx.url, [`${P}FAMILIES_MODULE`]: FAMILIES_MODULE, APSUP_LOG_LEVEL: 'silent' },
       stdio: ['ignore', 'pipe', 'pipe'],

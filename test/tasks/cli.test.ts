@@ -17,7 +17,7 @@ const ENV = { POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE: FIXTURE_TASKS_MODULE };
 
 /** `apsup <args>` with `input` written to its standard input. */
 function runWithStdin(fx: BackendFixture, args: string[], input: string): Promise<CliRun> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, ['bin/apsup.mjs', ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: fx.url, ...ENV, APSUP_LOG_LEVEL: 'error' },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -152,9 +152,9 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `apsup <args>` (node --import tsx src/cli/main.ts) to completion. */
+/** Runs `apsup <args>` (bin/apsup.mjs) to completion. */
 export function runCli(fx: BackendFixture, args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<CliRun> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, ['bin/apsup.mjs', ...args], {
     cwd: REPO_ROOT,
     env: cliEnv(fx, env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -189,7 +189,7 @@ export interface LongChild {
 
 /** Starts `apsup <args>` (e.g. tasks worker) and returns at once. */
 export function startCli(fx: BackendFixture, args: string[], env: Record<string, string> = {}): LongChild {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, ['bin/apsup.mjs', ...args], {
     cwd: REPO_ROOT,
     env: cliEnv(fx, env),
     stdio: ['ignore', 'pipe', 'pipe'],

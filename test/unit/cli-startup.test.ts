@@ -24,10 +24,10 @@ function tempDir(): string {
   return d;
 }
 
-/** Runs `node --import tsx src/cli/main.ts <args>` with only the given runtime variables set. */
+/** Runs `apsup <args>` (bin/apsup.mjs) with only the given runtime variables set. */
 function runCli(args: string[], vars: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith(P)));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, ['bin/apsup.mjs', ...args], {
     cwd: ROOT,
     env: { ...base, ...Object.fromEntries(Object.entries(vars).map(([k, v]) => [`${P}${k}`, v])) },
     stdio: ['ignore', 'pipe', 'pipe'],

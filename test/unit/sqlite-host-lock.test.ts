@@ -40,7 +40,7 @@ test('apsup run refuses to start a second SQLite host on the same database', asy
   const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
   fs.writeFileSync(`${db}.host.lock`, `${holder.pid}\n`);
   try {
-    const run = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'run', '--families', 'test/fixtures/families/idle.ts'], {
+    const run = spawn(process.execPath, ['bin/apsup.mjs', 'run', '--families', 'test/fixtures/families/idle.ts'], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,0 +1,137 @@
+// The CLI compiled once into plain JavaScript (esbuild, which tsx brings), so a command does not
+// pay about two CPU-seconds for tsx's hooks and compiling src/ on every start. Plain JavaScript:
+// it runs before any TypeScript loader. The cache (var/cache/cli/<key>/, gitignored) is keyed by
+// a cheap walk of src/ (path, size, mtime) and the versions involved; a hit loads no esbuild.
+// Any failure returns null and bin/apsup.mjs runs the CLI from source under tsx, as before.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const PRECOMPILE_VARIABLE = 'APSUP_CLI_PRECOMPILE';
+export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** Bundled modules whose import.meta use works from any directory of the package (as in src/child/entry.ts). */
+const META_USERS = new Set(['paths.ts', path.join('store', 'sqlite', 'sqlite-read-process.ts'), path.join('child', 'entry.ts')]);
+/** Builds kept besides the current one; older ones go once they are an hour old (a running CLI may still load a lazy chunk). */
+const KEEP = 3;
+const PRUNE_AGE_MS = 3600_000;
+
+/**
+ * The path of the compiled CLI (exports `cli`), building it if needed, or null when it cannot be
+ * used. `root` (a package copy) and `cacheDir` are for tests.
+ */
+export function cliBundle({ root = PACKAGE_ROOT, cacheDir = path.join(root, 'var', 'cache', 'cli') } = {}) {
+  if (process.env[PRECOMPILE_VARIABLE] === '0') return null;
+  try {
+    const esbuildDir = path.dirname(resolveEsbuildPackage());
+    const dir = path.join(cacheDir, cacheKey(root, esbuildDir));
+    if (!fs.existsSync(path.join(dir, 'complete'))) {
+      // A read-only install would otherwise pay for a build it cannot keep on every command.
+      if (!writable(cacheDir)) return null;
+      build(root, dir, createRequire(import.meta.url)(esbuildDir));
+      prune(cacheDir, path.basename(dir));
+    }
+    return path.join(dir, 'main.mjs');
+  } catch {
+    return null;
+  }
+}
+
+/** esbuild's package.json, hoisted or as tsx's own dependency (not loaded: a cache hit needs only its version). */
+function resolveEsbuildPackage() {
+  const require = createRequire(import.meta.url);
+  try {
+    return require.resolve('esbuild/package.json');
+  } catch {
+    return createRequire(require.resolve('tsx/package.json')).resolve('esbuild/package.json');
+  }
+}
+
+function cacheKey(root, esbuildDir) {
+  const hash = crypto.createHash('sha256');
+  const version = (file) => JSON.parse(fs.readFileSync(file, 'utf8')).version;
+  hash.update(`${version(path.join(root, 'package.json'))}\0${version(path.join(esbuildDir, 'package.json'))}\0`);
+  // This file holds the build options: a changed copy is another build.
+  const self = fs.statSync(fileURLToPath(import.meta.url));
+  hash.update(`${self.size}:${self.mtimeMs}\0`);
+  const srcDir = path.join(root, 'src');
+  const files = fs.readdirSync(srcDir, { recursive: true }).filter((f) => f.endsWith('.ts'));
+  for (const file of files.sort()) {
+    const stat = fs.statSync(path.join(srcDir, file));
+    hash.update(`${file}\0${stat.size}:${stat.mtimeMs}\0`);
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** Whether the cache directory, or the nearest existing directory above it, can be written. */
+function writable(dir) {
+  for (let d = dir; ; d = path.dirname(d)) {
+    if (fs.existsSync(d)) {
+      try {
+        fs.accessSync(d, fs.constants.W_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    }
+    if (path.dirname(d) === d) return false;
+  }
+}
+
+function build(root, dir, esbuild) {
+  const srcDir = path.join(root, 'src');
+  const outdir = path.dirname(dir);
+  const result = esbuild.buildSync({
+    entryPoints: [{ in: path.join(srcDir, 'cli', 'main.ts'), out: 'main' }],
+    bundle: true,
+    splitting: true, // a backend's driver and store stay lazy chunks, as in the source
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    outExtension: { '.js': '.mjs' },
+    outdir, // only for the relative chunk names; nothing is written by esbuild
+    write: false,
+    logLevel: 'silent',
+    keepNames: true, // isInstanceOf (src/child/ts-loader.ts) compares class names
+    metafile: true,
+    // One import.meta.url for every bundled module, that of src/paths.ts (see src/child/entry.ts).
+    define: { 'import.meta.url': JSON.stringify(pathToFileURL(path.join(srcDir, 'paths.ts')).href) },
+  });
+  for (const input of Object.keys(result.metafile.inputs)) {
+    const file = path.resolve(input);
+    if (!file.startsWith(srcDir + path.sep) || META_USERS.has(path.relative(srcDir, file))) continue;
+    if (fs.readFileSync(file, 'utf8').includes('import.meta')) throw new Error(`${path.relative(root, file)} uses import.meta`);
+  }
+  // Written to a private directory and renamed: a concurrent command never sees half a build.
+  const tmp = `${dir}.${process.pid}.${crypto.randomBytes(4).toString('hex')}`;
+  try {
+    for (const f of result.outputFiles) {
+      const target = path.join(tmp, path.relative(outdir, f.path));
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.writeFileSync(target, f.contents);
+    }
+    fs.writeFileSync(path.join(tmp, 'complete'), '');
+    fs.renameSync(tmp, dir);
+  } catch (error) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    // Lost the race to another command: its build is the same.
+    if (!fs.existsSync(path.join(dir, 'complete'))) throw error;
+  }
+}
+
+function prune(cacheDir, current) {
+  try {
+    const builds = fs
+      .readdirSync(cacheDir)
+      .filter((name) => name !== current && /^[0-9a-f]{16}$/.test(name))
+      .map((name) => ({ name, mtimeMs: fs.statSync(path.join(cacheDir, name)).mtimeMs }))
+      .sort((a, b) => b.mtimeMs - a.mtimeMs);
+    for (const { name, mtimeMs } of builds.slice(KEEP)) {
+      if (Date.now() - mtimeMs > PRUNE_AGE_MS) fs.rmSync(path.join(cacheDir, name), { recursive: true, force: true });
+    }
+  } catch {
+    // pruning is housekeeping: never a reason to fail the command
+  }
+}
