@@ -187,6 +187,12 @@ export const SETTINGS = {
     defaultDoc: '10000 with DURABLE_TASK_MODULE_ISOLATION=process, 100 with attempt (module instances are never freed)',
     schema: num({ integer: true, min: 1, max: 1_000_000 }).optional() as z.ZodType<number | undefined, string | undefined>,
   }),
+  DURABLE_TASK_WARM_WORKERS: def({
+    group: 'tasks',
+    doc: 'task worker processes started ahead of need, and at most started at once when work arrives (<= CAPACITY; 0: none ahead of need)',
+    defaultDoc: 'DURABLE_TASK_CAPACITY',
+    schema: num({ integer: true, min: 0, max: 10_000 }).optional() as z.ZodType<number | undefined, string | undefined>,
+  }),
   DURABLE_TASK_MODULE_ISOLATION: def({
     group: 'tasks',
     doc: 'process: a warm task worker keeps its registry and handler modules (re-imported when their file changes) | attempt: fresh module instances per attempt',

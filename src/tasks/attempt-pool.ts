@@ -148,8 +148,13 @@ export class AttemptPool {
     return n;
   }
 
-  /** Starts processes (at once, side by side) until `count` are idle, ready or starting, within the capacity. */
+  /**
+   * Starts processes (side by side) until `count` are idle, ready or starting, within the
+   * capacity; at most WARM_WORKERS (at least one) idle at once, so a host configured to keep few
+   * processes is not handed a crowd for one task.
+   */
   want(count: number): void {
+    count = Math.min(count, Math.max(1, this.config.warmWorkers));
     let available = this.idle.filter((w) => w.alive && !w.retiring).length;
     while (available < count && this.canStart()) {
       this.idle.push(this.spawn());
@@ -163,7 +168,7 @@ export class AttemptPool {
    * attempt that finds no idle process starts one of its own at once).
    */
   prewarm(): void {
-    if (!this.canStart()) return;
+    if (!this.canStart() || this.idle.filter((w) => w.alive && !w.retiring).length >= this.config.warmWorkers) return;
     if (this.idle.some((w) => !w.isReady && w.alive)) return;
     const worker = this.spawn();
     this.idle.push(worker);

@@ -26,6 +26,8 @@ export interface TaskConfig {
   workerMaxAttempts: number;
   /** Whether a warm task worker keeps its handler modules across attempts (handler-modules.ts). */
   moduleIsolation: 'process' | 'attempt';
+  /** Processes started ahead of need, and the most started at once on demand (attempt-pool.ts); <= capacity. */
+  warmWorkers: number;
 }
 
 const P = 'POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_';
@@ -38,6 +40,8 @@ export function parseTaskConfig(env: Record<string, string | undefined>, setting
   // value is the contract, a task may only lower it). DEFAULT_TIMEOUT_SECONDS may lower the default.
   const defaultTimeoutMs = s.DURABLE_TASK_DEFAULT_TIMEOUT_SECONDS === undefined ? maxTimeoutMs : Math.round(s.DURABLE_TASK_DEFAULT_TIMEOUT_SECONDS * 1000);
   if (defaultTimeoutMs > maxTimeoutMs) throw new ConfigError(`${P}DEFAULT_TIMEOUT_SECONDS must not exceed ${P}MAX_TIMEOUT_SECONDS`);
+  const warmWorkers = s.DURABLE_TASK_WARM_WORKERS ?? s.DURABLE_TASK_CAPACITY;
+  if (warmWorkers > s.DURABLE_TASK_CAPACITY) throw new ConfigError(`${P}WARM_WORKERS must not exceed ${P}CAPACITY (${s.DURABLE_TASK_CAPACITY})`);
   return {
     tasksModule: s.TASKS_MODULE ?? REFERENCE_TASKS_MODULE,
     capacity: s.DURABLE_TASK_CAPACITY,
@@ -54,5 +58,6 @@ export function parseTaskConfig(env: Record<string, string | undefined>, setting
     failureHookTimeoutMs: Math.round(s.DURABLE_TASK_FAILURE_HOOK_TIMEOUT_SECONDS * 1000),
     workerMaxAttempts: s.DURABLE_TASK_WORKER_MAX_ATTEMPTS ?? (s.DURABLE_TASK_MODULE_ISOLATION === 'attempt' ? 100 : 10_000),
     moduleIsolation: s.DURABLE_TASK_MODULE_ISOLATION,
+    warmWorkers,
   };
 }

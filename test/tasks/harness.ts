@@ -60,8 +60,12 @@ export async function rowState(fx: BackendFixture, fileId: string): Promise<stri
   return rows.length === 0 ? null : String(rows[0].state);
 }
 
+/**
+ * Test runners keep one process warm (DURABLE_TASK_WARM_WORKERS=1) unless a test sets it: four idle
+ * processes per runner would cost the suite minutes of CPU and test nothing more.
+ */
 export function taskConfig(overrides: Record<string, string> = {}, tasksModule = FIXTURE_TASKS_MODULE): TaskConfig {
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = { [`${T}WARM_WORKERS`]: '1' };
   for (const [k, v] of Object.entries(overrides)) env[k.startsWith('POWERCONTEXT_') ? k : `${T}${k}`] = v;
   return { ...parseTaskConfig(env), tasksModule };
 }

@@ -436,6 +436,11 @@ for (const backend of BACKENDS) {
     test('T9 timeouts: positive and finite; the worker maximum is configurable beyond 24 h; a task may lower it, never raise it', async () => {
       const defaults = parseTaskConfig({});
       assert.ok(defaults.maxTimeoutMs > 24 * 3600 * 1000, 'default worker maximum exceeds 24 h');
+      assert.equal(defaults.warmWorkers, defaults.capacity, 'every slot has a process started ahead of need by default');
+      const W = 'POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_';
+      assert.equal(parseTaskConfig({ [`${W}CAPACITY`]: '8', [`${W}WARM_WORKERS`]: '0' }).warmWorkers, 0);
+      assert.throws(() => parseTaskConfig({ [`${W}CAPACITY`]: '2', [`${W}WARM_WORKERS`]: '3' }), /WARM_WORKERS must not exceed .*CAPACITY \(2\)/);
+      assert.throws(() => parseTaskConfig({ [`${W}WARM_WORKERS`]: '-1' }), ConfigError);
       assert.equal(defaults.defaultTimeoutMs, defaults.maxTimeoutMs, 'a task that does not lower its timeout runs under the worker maximum');
       assert.equal(
         parseTaskConfig({ POWERCONTEXT_SERVER_RUNTIME_DURABLE_TASK_MAX_TIMEOUT_SECONDS: '200000' }).defaultTimeoutMs,

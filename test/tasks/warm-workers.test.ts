@@ -156,7 +156,7 @@ for (const backend of BACKENDS) {
     });
 
     test('the database claim cap holds with a warm pool larger than the cap', async () => {
-      const kit = await setup({ CAPACITY: '4' });
+      const kit = await setup({ CAPACITY: '4', WARM_WORKERS: '4' });
       await kit.tasks.setCapacity(2);
       await kit.runner.start();
       await waitFor(() => kit.runner.pool.readyCount() === 4, 30_000); // the warm pool is up
