@@ -23,7 +23,7 @@ function read(file: string): string {
 }
 
 function procedureFile(op: string): string {
-  return path.join(PROCEDURES_DIR, `${op}.sql`);
+  return MYSQL_ONLY.has(op) ? path.join(PROCEDURES_DIR, 'internal', `${op}.sql`) : path.join(PROCEDURES_DIR, `${op}.sql`);
 }
 
 function scriptFile(op: string): string {
@@ -342,14 +342,20 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
     });
   }
 
-  test('procedures/oceanbase and sql/sqlite hold no other files (COMPATIBILITY.md allowed)', () => {
-    const expected = new Set(OPERATION_NAMES.map((op) => `${op}.sql`));
-    const extraProcedures = fs
-      .readdirSync(PROCEDURES_DIR)
-      .filter((f) => !expected.has(f) && f !== 'COMPATIBILITY.md' && !INTERNAL_PROCEDURE_NAMES.includes(f.replace(/\.sql$/, '') as never));
-    const extraScripts = fs.readdirSync(SQLITE_SCRIPTS_DIR).filter((f) => !expected.has(f) && !SQLITE_INCLUDES.has(f.replace(/\.sql$/, '')));
-    assert.deepEqual(extraProcedures, [], 'procedures/oceanbase');
-    assert.deepEqual(extraScripts, [], 'sql/sqlite');
+  test('procedures/oceanbase and sql/sqlite hold the same operation files; MySQL-only internal procedures only in procedures/oceanbase/internal', () => {
+    const sql = (f: string) => f.endsWith('.sql');
+    const procedures = fs.readdirSync(PROCEDURES_DIR).filter(sql).sort();
+    const scripts = fs.readdirSync(SQLITE_SCRIPTS_DIR).sort();
+    assert.deepEqual(procedures, scripts, 'procedures/oceanbase/*.sql and sql/sqlite/*.sql');
+    const expected = [...OPERATION_NAMES, ...SQLITE_INCLUDES].map((op) => `${op}.sql`).sort();
+    assert.deepEqual(procedures, expected, 'the operations and the internal procedures with a SQLite twin');
+    const others = fs.readdirSync(PROCEDURES_DIR).filter((f) => !sql(f) && f !== 'COMPATIBILITY.md' && f !== 'internal');
+    assert.deepEqual(others, [], 'procedures/oceanbase holds nothing else');
+    assert.deepEqual(
+      fs.readdirSync(path.join(PROCEDURES_DIR, 'internal')).sort(),
+      [...MYSQL_ONLY].map((op) => `${op}.sql`).sort(),
+      'procedures/oceanbase/internal',
+    );
   });
 
   test('every procedure is installed by "-- @procedure" lines (first install after the procedures it calls; later migrations may reinstall)', () => {

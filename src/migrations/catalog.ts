@@ -2,7 +2,8 @@
  * The migration files (append-only, plain SQL, one folder per backend) and what each one runs.
  *   migrations/sqlite/NNNN_name.up.sql | .down.sql      executed whole in one BEGIN IMMEDIATE
  *   migrations/oceanbase/NNNN_name.up.sql | .down.sql   split into statements; directive lines:
- *     `-- @procedure <name> sha256=<hex>`  installs procedures/oceanbase/<name>.sql (DROP IF EXISTS
+ *     `-- @procedure <name> sha256=<hex>`  installs procedures/oceanbase/<name>.sql, or
+ *        procedures/oceanbase/internal/<name>.sql for a MySQL-only internal procedure (DROP IF EXISTS
  *        + CREATE) and records its checksums. The pin is the sha256sum of the file: the migration
  *        that names a procedure LAST must pin the file as it is (else `up`/`sql` refuse); an older
  *        pin superseded by a later install is tolerated when a fresh database replays the chain.
@@ -87,9 +88,14 @@ export function listMigrations(backend: MigrationBackend, root: string = MIGRATI
   });
 }
 
+/** Internal procedures with no SQLite twin live apart (`internal/`), so the operation folders hold the same names. */
+export const INTERNAL_DIR = 'internal';
+
 function procedurePath(name: string, root: string): string {
   if (!PROCEDURE_NAME.test(name)) throw new Error(`invalid procedure name ${JSON.stringify(name)}`);
-  return path.join(root, `${name}.sql`);
+  const file = path.join(root, `${name}.sql`);
+  const internal = path.join(root, INTERNAL_DIR, `${name}.sql`);
+  return !fs.existsSync(file) && fs.existsSync(internal) ? internal : file;
 }
 
 /** The text installed for a procedure (trimmed; its sha256 is the ledger's file_checksum). */
@@ -106,8 +112,8 @@ export function procedurePin(name: string, root: string = PROCEDURES_DIR): strin
 }
 
 export function listProcedureFiles(root: string = PROCEDURES_DIR): string[] {
-  return fs
-    .readdirSync(root)
+  const internal = path.join(root, INTERNAL_DIR);
+  return [...fs.readdirSync(root), ...(fs.existsSync(internal) ? fs.readdirSync(internal) : [])]
     .filter((f) => f.endsWith('.sql'))
     .map((f) => f.slice(0, -4))
     .sort();

@@ -337,7 +337,8 @@ export const OPERATION_NAMES = Object.keys(OPERATIONS) as OperationName[];
 /**
  * Procedures that only other procedures call (no Store method). Installed and pinned by
  * migrations like the operations. MySQL-only (on SQLite the database write lock of BEGIN
- * IMMEDIATE is the fence), unless `sqliteInclude`: then the SQLite scripts include its twin.
+ * IMMEDIATE is the fence; their files are in procedures/oceanbase/internal/), unless
+ * `sqliteInclude`: then the SQLite scripts include its twin, beside the operations.
  */
 export const INTERNAL_PROCEDURES = {
   pc_aps_intake_batch: {
