@@ -6,9 +6,8 @@
 // worker that knows it (a rolling deploy).
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, afterEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { BaseStore } from '../../src/store/base-store.ts';
-import type { TaskRunner } from '../../src/tasks/task-runner.ts';
 import { InvalidArgumentError } from '../../src/store/errors.ts';
 import { TaskStore } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
@@ -22,12 +21,11 @@ import {
   createFixtureTables,
   events,
   isTerminal,
-  killChildren,
   runCli,
   startCli,
   stopChild,
   waitForTask,
-  type LongChild,
+  processTestHooks,
 } from './harness.ts';
 
 const OLDER_TASKS_MODULE = path.join(REPO_ROOT, 'test', 'fixtures', 'tasks', 'registry-older.ts');
@@ -38,25 +36,16 @@ async function running(fx: BackendFixture): Promise<number> {
 
 for (const backend of BACKENDS) {
   describe(`durable task claim cap and known types (${backend})`, () => {
-    const fixtures: BackendFixture[] = [];
-    const workers: LongChild[] = [];
     const claimers: StoreChild[] = [];
-    const runners: TaskRunner[] = [];
+    const { fixtures, workers, runners } = processTestHooks(async () => {
+      for (const c of claimers.splice(0)) await c.close();
+    });
     async function fresh(): Promise<{ fx: BackendFixture; tasks: TaskStore }> {
       const fx = await createBackend(backend);
       fixtures.push(fx);
       await createFixtureTables(fx);
       return { fx, tasks: new TaskStore(fx.store as BaseStore) };
     }
-    afterEach(async () => {
-      for (const r of runners.splice(0)) await r.stop();
-      await Promise.all(workers.splice(0).map((w) => stopChild(w, 5000)));
-      for (const c of claimers.splice(0)) await c.close();
-      killChildren();
-    });
-    after(async () => {
-      for (const fx of fixtures.splice(0)) await fx.cleanup();
-    });
 
     test('T6 worker processes with CAPACITY 10, 4, 2 and 1 never run more than the database cap (4) together, and use it', async () => {
       const { fx, tasks } = await fresh();

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import { after, afterEach } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../../src/logging.ts';
 import type { BaseStore } from '../../src/store/base-store.ts';
@@ -285,4 +286,25 @@ export async function settledWithin<T>(promise: Promise<T>, ms: number): Promise
   ]);
   clearTimeout(timer);
   return r;
+}
+
+/**
+ * What a process test leaves behind, cleaned in the enclosing suite: after each test its
+ * runners are stopped, its CLI workers stopped (5 s bound), `extra` run, stray children killed;
+ * after the suite its databases dropped.
+ */
+export function processTestHooks(extra?: () => Promise<void> | void): { fixtures: BackendFixture[]; workers: LongChild[]; runners: TaskRunner[] } {
+  const fixtures: BackendFixture[] = [];
+  const workers: LongChild[] = [];
+  const runners: TaskRunner[] = [];
+  afterEach(async () => {
+    for (const r of runners.splice(0)) await r.stop();
+    await Promise.all(workers.splice(0).map((w) => stopChild(w, 5000)));
+    await extra?.();
+    killChildren();
+  });
+  after(async () => {
+    for (const fx of fixtures.splice(0)) await fx.cleanup();
+  });
+  return { fixtures, workers, runners };
 }

@@ -6,26 +6,14 @@
 // intent commits or rolls back with the task row.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { after, afterEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { BaseStore } from '../../src/store/base-store.ts';
 import { loadTaskRegistry, REFERENCE_TASKS_MODULE } from '../../src/tasks/load.ts';
 import { TaskService } from '../../src/tasks/service.ts';
 import { TaskStore, type SubmitResult } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
-import {
-  REFERENCE_TASKS_MODULE as REFERENCE,
-  REPO_ROOT,
-  isTerminal,
-  killChildren,
-  makeRunner,
-  runCli,
-  startCli,
-  stopChild,
-  waitForTask,
-  type LongChild,
-} from './harness.ts';
+import { REFERENCE_TASKS_MODULE as REFERENCE, REPO_ROOT, isTerminal, makeRunner, runCli, startCli, waitForTask, processTestHooks } from './harness.ts';
 import { ResumeSupersededError } from '../../src/tasks/reference/intents.ts';
-import type { TaskRunner } from '../../src/tasks/task-runner.ts';
 
 function submitChild(fx: BackendFixture, requests: unknown[]): Promise<{ code: number | null; out: string; err: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/tasks/submit-child.ts', fx.url, JSON.stringify(requests)], {
@@ -50,17 +38,7 @@ async function dataset(fx: BackendFixture, id: string): Promise<{ state: string;
 
 for (const backend of BACKENDS) {
   describe(`domain objects with the task intent (${backend})`, () => {
-    const fixtures: BackendFixture[] = [];
-    const workers: LongChild[] = [];
-    const runners: TaskRunner[] = [];
-    afterEach(async () => {
-      for (const r of runners.splice(0)) await r.stop();
-      await Promise.all(workers.splice(0).map((w) => stopChild(w, 5000)));
-      killChildren();
-    });
-    after(async () => {
-      for (const fx of fixtures.splice(0)) await fx.cleanup();
-    });
+    const { fixtures, workers, runners } = processTestHooks();
 
     test('the publication fails and the submitter exits: task and dataset read back pending; a later worker converges both, or fails the dataset through its hook', async () => {
       const fx = await createBackend(backend);

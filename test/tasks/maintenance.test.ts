@@ -6,36 +6,16 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { after, afterEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { BaseStore } from '../../src/store/base-store.ts';
 import { TaskStore } from '../../src/tasks/task-store.ts';
-import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
+import { BACKENDS, createBackend, waitFor } from '../helpers/backends.ts';
 import { TEST_TASK_TYPES } from '../fixtures/tasks/types.ts';
-import {
-  FIXTURE_TASKS_MODULE,
-  createFixtureTables,
-  events,
-  isTerminal,
-  killChildren,
-  runCli,
-  startCli,
-  stopChild,
-  tempDir,
-  waitForTask,
-  type LongChild,
-} from './harness.ts';
+import { FIXTURE_TASKS_MODULE, createFixtureTables, events, isTerminal, runCli, startCli, tempDir, waitForTask, processTestHooks } from './harness.ts';
 
 for (const backend of BACKENDS) {
   describe(`durable tasks in the maintenance window (${backend})`, () => {
-    const fixtures: BackendFixture[] = [];
-    const workers: LongChild[] = [];
-    afterEach(async () => {
-      await Promise.all(workers.splice(0).map((w) => stopChild(w, 5000)));
-      killChildren();
-    });
-    after(async () => {
-      for (const fx of fixtures.splice(0)) await fx.cleanup();
-    });
+    const { fixtures, workers } = processTestHooks();
 
     test('no claim while maintenance is on; submissions wait, a running attempt completes; off resumes claiming', async () => {
       const fx = await createBackend(backend);

@@ -3,9 +3,8 @@
 // two worker processes and relay without the periodic sweep (T6), and a worker process killed
 // with SIGKILL whose attempts are reconciled by another runner (T8).
 import assert from 'node:assert/strict';
-import { after, afterEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { BaseStore } from '../../src/store/base-store.ts';
-import type { TaskRunner } from '../../src/tasks/task-runner.ts';
 import { TaskStore } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import {
@@ -15,7 +14,6 @@ import {
   insertRow,
   isAlive,
   isTerminal,
-  killChildren,
   makeRunner,
   rowState,
   runCli,
@@ -23,30 +21,21 @@ import {
   stopChild,
   tempDir,
   waitForTask,
-  type LongChild,
+  processTestHooks,
 } from './harness.ts';
 
 for (const backend of BACKENDS) {
   describe(`durable tasks across processes (${backend})`, () => {
-    const fixtures: BackendFixture[] = [];
-    const workers: LongChild[] = [];
-    const runners: TaskRunner[] = [];
     const orphanPids: number[] = [];
+    const { fixtures, workers, runners } = processTestHooks(() => {
+      for (const pid of orphanPids.splice(0)) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    });
     async function fresh(): Promise<{ fx: BackendFixture; tasks: TaskStore }> {
       const fx = await createBackend(backend);
       fixtures.push(fx);
       await createFixtureTables(fx);
       return { fx, tasks: new TaskStore(fx.store as BaseStore) };
     }
-    afterEach(async () => {
-      for (const r of runners.splice(0)) await r.stop();
-      await Promise.all(workers.splice(0).map((w) => stopChild(w, 5000)));
-      for (const pid of orphanPids.splice(0)) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
-      killChildren();
-    });
-    after(async () => {
-      for (const fx of fixtures.splice(0)) await fx.cleanup();
-    });
 
     test('T1 a task submitted by a process that exits before any worker runs is completed later by a worker process', async () => {
       const { fx, tasks } = await fresh();

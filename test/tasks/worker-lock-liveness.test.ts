@@ -7,22 +7,14 @@
 // SQLite only: MySQL statements never block the Node event loop.
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { after, afterEach, test } from 'node:test';
-import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
-import { createFixtureTables, events, isAlive, isTerminal, killChildren, startCli, stopChild, waitForTask, type LongChild } from './harness.ts';
+import { test } from 'node:test';
+import { createBackend, waitFor } from '../helpers/backends.ts';
+import { createFixtureTables, events, isAlive, isTerminal, processTestHooks, startCli, waitForTask } from './harness.ts';
 import { TaskStore } from '../../src/tasks/task-store.ts';
 import type { BaseStore } from '../../src/store/base-store.ts';
 import { FIXTURE_TASKS_MODULE } from './harness.ts';
 
-const fixtures: BackendFixture[] = [];
-const workers: LongChild[] = [];
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => stopChild(w, 5000)));
-  killChildren();
-});
-after(async () => {
-  for (const fx of fixtures.splice(0)) await fx.cleanup();
-});
+const { fixtures, workers } = processTestHooks();
 
 test('a task timeout stops its worker while another connection holds the SQLite write lock', { timeout: 120_000 }, async () => {
   const fx = await createBackend('sqlite');
