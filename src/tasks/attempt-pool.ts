@@ -141,11 +141,14 @@ export class AttemptPool {
     return n;
   }
 
+  /** Idle processes that can take an attempt, ready or still starting. */
+  private usableIdle(): TaskWorker[] {
+    return this.idle.filter((w) => w.alive && !w.retiring);
+  }
+
   /** Ready idle processes: how many tasks the runner may claim now. */
   readyIdle(): number {
-    let n = 0;
-    for (const w of this.idle) if (w.isReady && w.alive && !w.retiring) n += 1;
-    return n;
+    return this.usableIdle().filter((w) => w.isReady).length;
   }
 
   /**
@@ -155,7 +158,7 @@ export class AttemptPool {
    */
   want(count: number): void {
     count = Math.min(count, Math.max(1, this.config.warmWorkers));
-    let available = this.idle.filter((w) => w.alive && !w.retiring).length;
+    let available = this.usableIdle().length;
     while (available < count && this.canStart()) {
       this.idle.push(this.spawn());
       available += 1;
@@ -168,7 +171,7 @@ export class AttemptPool {
    * attempt that finds no idle process starts one of its own at once).
    */
   prewarm(): void {
-    if (!this.canStart() || this.idle.filter((w) => w.alive && !w.retiring).length >= this.config.warmWorkers) return;
+    if (!this.canStart() || this.usableIdle().length >= this.config.warmWorkers) return;
     if (this.idle.some((w) => !w.isReady && w.alive)) return;
     const worker = this.spawn();
     this.idle.push(worker);
