@@ -5,45 +5,76 @@
  * before notifying the families. No SQL statement runs while nothing is written.
  *
  * A change is checked at once (setImmediate), so a commit that is complete when its file event
- * arrives wakes the runtime without delay; when the version has not moved yet (the event came from
- * the WAL frames, before the writer published the commit in the shared-memory index, which makes
- * no file event of its own), it is checked once more 5 ms later.
+ * arrives wakes the runtime without delay. The event can come from the WAL frames, before the
+ * writer publishes the commit in the shared-memory index (which makes no file event of its own);
+ * the version is then checked again after RECHECK_MS (1, then 2 more, then 4 more ms) until it
+ * moves: a single 5 ms recheck put 5 ms on about one wake-up in ten.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
+import { systemClock, type Clock, type ClockTimer } from './clock.ts';
 
-export function watchSqliteCommits(db: BetterSqlite3.Database, file: string, onForeignCommit: () => void): () => void {
-  let version = db.pragma('data_version', { simple: true }) as number;
-  let timer: NodeJS.Timeout | null = null;
+/** Delays of the rechecks after a file event that found data_version unchanged (ms, each from the previous). */
+export const RECHECK_MS: readonly number[] = [1, 2, 4];
+
+/**
+ * The check schedule without the file watch: `onEvent` per file event; `readVersion` reads
+ * data_version (null once the database is closed).
+ */
+export function commitVersionChecker(
+  readVersion: () => number | null,
+  onForeignCommit: () => void,
+  clock: Clock = systemClock,
+): { onEvent: () => void; stop: () => void } {
+  let version = readVersion();
+  let timer: ClockTimer | null = null;
   let immediate: NodeJS.Immediate | null = null;
+  let stopped = false;
   const changed = (): boolean => {
-    if (!db.open) return false;
-    const now = db.pragma('data_version', { simple: true }) as number;
-    if (now === version) return false;
+    const now = readVersion();
+    if (now === null || now === version) return false;
     version = now;
     onForeignCommit();
     return true;
   };
-  const recheck = () => {
-    timer = null;
-    changed();
+  const schedule = (step: number) => {
+    timer = clock.setTimeout(() => {
+      timer = null;
+      if (!stopped && !changed() && step + 1 < RECHECK_MS.length) schedule(step + 1);
+    }, RECHECK_MS[step]);
   };
   const checkNow = () => {
     immediate = null;
-    if (!changed() && !timer && db.open) timer = setTimeout(recheck, 5);
+    if (stopped) return;
+    if (changed()) {
+      timer?.cancel();
+      timer = null;
+    } else if (!timer) {
+      schedule(0);
+    }
   };
-  const onChange = () => {
-    if (!immediate) immediate = setImmediate(checkNow);
+  return {
+    onEvent() {
+      if (!immediate && !stopped) immediate = setImmediate(checkNow);
+    },
+    stop() {
+      stopped = true;
+      timer?.cancel();
+      if (immediate) clearImmediate(immediate);
+    },
   };
+}
+
+export function watchSqliteCommits(db: BetterSqlite3.Database, file: string, onForeignCommit: () => void, clock: Clock = systemClock): () => void {
+  const checker = commitVersionChecker(() => (db.open ? (db.pragma('data_version', { simple: true }) as number) : null), onForeignCommit, clock);
   const dir = path.dirname(path.resolve(file));
   const base = path.basename(file);
   const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
-    if (name && (name === base || name === `${base}-wal`)) onChange();
+    if (name && (name === base || name === `${base}-wal`)) checker.onEvent();
   });
   return () => {
     watcher.close();
-    if (timer) clearTimeout(timer);
-    if (immediate) clearImmediate(immediate);
+    checker.stop();
   };
 }

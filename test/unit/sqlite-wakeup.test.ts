@@ -1,0 +1,113 @@
+// The SQLite commit watch (RFC 8: no polling while idle) must see a foreign commit that is
+// published just after its file event, within about a millisecond, and must stop looking when
+// nothing moved. The file watch itself is exercised with real processes in
+// test/runtime/sqlite-idle.test.ts; here the schedule runs on a ManualClock.
+import assert from 'node:assert/strict';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ManualClock } from '../../src/runtime/manual-clock.ts';
+import { commitVersionChecker, RECHECK_MS, watchSqliteCommits } from '../../src/runtime/sqlite-wakeup.ts';
+
+function versions(start = 1) {
+  const v = { value: start as number | null };
+  return { v, read: () => v.value };
+}
+
+describe('SQLite commit watch schedule', () => {
+  test('a commit published 0.5 ms after its file event is seen at the 1 ms recheck', async () => {
+    const clock = new ManualClock();
+    const { v, read } = versions();
+    let woken = 0;
+    const checker = commitVersionChecker(read, () => (woken += 1), clock);
+    checker.onEvent();
+    await nextTurn(); // the immediate check: nothing published yet
+    assert.equal(woken, 0);
+    await clock.advance(0.5);
+    v.value = 2; // the writer publishes its commit in the shared-memory index (no file event)
+    await clock.advance(0.5);
+    assert.equal(woken, 1, 'woken by the first recheck, 1 ms after the event');
+    assert.equal(clock.pending, 0, 'no further recheck once the version moved');
+    checker.stop();
+  });
+
+  test('an event of our own write (the version never moves) ends after the bounded rechecks', async () => {
+    const clock = new ManualClock();
+    const { read } = versions();
+    let reads = 0;
+    let woken = 0;
+    const checker = commitVersionChecker(
+      () => {
+        reads += 1;
+        return read();
+      },
+      () => (woken += 1),
+      clock,
+    );
+    reads = 0;
+    checker.onEvent();
+    await nextTurn();
+    await clock.advance(1000);
+    assert.equal(woken, 0);
+    assert.equal(reads, 1 + RECHECK_MS.length, 'one immediate check and the scheduled rechecks, no more');
+    assert.equal(clock.pending, 0);
+    checker.stop();
+  });
+
+  test('events during a pending recheck do not stack timers; a closed database stops the checks', async () => {
+    const clock = new ManualClock();
+    const { v, read } = versions();
+    let woken = 0;
+    const checker = commitVersionChecker(read, () => (woken += 1), clock);
+    for (let i = 0; i < 5; i += 1) {
+      checker.onEvent();
+      await nextTurn();
+    }
+    assert.equal(clock.pending, 1);
+    v.value = null; // closed
+    await clock.advance(1000);
+    assert.equal(woken, 0);
+    assert.equal(clock.pending, 0);
+    checker.stop();
+  });
+
+  test('stop cancels a pending recheck', async () => {
+    const clock = new ManualClock();
+    const { v, read } = versions();
+    let woken = 0;
+    const checker = commitVersionChecker(read, () => (woken += 1), clock);
+    checker.onEvent();
+    await nextTurn();
+    checker.stop();
+    v.value = 2;
+    await clock.advance(1000);
+    assert.equal(woken, 0);
+    assert.equal(clock.pending, 0);
+  });
+
+  test('a commit of another connection wakes the watch through the file event', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-wakeup-'));
+    const file = path.join(dir, 'db.sqlite');
+    const mine = new Database(file);
+    mine.pragma('journal_mode = WAL');
+    mine.exec('CREATE TABLE t (x INTEGER)');
+    const other = new Database(file);
+    let woken = 0;
+    const unwatch = watchSqliteCommits(mine, file, () => (woken += 1));
+    try {
+      mine.exec('INSERT INTO t VALUES (1)'); // our own commit: data_version does not move
+      other.exec('INSERT INTO t VALUES (2)');
+      const deadline = Date.now() + 5000;
+      while (woken === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(woken, 1);
+    } finally {
+      unwatch();
+      other.close();
+      mine.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
