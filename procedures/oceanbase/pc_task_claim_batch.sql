@@ -10,6 +10,10 @@
 --   reads in task_id order and taken by an update guarded by state = 'pending' (a task cancelled
 --   between the read and the update is skipped; at most p_max_count + 3 candidates per call). One
 --   commit for the batch: a relay that finds several free slots takes them in one round trip.
+--   The claimed rows are read back by primary key between the first and the last claimed id
+--   (since 0024; the running rows' index carries the entries InnoDB has not purged yet, hundreds
+--   under a steady flow, each a clustered lookup), unless that range is wide (a requeued old task
+--   with new ones), then among the running rows as before (COMPATIBILITY row 116).
 -- Locks: the 'claims' row of pc_durable_task_control (FOR UPDATE), then each claimed task row.
 -- Transaction: owns its transaction.
 -- Parameters:
@@ -40,7 +44,8 @@ BEGIN
   DECLARE v_tokens   VARCHAR(4000) DEFAULT '';
   DECLARE v_now      DATETIME(3);
   DECLARE v_taken    INT DEFAULT 0;
-  DECLARE v_hit      INT DEFAULT 0;
+  DECLARE v_first_id BIGINT DEFAULT NULL;
+  DECLARE v_maint    INT DEFAULT 0;
   DECLARE v_tries    INT DEFAULT 0;
   DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
@@ -60,11 +65,11 @@ BEGIN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'capacity_not_set';
   END IF;
   SET v_now = UTC_TIMESTAMP(3);
-  SELECT COUNT(*) INTO v_running FROM pc_durable_tasks WHERE state = 'running';
-  SET v_room = LEAST(p_max_count, v_capacity - v_running);
-  IF EXISTS (SELECT 1 FROM pc_artifact_processing_runtime WHERE runtime_id = 1 AND maintenance = 1) THEN
-    SET v_room = 0;
-  END IF;
+  -- One statement after the lock: the running count and the maintenance flag.
+  SELECT COUNT(*), COALESCE((SELECT MAX(maintenance) FROM pc_artifact_processing_runtime WHERE runtime_id = 1), 0)
+    INTO v_running, v_maint
+    FROM pc_durable_tasks WHERE state = 'running';
+  SET v_room = IF(v_maint = 1, 0, LEAST(p_max_count, v_capacity - v_running));
   claim_loop: WHILE v_taken < v_room AND v_tries < v_room + 3 DO
     SET v_tries = v_tries + 1;
     SET v_found = 1;
@@ -85,18 +90,28 @@ BEGIN
            lease_expires_at = DATE_ADD(v_now, INTERVAL p_lease_ms * 1000 MICROSECOND),
            started_at = COALESCE(started_at, v_now), updated_at = v_now
      WHERE task_id = v_task_id AND state = 'pending';
-    SELECT COUNT(*) INTO v_hit FROM pc_durable_tasks WHERE task_id = v_task_id AND attempt_token = v_token;
-    IF v_hit = 1 THEN
+    -- The update turns 'pending' into 'running': a matched row is a changed row (row 11).
+    IF ROW_COUNT() = 1 THEN
       SET v_taken = v_taken + 1;
+      SET v_first_id = COALESCE(v_first_id, v_task_id);
       SET v_tokens = CONCAT(v_tokens, IF(v_tokens = '', '', ','), v_token);
     END IF;
   END WHILE claim_loop;
   COMMIT;
 
-  -- The claimed rows by their tokens, among the running rows only (at most the cap, by index).
-  SELECT task_id, task_type, handler_version, payload, timeout_ms, attempt_count, attempt_token,
-         attempt_owner, lease_expires_at, resumed_from_task_id, v_now AS db_now
-    FROM pc_durable_tasks
-   WHERE state = 'running' AND v_tokens <> '' AND FIND_IN_SET(attempt_token, v_tokens) > 0
-   ORDER BY task_id;
+  -- The claimed rows by their tokens: v_last_id is the last candidate, at or above the last claim.
+  IF v_first_id IS NULL OR v_last_id - v_first_id <= 1000 THEN
+    SELECT task_id, task_type, handler_version, payload, timeout_ms, attempt_count, attempt_token,
+           attempt_owner, lease_expires_at, resumed_from_task_id, v_now AS db_now
+      FROM pc_durable_tasks
+     WHERE task_id BETWEEN v_first_id AND v_last_id AND state = 'running'
+       AND FIND_IN_SET(attempt_token, v_tokens) > 0
+     ORDER BY task_id;
+  ELSE
+    SELECT task_id, task_type, handler_version, payload, timeout_ms, attempt_count, attempt_token,
+           attempt_owner, lease_expires_at, resumed_from_task_id, v_now AS db_now
+      FROM pc_durable_tasks
+     WHERE state = 'running' AND FIND_IN_SET(attempt_token, v_tokens) > 0
+     ORDER BY task_id;
+  END IF;
 END

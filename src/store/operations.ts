@@ -249,6 +249,11 @@ export const OPERATIONS = {
     transaction: 'caller',
     summary: 'fenced terminal success; owner, lease and dedupe key released',
   },
+  pc_task_succeed: {
+    params: ['task_id', 'attempt_token', 'result'],
+    transaction: 'own',
+    summary: 'fenced terminal success in its own transaction (an attempt without ctx.onComplete writes)',
+  },
   pc_task_fail: {
     params: ['task_id', 'attempt_token', 'error_code', 'error_message'],
     transaction: 'caller',

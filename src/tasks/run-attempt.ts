@@ -158,14 +158,15 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
       if (control.terminateReason === 'timeout' || control.terminateReason === 'lost') {
         return result('interrupted', 'interrupted_by_shutdown', `the handler returned after the attempt was stopped (${control.terminateReason})`);
       }
-      await tasks
-        .transaction(async (tx) => {
-          if (finalizer) {
+      const onComplete = finalizer;
+      await (onComplete
+        ? tasks.transaction(async (tx) => {
             await tasks.assertAttempt(tx, task.taskId, task.attemptToken); // locks the task row first
-            await withScopedTx(tx, store.backend, finalizer);
-          }
-          await tasks.complete(task.taskId, task.attemptToken, value ?? null, tx);
-        })
+            await withScopedTx(tx, store.backend, onComplete);
+            await tasks.complete(task.taskId, task.attemptToken, value ?? null, tx);
+          })
+        : tasks.succeed(task.taskId, task.attemptToken, value ?? null)
+      ) // no domain writes: one call
         .catch((error: unknown) => {
           // A cancel recorded before this success wins (pc_task_complete): end cancelled below.
           if ((error as { code?: unknown }).code === 'cancel_requested') cancelRequested = true;

@@ -185,6 +185,14 @@ export class TaskStore {
     await this.rows(op, { task_id: taskId, attempt_token: attemptToken, result: result === undefined ? null : JSON.stringify(result) }, tx);
   }
 
+  /** complete() in its own transaction (pc_task_succeed): one call for an attempt without onComplete writes. */
+  async succeed(taskId: number, attemptToken: string, result: unknown): Promise<void> {
+    const op = 'pc_task_succeed';
+    requireId(op, taskId);
+    requireToken(op, attemptToken);
+    await this.rows(op, { task_id: taskId, attempt_token: attemptToken, result: result === undefined ? null : JSON.stringify(result) });
+  }
+
   async fail(taskId: number, attemptToken: string, errorCode: string, errorMessage: string, tx?: TxHandle): Promise<void> {
     const op = 'pc_task_fail';
     requireId(op, taskId);

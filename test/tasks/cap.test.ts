@@ -153,6 +153,27 @@ for (const backend of BACKENDS) {
       );
     });
 
+    test('claimBatch returns every claimed task whatever the id distance between them (a requeued old task with new ones)', async () => {
+      const { fx, tasks } = await fresh();
+      const input = (i: number) => ({ taskType: 'fx-quick', handlerVersion: 2, payload: { i }, timeoutMs: 60_000 });
+      const ids = (await tasks.submitBatch(Array.from({ length: 1000 }, (_, i) => input(i)))).map((r) => r.taskId);
+      ids.push(...(await tasks.submitBatch(Array.from({ length: 200 }, (_, i) => input(1000 + i)))).map((r) => r.taskId));
+      // The test ends the tasks between the first, the 5th and the last three by hand: claimable
+      // ids with a near gap (4) and a far one (over 1000) that the claim must read back.
+      const keep = [ids[0], ids[5], ...ids.slice(-3)];
+      await fx.query(`UPDATE pc_durable_tasks SET state = 'cancelled' WHERE task_id NOT IN (${keep.join(',')})`);
+      await tasks.setCapacity(10);
+      const claimed = await tasks.claimBatch('batcher', 60_000, TEST_TASK_TYPES, 5);
+      assert.deepEqual(
+        claimed.map((t) => t.taskId),
+        keep,
+      );
+      assert.equal(new Set(claimed.map((t) => t.attemptToken)).size, 5);
+      for (const t of claimed) assert.equal((await tasks.read(t.taskId))?.attemptToken, t.attemptToken);
+      const near = await tasks.claimBatch('batcher', 60_000, TEST_TASK_TYPES, 5);
+      assert.deepEqual(near, [], 'nothing else was pending');
+    });
+
     test('T6 four processes racing claimBatch (3 each) over 20 pending tasks take exactly the database cap; maintenance claims nothing', async () => {
       const { fx, tasks } = await fresh();
       for (let i = 0; i < 20; i += 1) await tasks.submit({ taskType: 'fx-quick', handlerVersion: 2, payload: { i }, timeoutMs: 60_000 });

@@ -276,6 +276,7 @@ for (const backend of BACKENDS) {
         () => tasks.heartbeat(taskId, FOREIGN_TOKEN, 5000),
         () => tasks.progress(taskId, FOREIGN_TOKEN, { current: 2 }, 1),
         () => tasks.complete(taskId, FOREIGN_TOKEN, { x: 1 }),
+        () => tasks.succeed(taskId, FOREIGN_TOKEN, { x: 1 }),
         () => tasks.fail(taskId, FOREIGN_TOKEN, 'x', 'x'),
       ])
         await assert.rejects(write(), isAttemptLost);
@@ -286,6 +287,7 @@ for (const backend of BACKENDS) {
       await assert.rejects(tasks.heartbeat(taskId, token, 5000), isAttemptLost);
       await assert.rejects(tasks.progress(taskId, token, { current: 5, message: 'late' }, 1), isAttemptLost);
       await assert.rejects(tasks.complete(taskId, token, { late: true }), isAttemptLost);
+      await assert.rejects(tasks.succeed(taskId, token, { late: true }), isAttemptLost);
       await assert.rejects(tasks.fail(taskId, token, 'late', 'late'), isAttemptLost);
       await assert.rejects(tasks.finishCancelled(taskId, token), isAttemptLost);
       // A domain write and the terminal write in one transaction: both roll back.
@@ -318,7 +320,8 @@ for (const backend of BACKENDS) {
       assert.equal(second?.attemptCount, 2);
       assert.notEqual(second?.attemptToken, token);
       await assert.rejects(tasks.complete(taskId, token, { late: true }), isAttemptLost);
-      await tasks.complete(taskId, second!.attemptToken, { fresh: true });
+      await assert.rejects(tasks.succeed(taskId, token, { late: true }), isAttemptLost);
+      await tasks.succeed(taskId, second!.attemptToken, { fresh: true });
       const done = await tasks.read(taskId);
       assert.equal(done?.state, 'succeeded');
       assert.deepEqual(done?.result, { fresh: true });

@@ -89,7 +89,28 @@ for (const backend of BACKENDS) {
       assert.equal((await tasks.read(b))?.errorCode, 'interrupted_by_shutdown');
     });
 
-    test('complete refuses a success after a recorded cancel (cancel_requested) or a timeout verdict (attempt_lost), leaving the attempt running', async () => {
+    for (const [name, success] of [
+      ['complete', (t: TaskStore, id: number, token: string) => t.complete(id, token, { ok: true })],
+      ['succeed', (t: TaskStore, id: number, token: string) => t.succeed(id, token, { ok: true })],
+    ] as const)
+      test(`${name} refuses a success after a recorded cancel (cancel_requested) or a timeout verdict (attempt_lost), leaving the attempt running`, async () => {
+        const tasks = await fresh();
+        const a = await sub(tasks);
+        const c = (await tasks.claim('w', 60_000, TEST_TASK_TYPES))!;
+        await tasks.cancel(a);
+        await assert.rejects(success(tasks, a, c.attemptToken), (e: unknown) => (e as { code?: string }).code === 'cancel_requested');
+        const refused = (await tasks.read(a))!;
+        assert.deepEqual([refused.state, refused.result, refused.attemptOwner], ['running', null, 'w'], 'nothing of the success was written');
+        await tasks.finishCancelled(a, c.attemptToken);
+        assert.equal((await tasks.read(a))?.state, 'cancelled');
+        const b = await sub(tasks);
+        const cb = (await tasks.claim('w', 60_000, TEST_TASK_TYPES))!;
+        await tasks.recordVerdict(b, cb.attemptToken, 'timeout');
+        await assert.rejects(success(tasks, b, cb.attemptToken), isAttemptLost);
+        assert.equal((await tasks.read(b))?.state, 'running');
+      });
+
+    test('complete (inside the caller transaction) refuses a success after a recorded cancel (cancel_requested) or a timeout verdict (attempt_lost), leaving the attempt running', async () => {
       const tasks = await fresh();
       const a = await sub(tasks);
       const c = (await tasks.claim('w', 60_000, TEST_TASK_TYPES))!;

@@ -1,0 +1,15 @@
+-- Migration 0024 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): the durable tasks' hot path
+-- (issue 12).
+--
+-- pc_task_succeed (new): pc_task_complete in its own transaction, for an attempt whose handler
+-- registered no ctx.onComplete writes; one call instead of START TRANSACTION, CALL, COMMIT.
+-- pc_task_claim_batch (changed): the claimed rows are read back by primary key between the first
+-- and the last claimed id instead of among all running rows, whose index carries the entries of
+-- tasks that left 'running' and that InnoDB has not purged yet (hundreds under a steady flow, each
+-- a clustered lookup: 0.76 ms of server time per claim on MariaDB 10.11); a claim is counted from
+-- ROW_COUNT() of its guarded update instead of a re-read (COMPATIBILITY rows 11 and 116).
+-- Same results and rules. Irreversible by design (no down file): the previous procedure text is
+-- not kept; pc_task_succeed is harmless to an older runner.
+
+-- @procedure pc_task_succeed sha256=8a9423b37158be82e890f418aca27ab9b704ed6885c29407758b31cbb9d7f9f1
+-- @procedure pc_task_claim_batch sha256=31e1e80b848965ccea1f6b4565a536b159e06fbb8a550db97c159d9a39991c8c
