@@ -79,6 +79,9 @@ for (const backend of BACKENDS) {
     test('T1 a submission is runnable at commit: the wake-up path claims it with a 3600 s sweep', async () => {
       const { fx, tasks, runner } = await setup();
       await runner.start(); // the start-up pickup found nothing
+      // A process that becomes ready claims too (the relay): wait for the warm one, so that only a
+      // wake-up can deliver the submission below.
+      await waitFor(() => runner.pool.readyCount() >= 1, 30_000);
       const sweeps = runner.sweeps;
       // Committed by another connection (another process on SQLite: the commit watch; MySQL: the probe).
       const other = otherConnection(fx);
