@@ -66,15 +66,45 @@ export function commitVersionChecker(
   };
 }
 
+/** One file watch and one version check per database handle, whoever subscribes (the runtime, the task runner). */
+const shared = new Map<BetterSqlite3.Database, { listeners: Set<() => void>; close: () => void }>();
+
+/**
+ * Calls onForeignCommit after each commit of another connection to `file`. Subscribers of one
+ * handle share one watch (an `apsup run` host's runtime and task runner check data_version once
+ * per file event, not once each); the first subscriber's clock times the rechecks.
+ */
 export function watchSqliteCommits(db: BetterSqlite3.Database, file: string, onForeignCommit: () => void, clock: Clock = systemClock): () => void {
-  const checker = commitVersionChecker(() => (db.open ? (db.pragma('data_version', { simple: true }) as number) : null), onForeignCommit, clock);
-  const dir = path.dirname(path.resolve(file));
-  const base = path.basename(file);
-  const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
-    if (name && (name === base || name === `${base}-wal`)) checker.onEvent();
-  });
+  let entry = shared.get(db);
+  if (!entry) {
+    const listeners = new Set<() => void>();
+    const checker = commitVersionChecker(
+      () => (db.open ? (db.pragma('data_version', { simple: true }) as number) : null),
+      () => {
+        for (const listener of [...listeners]) listener();
+      },
+      clock,
+    );
+    const dir = path.dirname(path.resolve(file));
+    const base = path.basename(file);
+    const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
+      if (name && (name === base || name === `${base}-wal`)) checker.onEvent();
+    });
+    entry = {
+      listeners,
+      close: () => {
+        watcher.close();
+        checker.stop();
+      },
+    };
+    shared.set(db, entry);
+  }
+  const subscription = entry;
+  const listener = () => onForeignCommit();
+  subscription.listeners.add(listener);
   return () => {
-    watcher.close();
-    checker.stop();
+    if (!subscription.listeners.delete(listener) || subscription.listeners.size > 0) return;
+    subscription.close();
+    if (shared.get(db) === subscription) shared.delete(db);
   };
 }

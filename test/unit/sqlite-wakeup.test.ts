@@ -88,6 +88,56 @@ describe('SQLite commit watch schedule', () => {
     assert.equal(clock.pending, 0);
   });
 
+  test('subscribers of one handle share one watch: one version check per event, each woken, the last one closes it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-wakeup-'));
+    const file = path.join(dir, 'db.sqlite');
+    const mine = new Database(file);
+    mine.pragma('journal_mode = WAL');
+    mine.exec('CREATE TABLE t (x INTEGER)');
+    const other = new Database(file);
+    let checks = 0;
+    const pragma = mine.pragma.bind(mine);
+    mine.pragma = ((source: string, options?: { simple?: boolean }) => {
+      if (source === 'data_version') checks += 1;
+      return pragma(source, options);
+    }) as typeof mine.pragma;
+    const woken = { runtime: 0, tasks: 0 };
+    const stopRuntime = watchSqliteCommits(mine, file, () => (woken.runtime += 1));
+    const stopTasks = watchSqliteCommits(mine, file, () => (woken.tasks += 1));
+    const settle = async (until: () => boolean) => {
+      const deadline = Date.now() + 5000;
+      while (!until() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 30)); // the rechecks of any later event
+    };
+    try {
+      assert.equal(checks, 1, 'one baseline read for both subscribers');
+      checks = 0;
+      other.exec('INSERT INTO t VALUES (1)');
+      await settle(() => woken.runtime === 1 && woken.tasks === 1);
+      assert.deepEqual(woken, { runtime: 1, tasks: 1 });
+      const perCommit = checks;
+      assert.ok(perCommit >= 1 && perCommit <= 2 * (1 + RECHECK_MS.length), `${perCommit} version checks for one commit`);
+      stopRuntime();
+      checks = 0;
+      other.exec('INSERT INTO t VALUES (2)');
+      await settle(() => woken.tasks === 2);
+      assert.deepEqual(woken, { runtime: 1, tasks: 2 }, 'the remaining subscriber is still woken');
+      assert.ok(checks <= perCommit + 1 + RECHECK_MS.length);
+      stopTasks();
+      checks = 0;
+      other.exec('INSERT INTO t VALUES (3)');
+      await settle(() => false);
+      assert.deepEqual(woken, { runtime: 1, tasks: 2 });
+      assert.equal(checks, 0, 'the watch closed with its last subscriber');
+    } finally {
+      stopRuntime();
+      stopTasks();
+      other.close();
+      mine.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a commit of another connection wakes the watch through the file event', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-wakeup-'));
     const file = path.join(dir, 'db.sqlite');
