@@ -11,6 +11,8 @@ export const RUNTIME_CHILD = path.join(LIB, 'runtime-child.ts');
 export const API_CHILD = path.join(LIB, 'api-child.ts');
 export const FAMILIES_MODULE = path.join(LIB, '..', 'fixtures', 'families.ts');
 export const CLI_MAIN = path.join(LIB, '..', '..', 'src', 'cli', 'main.ts');
+/** The command users run (precompiled CLI, bin/cli-cache.mjs): hosts the bench measures start as in production. */
+export const APSUP_BIN = path.join(LIB, '..', '..', 'bin', 'apsup.mjs');
 
 export function benchLogFile(name: string): string {
   return path.join(os.tmpdir(), `apsup-bench-${name}-${process.pid}.log`);

@@ -17,10 +17,9 @@ import { TaskStore } from '../../src/tasks/task-store.ts';
 import type { SqliteSynchronous } from '../../src/store/sqlite/synchronous.ts';
 import type { BackendFixtureLike } from './fixture.ts';
 import { track, waitExit } from './children.ts';
-import { benchLogFile, CLI_MAIN, sleep } from './runtime-host.ts';
+import { APSUP_BIN, benchLogFile, sleep } from './runtime-host.ts';
 
 export const BENCH_TASKS_MODULE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'tasks.ts');
-const TSX = import.meta.resolve('tsx');
 const now = () => performance.timeOrigin + performance.now();
 
 export interface OurTasks {
@@ -78,7 +77,7 @@ export function startTaskWorker(ours: OurTasks, logName: string): ChildProcess {
   const out = fs.openSync(benchLogFile(logName), 'a');
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('POWERCONTEXT_SERVER_RUNTIME_') && v !== undefined) env[k] = v;
-  const child = spawn(process.execPath, ['--import', TSX, CLI_MAIN, 'tasks', 'worker'], { env: { ...env, ...ours.env }, stdio: ['ignore', out, out] });
+  const child = spawn(process.execPath, [APSUP_BIN, 'tasks', 'worker'], { env: { ...env, ...ours.env }, stdio: ['ignore', out, out] });
   fs.closeSync(out);
   return track(child);
 }
