@@ -41,7 +41,7 @@ let compiled: { dir: string } | { error: string } | null = null;
 /** The entry to fork for a child (compiles on first use in this process). */
 export function childEntry(name: ChildEntryName): ChildEntry {
   if (process.env[PRECOMPILE_VARIABLE] !== '0') {
-    compiled ??= compile();
+    compiled ??= compileEntries(SOURCES, CACHE_DIR);
     if ('dir' in compiled) {
       return { modulePath: path.join(compiled.dir, `${name}.mjs`), execArgv: [], env: { [PRECOMPILED_VARIABLE]: '1' }, precompiled: true };
     }
@@ -54,11 +54,15 @@ export function precompileError(): string | null {
   return compiled && 'error' in compiled ? compiled.error : null;
 }
 
-function compile(): { dir: string } | { error: string } {
+/**
+ * Bundles `sources` (output name -> TypeScript entry) into `cacheDir`/<hash of the output>/, once:
+ * the directory, or why it could not be done. Also used by the tests for their fixture children.
+ */
+export function compileEntries(sources: Record<string, string>, cacheDir: string): { dir: string } | { error: string } {
   try {
     const esbuild = loadEsbuild();
     const result = esbuild.buildSync({
-      entryPoints: Object.entries(SOURCES).map(([out, src]) => ({ in: src, out })),
+      entryPoints: Object.entries(sources).map(([out, src]) => ({ in: src, out })),
       bundle: true,
       splitting: true,
       format: 'esm',
@@ -66,7 +70,7 @@ function compile(): { dir: string } | { error: string } {
       target: 'node20',
       packages: 'external',
       outExtension: { '.js': '.mjs' },
-      outdir: CACHE_DIR, // only for the relative chunk names; nothing is written by esbuild
+      outdir: cacheDir, // only for the relative chunk names; nothing is written by esbuild
       write: false,
       logLevel: 'silent',
       keepNames: true, // isInstanceOf (ts-loader.ts) compares class names
@@ -82,13 +86,13 @@ function compile(): { dir: string } | { error: string } {
         throw new Error(`${path.relative(PACKAGE_ROOT, file)} uses import.meta; list it in entry.ts once its use is independent of its directory`);
     }
     const hash = crypto.createHash('sha256');
-    for (const f of result.outputFiles) hash.update(path.relative(CACHE_DIR, f.path)).update('\0').update(f.contents).update('\0');
-    const dir = path.join(CACHE_DIR, hash.digest('hex').slice(0, 16));
+    for (const f of result.outputFiles) hash.update(path.relative(cacheDir, f.path)).update('\0').update(f.contents).update('\0');
+    const dir = path.join(cacheDir, hash.digest('hex').slice(0, 16));
     if (!fs.existsSync(path.join(dir, 'complete'))) {
       // Written to a private directory and renamed: a concurrent host never sees half a build.
       const tmp = `${dir}.${process.pid}.${crypto.randomBytes(4).toString('hex')}`;
       for (const f of result.outputFiles) {
-        const target = path.join(tmp, path.relative(CACHE_DIR, f.path));
+        const target = path.join(tmp, path.relative(cacheDir, f.path));
         fs.mkdirSync(path.dirname(target), { recursive: true });
         fs.writeFileSync(target, f.contents);
       }

@@ -24,7 +24,7 @@ function open(file: string, busyTimeoutMs: number): Database.Database {
 }
 
 /** A thread that takes the write lock, reports, holds it `holdMs`, commits and reports the release time. */
-function holder(file: string, holdMs: number): { held: Promise<unknown>; released: Promise<number>; worker: Worker } {
+function holder(file: string, holdMs: number): { held: Promise<unknown>; released: Promise<number>; exited: Promise<unknown>; worker: Worker } {
   const worker = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads');
      const db = new (require(workerData.sqlite))(workerData.file);
@@ -38,6 +38,8 @@ function holder(file: string, holdMs: number): { held: Promise<unknown>; release
      db.close();`,
     { eval: true, workerData: { file, holdMs, sqlite: createRequire(import.meta.url).resolve('better-sqlite3') } },
   );
+  // Listened for from the start: the thread may exit before the test awaits its exit.
+  const exited = once(worker, 'exit');
   const messages: unknown[] = [];
   const waiters: Array<() => void> = [];
   worker.on('message', (m) => {
@@ -49,7 +51,7 @@ function holder(file: string, holdMs: number): { held: Promise<unknown>; release
       const check = () => (messages.length > i ? resolve(messages[i]) : waiters.push(check));
       check();
     });
-  return { held: nth(0), released: nth(1) as Promise<number>, worker };
+  return { held: nth(0), released: nth(1) as Promise<number>, exited, worker };
 }
 
 test('the wait ends within a few milliseconds of the release (median of 5), and busy_timeout is restored', async () => {
@@ -65,7 +67,7 @@ test('the wait ends within a few milliseconds of the release (median of 5), and 
     db.prepare('INSERT INTO t (v) VALUES (2)').run();
     db.exec('COMMIT');
     lags.push(acquired - (await h.released));
-    await once(h.worker, 'exit');
+    await h.exited;
   }
   lags.sort((a, b) => a - b);
   // SQLite's busy handler, 150 ms into a wait, probes next at 178 ms: a lag of about 28 ms.
@@ -91,7 +93,7 @@ test('the busy_timeout stays the bound: a lock held longer fails with SQLITE_BUS
   assert.equal(db.inTransaction, false);
   assert.equal(Number(db.pragma('busy_timeout', { simple: true })), 200);
   await h.released;
-  await once(h.worker, 'exit');
+  await h.exited;
   beginImmediateBlocking(db); // free now
   db.exec('ROLLBACK');
   db.close();

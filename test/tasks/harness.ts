@@ -20,6 +20,7 @@ import type { Clock } from '../../src/runtime/clock.ts';
 import { TaskRunner } from '../../src/tasks/task-runner.ts';
 import { TaskStore, type TaskDetail } from '../../src/tasks/task-store.ts';
 import { waitFor, type BackendFixture } from '../helpers/backends.ts';
+import { fixtureChild } from '../helpers/fixture-child.ts';
 
 // Worker children inherit the environment: keep their logs to errors unless asked otherwise.
 process.env.APSUP_LOG_LEVEL ??= 'error';
@@ -234,9 +235,10 @@ export class StoreChild {
   private stderr = '';
 
   constructor(fx: BackendFixture) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/tasks/store-child.ts', fx.url], {
+    const entry = fixtureChild('test/fixtures/tasks/store-child.ts');
+    this.child = spawn(process.execPath, [...entry.args, fx.url], {
       cwd: REPO_ROOT,
-      env: cliEnv(fx, {}),
+      env: cliEnv(fx, entry.env),
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     children.add(this.child);

@@ -14,10 +14,13 @@ import { TaskStore, type SubmitResult } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
 import { REFERENCE_TASKS_MODULE as REFERENCE, REPO_ROOT, isTerminal, makeRunner, runCli, startCli, waitForTask, processTestHooks } from './harness.ts';
 import { ResumeSupersededError } from '../../src/tasks/reference/intents.ts';
+import { fixtureChild } from '../helpers/fixture-child.ts';
 
 function submitChild(fx: BackendFixture, requests: unknown[]): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/tasks/submit-child.ts', fx.url, JSON.stringify(requests)], {
+  const entry = fixtureChild('test/fixtures/tasks/submit-child.ts');
+  const child = spawn(process.execPath, [...entry.args, fx.url, JSON.stringify(requests)], {
     cwd: REPO_ROOT,
+    env: { ...process.env, ...entry.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

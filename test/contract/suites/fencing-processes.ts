@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Term } from '../../../src/store/types.ts';
 import { createBackend, term, type BackendFixture } from '../../helpers/backends.ts';
 import type { Backend } from '../../../src/store/types.ts';
+import { fixtureChild } from '../../helpers/fixture-child.ts';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const CHILD_SCRIPT = 'test/helpers/sqlite-term-child.ts';
@@ -74,7 +75,8 @@ class Child {
 
   constructor(name: string, file: string) {
     this.name = name;
-    this.proc = spawn(process.execPath, ['--import', 'tsx', CHILD_SCRIPT, file], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    const entry = fixtureChild(CHILD_SCRIPT);
+    this.proc = spawn(process.execPath, [...entry.args, file], { cwd: REPO_ROOT, env: { ...process.env, ...entry.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     this.proc.stderr.setEncoding('utf8');
     this.proc.stderr.on('data', (chunk: string) => {
       this.stderr += chunk;

@@ -14,6 +14,7 @@ import { LEASE_TTL_VARIABLE } from '../../../src/store/mysql/transaction-bound.t
 import type { Store, Term } from '../../../src/store/types.ts';
 import { createBackend, type BackendFixture } from '../../helpers/backends.ts';
 import type { Backend } from '../../../src/store/types.ts';
+import { fixtureChild } from '../../helpers/fixture-child.ts';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const TTL_MS = 2000;
@@ -33,8 +34,9 @@ class FencedChild {
   stderr = '';
 
   constructor(url: string) {
-    const env = { ...process.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: url, [LEASE_TTL_VARIABLE]: String(TTL_MS / 1000) };
-    this.proc = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/mysql-fenced-child.ts'], { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const entry = fixtureChild('test/helpers/mysql-fenced-child.ts');
+    const env = { ...process.env, ...entry.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: url, [LEASE_TTL_VARIABLE]: String(TTL_MS / 1000) };
+    this.proc = spawn(process.execPath, entry.args, { cwd: REPO_ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.proc.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       this.stderr += chunk;
     });
