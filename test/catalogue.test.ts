@@ -308,7 +308,16 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
         const code = codeOf(read(procedureFile(op)));
         const starts = (code.match(/\bSTART\s+TRANSACTION\b|\bBEGIN\s+WORK\b/gi) ?? []).length;
         const commits = (code.match(/\bCOMMIT\b/gi) ?? []).length;
-        if (spec.transaction === 'own') {
+        // A body that is one CALL of another operation owns that operation's transaction (pc_task_claim).
+        const callee = /\)\s*BEGIN\s+CALL\s+(pc_[a-z0-9_]+)\s*\([^;]*\)\s*;\s*END\s*;?\s*$/i.exec(code)?.[1];
+        const delegate = callee && callee in OPERATIONS && callee !== op ? callee : null;
+        if (delegate) {
+          assert.equal(
+            (OPERATIONS as Record<string, OperationSpec>)[delegate].transaction,
+            spec.transaction,
+            `${op} delegates to ${delegate}: the same transaction ownership`,
+          );
+        } else if (spec.transaction === 'own') {
           assert.equal(starts, 1, `${op} owns its transaction: exactly one START TRANSACTION`);
           assert.ok(commits >= 1, `${op} owns its transaction: COMMIT`);
           assert.match(
