@@ -60,14 +60,15 @@ export class LockGate {
     if (!this.wait) {
       const now = this.monotonic();
       this.since ??= now;
-      const open = () => {
+      const open = (resolve: () => void) => () => {
         this.wait = null;
+        resolve();
       };
       if (now - this.since < PROMPT_PROBES_MS && this.prompt < PROMPT_PROBES_MAX) {
         this.prompt += 1;
-        this.wait = new Promise<void>((resolve) => setImmediate(() => (open(), resolve())));
+        this.wait = new Promise<void>((resolve) => setImmediate(open(resolve)));
       } else {
-        this.wait = new Promise<void>((resolve) => setTimeout(() => (open(), resolve()), this.delay));
+        this.wait = new Promise<void>((resolve) => setTimeout(open(resolve), this.delay));
         this.delay = Math.min(MAX_RETRY_MS, this.delay * 2);
       }
     }
