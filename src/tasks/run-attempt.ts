@@ -159,19 +159,19 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
         return result('interrupted', 'interrupted_by_shutdown', `the handler returned after the attempt was stopped (${control.terminateReason})`);
       }
       const onComplete = finalizer;
-      await (onComplete
+      // Without ctx.onComplete writes the success is one call (pc_task_succeed, its own transaction).
+      const success = onComplete
         ? tasks.transaction(async (tx) => {
             await tasks.assertAttempt(tx, task.taskId, task.attemptToken); // locks the task row first
             await withScopedTx(tx, store.backend, onComplete);
             await tasks.complete(task.taskId, task.attemptToken, value ?? null, tx);
           })
-        : tasks.succeed(task.taskId, task.attemptToken, value ?? null)
-      ) // no domain writes: one call
-        .catch((error: unknown) => {
-          // A cancel recorded before this success wins (pc_task_complete): end cancelled below.
-          if ((error as { code?: unknown }).code === 'cancel_requested') cancelRequested = true;
-          throw error;
-        });
+        : tasks.succeed(task.taskId, task.attemptToken, value ?? null);
+      await success.catch((error: unknown) => {
+        // A cancel recorded before this success wins (pc_task_complete): end cancelled below.
+        if ((error as { code?: unknown }).code === 'cancel_requested') cancelRequested = true;
+        throw error;
+      });
       return result('succeeded');
     } catch (error) {
       if (lostError(error) || lost) return result('attempt_lost', 'attempt_lost', (error as Error).message);

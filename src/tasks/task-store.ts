@@ -178,19 +178,19 @@ export class TaskStore {
     return { persisted: n(r.persisted) === 1, cancelRequested: n(r.cancel_requested) === 1 };
   }
 
-  async complete(taskId: number, attemptToken: string, result: unknown, tx?: TxHandle): Promise<void> {
-    const op = 'pc_task_complete';
-    requireId(op, taskId);
-    requireToken(op, attemptToken);
-    await this.rows(op, { task_id: taskId, attempt_token: attemptToken, result: result === undefined ? null : JSON.stringify(result) }, tx);
+  complete(taskId: number, attemptToken: string, result: unknown, tx?: TxHandle): Promise<void> {
+    return this.success('pc_task_complete', taskId, attemptToken, result, tx);
   }
 
   /** complete() in its own transaction (pc_task_succeed): one call for an attempt without onComplete writes. */
-  async succeed(taskId: number, attemptToken: string, result: unknown): Promise<void> {
-    const op = 'pc_task_succeed';
+  succeed(taskId: number, attemptToken: string, result: unknown): Promise<void> {
+    return this.success('pc_task_succeed', taskId, attemptToken, result);
+  }
+
+  private async success(op: 'pc_task_complete' | 'pc_task_succeed', taskId: number, attemptToken: string, result: unknown, tx?: TxHandle): Promise<void> {
     requireId(op, taskId);
     requireToken(op, attemptToken);
-    await this.rows(op, { task_id: taskId, attempt_token: attemptToken, result: result === undefined ? null : JSON.stringify(result) });
+    await this.rows(op, { task_id: taskId, attempt_token: attemptToken, result: result === undefined ? null : JSON.stringify(result) }, tx);
   }
 
   async fail(taskId: number, attemptToken: string, errorCode: string, errorMessage: string, tx?: TxHandle): Promise<void> {
