@@ -12,56 +12,74 @@ import path from 'node:path';
 import { ManualClock } from '../../src/runtime/manual-clock.ts';
 import { commitVersionChecker, RECHECK_MS, watchSqliteCommits } from '../../src/runtime/sqlite-wakeup.ts';
 
-function versions(start = 1) {
-  const v = { value: start as number | null };
-  return { v, read: () => v.value };
+/** A checker on a ManualClock over a version the test sets (null: the database closed); counts reads and wake-ups. */
+function manualChecker() {
+  const clock = new ManualClock();
+  const v = { value: 1 as number | null };
+  const counts = { reads: 0, woken: 0 };
+  const checker = commitVersionChecker(
+    () => {
+      counts.reads += 1;
+      return v.value;
+    },
+    () => (counts.woken += 1),
+    clock,
+  );
+  counts.reads = 0; // the baseline read
+  return { clock, v, counts, checker };
+}
+
+/** A WAL database file with a table `t`, our connection and another one, removed afterwards. */
+async function withTwoConnections(fn: (db: { file: string; mine: Database.Database; other: Database.Database }) => Promise<void>): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-wakeup-'));
+  const file = path.join(dir, 'db.sqlite');
+  const mine = new Database(file);
+  mine.pragma('journal_mode = WAL');
+  mine.exec('CREATE TABLE t (x INTEGER)');
+  const other = new Database(file);
+  try {
+    await fn({ file, mine, other });
+  } finally {
+    other.close();
+    mine.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Waits (real time) until `until()` or 5 s, then 30 ms more for the rechecks of any later event. */
+async function settle(until: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!until() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  await new Promise((r) => setTimeout(r, 30));
 }
 
 describe('SQLite commit watch schedule', () => {
   test('a commit published 0.5 ms after its file event is seen at the 1 ms recheck', async () => {
-    const clock = new ManualClock();
-    const { v, read } = versions();
-    let woken = 0;
-    const checker = commitVersionChecker(read, () => (woken += 1), clock);
+    const { clock, v, counts, checker } = manualChecker();
     checker.onEvent();
     await nextTurn(); // the immediate check: nothing published yet
-    assert.equal(woken, 0);
+    assert.equal(counts.woken, 0);
     await clock.advance(0.5);
     v.value = 2; // the writer publishes its commit in the shared-memory index (no file event)
     await clock.advance(0.5);
-    assert.equal(woken, 1, 'woken by the first recheck, 1 ms after the event');
+    assert.equal(counts.woken, 1, 'woken by the first recheck, 1 ms after the event');
     assert.equal(clock.pending, 0, 'no further recheck once the version moved');
     checker.stop();
   });
 
   test('an event of our own write (the version never moves) ends after the bounded rechecks', async () => {
-    const clock = new ManualClock();
-    const { read } = versions();
-    let reads = 0;
-    let woken = 0;
-    const checker = commitVersionChecker(
-      () => {
-        reads += 1;
-        return read();
-      },
-      () => (woken += 1),
-      clock,
-    );
-    reads = 0;
+    const { clock, counts, checker } = manualChecker();
     checker.onEvent();
     await nextTurn();
     await clock.advance(1000);
-    assert.equal(woken, 0);
-    assert.equal(reads, 1 + RECHECK_MS.length, 'one immediate check and the scheduled rechecks, no more');
+    assert.equal(counts.woken, 0);
+    assert.equal(counts.reads, 1 + RECHECK_MS.length, 'one immediate check and the scheduled rechecks, no more');
     assert.equal(clock.pending, 0);
     checker.stop();
   });
 
   test('events during a pending recheck do not stack timers; a closed database stops the checks', async () => {
-    const clock = new ManualClock();
-    const { v, read } = versions();
-    let woken = 0;
-    const checker = commitVersionChecker(read, () => (woken += 1), clock);
+    const { clock, v, counts, checker } = manualChecker();
     for (let i = 0; i < 5; i += 1) {
       checker.onEvent();
       await nextTurn();
@@ -69,95 +87,71 @@ describe('SQLite commit watch schedule', () => {
     assert.equal(clock.pending, 1);
     v.value = null; // closed
     await clock.advance(1000);
-    assert.equal(woken, 0);
+    assert.equal(counts.woken, 0);
     assert.equal(clock.pending, 0);
     checker.stop();
   });
 
   test('stop cancels a pending recheck', async () => {
-    const clock = new ManualClock();
-    const { v, read } = versions();
-    let woken = 0;
-    const checker = commitVersionChecker(read, () => (woken += 1), clock);
+    const { clock, v, counts, checker } = manualChecker();
     checker.onEvent();
     await nextTurn();
     checker.stop();
     v.value = 2;
     await clock.advance(1000);
-    assert.equal(woken, 0);
+    assert.equal(counts.woken, 0);
     assert.equal(clock.pending, 0);
   });
 
-  test('subscribers of one handle share one watch: one version check per event, each woken, the last one closes it', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-wakeup-'));
-    const file = path.join(dir, 'db.sqlite');
-    const mine = new Database(file);
-    mine.pragma('journal_mode = WAL');
-    mine.exec('CREATE TABLE t (x INTEGER)');
-    const other = new Database(file);
-    let checks = 0;
-    const pragma = mine.pragma.bind(mine);
-    mine.pragma = ((source: string, options?: { simple?: boolean }) => {
-      if (source === 'data_version') checks += 1;
-      return pragma(source, options);
-    }) as typeof mine.pragma;
-    const woken = { runtime: 0, tasks: 0 };
-    const stopRuntime = watchSqliteCommits(mine, file, () => (woken.runtime += 1));
-    const stopTasks = watchSqliteCommits(mine, file, () => (woken.tasks += 1));
-    const settle = async (until: () => boolean) => {
-      const deadline = Date.now() + 5000;
-      while (!until() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-      await new Promise((r) => setTimeout(r, 30)); // the rechecks of any later event
-    };
-    try {
-      assert.equal(checks, 1, 'one baseline read for both subscribers');
-      checks = 0;
-      other.exec('INSERT INTO t VALUES (1)');
-      await settle(() => woken.runtime === 1 && woken.tasks === 1);
-      assert.deepEqual(woken, { runtime: 1, tasks: 1 });
-      const perCommit = checks;
-      assert.ok(perCommit >= 1 && perCommit <= 2 * (1 + RECHECK_MS.length), `${perCommit} version checks for one commit`);
-      stopRuntime();
-      checks = 0;
-      other.exec('INSERT INTO t VALUES (2)');
-      await settle(() => woken.tasks === 2);
-      assert.deepEqual(woken, { runtime: 1, tasks: 2 }, 'the remaining subscriber is still woken');
-      assert.ok(checks <= perCommit + 1 + RECHECK_MS.length);
-      stopTasks();
-      checks = 0;
-      other.exec('INSERT INTO t VALUES (3)');
-      await settle(() => false);
-      assert.deepEqual(woken, { runtime: 1, tasks: 2 });
-      assert.equal(checks, 0, 'the watch closed with its last subscriber');
-    } finally {
-      stopRuntime();
-      stopTasks();
-      other.close();
-      mine.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  test('subscribers of one handle share one watch: one version check per event, each woken, the last one closes it', () =>
+    withTwoConnections(async ({ file, mine, other }) => {
+      let checks = 0;
+      const pragma = mine.pragma.bind(mine);
+      mine.pragma = ((source: string, options?: { simple?: boolean }) => {
+        if (source === 'data_version') checks += 1;
+        return pragma(source, options);
+      }) as typeof mine.pragma;
+      const woken = { runtime: 0, tasks: 0 };
+      const stopRuntime = watchSqliteCommits(mine, file, () => (woken.runtime += 1));
+      const stopTasks = watchSqliteCommits(mine, file, () => (woken.tasks += 1));
+      try {
+        assert.equal(checks, 1, 'one baseline read for both subscribers');
+        checks = 0;
+        other.exec('INSERT INTO t VALUES (1)');
+        await settle(() => woken.runtime === 1 && woken.tasks === 1);
+        assert.deepEqual(woken, { runtime: 1, tasks: 1 });
+        const perCommit = checks;
+        assert.ok(perCommit >= 1 && perCommit <= 2 * (1 + RECHECK_MS.length), `${perCommit} version checks for one commit`);
+        stopRuntime();
+        checks = 0;
+        other.exec('INSERT INTO t VALUES (2)');
+        await settle(() => woken.tasks === 2);
+        assert.deepEqual(woken, { runtime: 1, tasks: 2 }, 'the remaining subscriber is still woken');
+        assert.ok(checks <= perCommit + 1 + RECHECK_MS.length);
+        stopTasks();
+        checks = 0;
+        other.exec('INSERT INTO t VALUES (3)');
+        await settle(() => false);
+        assert.deepEqual(woken, { runtime: 1, tasks: 2 });
+        assert.equal(checks, 0, 'the watch closed with its last subscriber');
+      } finally {
+        stopRuntime();
+        stopTasks();
+      }
+    }));
 
-  test('a commit of another connection wakes the watch through the file event', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-wakeup-'));
-    const file = path.join(dir, 'db.sqlite');
-    const mine = new Database(file);
-    mine.pragma('journal_mode = WAL');
-    mine.exec('CREATE TABLE t (x INTEGER)');
-    const other = new Database(file);
-    let woken = 0;
-    const unwatch = watchSqliteCommits(mine, file, () => (woken += 1));
-    try {
-      mine.exec('INSERT INTO t VALUES (1)'); // our own commit: data_version does not move
-      other.exec('INSERT INTO t VALUES (2)');
-      const deadline = Date.now() + 5000;
-      while (woken === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-      assert.equal(woken, 1);
-    } finally {
-      unwatch();
-      other.close();
-      mine.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  test('a commit of another connection wakes the watch through the file event', () =>
+    withTwoConnections(async ({ file, mine, other }) => {
+      let woken = 0;
+      const unwatch = watchSqliteCommits(mine, file, () => (woken += 1));
+      try {
+        mine.exec('INSERT INTO t VALUES (1)'); // our own commit: data_version does not move
+        other.exec('INSERT INTO t VALUES (2)');
+        const deadline = Date.now() + 5000;
+        while (woken === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+        assert.equal(woken, 1);
+      } finally {
+        unwatch();
+      }
+    }));
 });
