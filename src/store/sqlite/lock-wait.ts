@@ -19,8 +19,8 @@ export interface LockWaitOptions {
 
 export const HOST_LOCK_WAIT: LockWaitOptions = { boundMs: 10_000, busyTimeoutMs: 0 };
 
-const PROMPT_PROBES_MS = 1;
-const PROMPT_PROBES_MAX = 32;
+/** Probes on the next turns of the event loop before the timers start (about a millisecond when idle). */
+export const PROMPT_PROBES = 32;
 const FIRST_RETRY_MS = 1;
 const MAX_RETRY_MS = 25;
 
@@ -36,19 +36,16 @@ export const BUSY = Symbol('busy');
 /**
  * The shared wait of one connection's attempts: after an attempt found the lock taken, every
  * attempt waits for the same probe time instead of probing on its own, so a hundred waiting calls
- * cost one probe per round, not a hundred. For the first PROMPT_PROBES_MS of a wait the next probe
- * comes on the next turn of the event loop (setImmediate: other work runs first, nothing sleeps; at
- * most PROMPT_PROBES_MAX times), as a worker's commit holds the lock for a fraction of a
- * millisecond; then a timer of 1 ms doubling, at most 25 ms. A 2 ms first timer cost the task relay a 2.3 ms pause on one claim in six.
+ * cost one probe per round, not a hundred. The first PROMPT_PROBES probes of a wait come on the
+ * next turns of the event loop (setImmediate: other work runs first, nothing sleeps), as a
+ * worker's commit holds the lock for a fraction of a millisecond; then a timer of 1 ms doubling,
+ * at most 25 ms. A 2 ms first timer cost the task relay a 2.3 ms pause on one claim in six.
  */
 export class LockGate {
   private wait: Promise<void> | null = null;
   private delay = FIRST_RETRY_MS;
-  /** When the current wait began (monotonic ms), null while the lock was last found free. */
-  private since: number | null = null;
+  /** Prompt probes of the current wait (0 once the lock was found free). */
   private prompt = 0;
-
-  constructor(private readonly monotonic: () => number = () => performance.now()) {}
 
   /** True from an attempt that found the lock taken until the next probe time. */
   get closed(): boolean {
@@ -58,13 +55,11 @@ export class LockGate {
   /** The lock was found taken: the promise of the next probe time, shared by every waiter. */
   busy(): Promise<void> {
     if (!this.wait) {
-      const now = this.monotonic();
-      this.since ??= now;
       const open = (resolve: () => void) => () => {
         this.wait = null;
         resolve();
       };
-      if (now - this.since < PROMPT_PROBES_MS && this.prompt < PROMPT_PROBES_MAX) {
+      if (this.prompt < PROMPT_PROBES) {
         this.prompt += 1;
         this.wait = new Promise<void>((resolve) => setImmediate(open(resolve)));
       } else {
@@ -78,7 +73,6 @@ export class LockGate {
   /** An attempt got the lock: the next wait starts prompt again. */
   free(): void {
     this.delay = FIRST_RETRY_MS;
-    this.since = null;
     this.prompt = 0;
   }
 }
