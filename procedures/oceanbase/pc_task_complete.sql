@@ -2,12 +2,10 @@
 -- Purpose: terminal success of the current attempt: state 'succeeded', result stored, owner and
 --   lease released, dedupe key released (active_dedupe_key becomes NULL). Fenced by token and an
 --   unexpired lease in the same transaction; a late owner is rejected and leaves no trace.
---   A running task whose cancel was recorded never ends succeeded (ADR: a running task's cancel
---   ends after the handler's cleanup point, as cancelled; T7): if cancel_requested = 1 when this
---   success locks the row, it raises cancel_requested and the caller's transaction (the handler's
---   ctx.onComplete writes with it) rolls back; the attempt then ends cancelled with its failure
---   hook. A success that committed before the cancel stands. After the runner's 'timeout'
---   verdict (pc_task_record_verdict) no success is recorded either (attempt_lost).
+--   A recorded cancel raises cancel_requested (the caller's transaction, the handler's
+--   ctx.onComplete writes with it, rolls back; the attempt then ends cancelled with its failure
+--   hook); the runner's 'timeout' verdict raises attempt_lost. The rules are those of
+--   internal/pc_aps_task_complete_attempt.sql (since migration 0027), which this calls.
 -- Transaction: runs INSIDE the caller's transaction (the handler's last domain writes commit with it).
 -- Parameters:
 --   p_task_id BIGINT, p_attempt_token CHAR(36), p_result MEDIUMTEXT (JSON) NULL
@@ -19,21 +17,6 @@ CREATE PROCEDURE pc_task_complete(
   IN p_result        MEDIUMTEXT
 )
 BEGIN
-  DECLARE v_now     DATETIME(3);
-  DECLARE v_cancel  INT;
-  DECLARE v_verdict VARCHAR(32);
-  CALL pc_task_assert_attempt(p_task_id, p_attempt_token);
-  SELECT cancel_requested, stop_verdict INTO v_cancel, v_verdict FROM pc_durable_tasks WHERE task_id = p_task_id;
-  IF v_verdict = 'timeout' THEN
-    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'attempt_lost';
-  END IF;
-  IF v_cancel = 1 THEN
-    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'cancel_requested';
-  END IF;
-  SET v_now = UTC_TIMESTAMP(3);
-  UPDATE pc_durable_tasks
-     SET state = 'succeeded', result = p_result, attempt_owner = NULL, lease_expires_at = NULL,
-         finished_at = v_now, updated_at = v_now
-   WHERE task_id = p_task_id;
+  CALL pc_aps_task_complete_attempt(p_task_id, p_attempt_token, p_result);
   SELECT task_id, state, attempt_count, finished_at FROM pc_durable_tasks WHERE task_id = p_task_id;
 END

@@ -254,6 +254,11 @@ export const OPERATIONS = {
     transaction: 'own',
     summary: 'fenced terminal success in its own transaction (an attempt without ctx.onComplete writes)',
   },
+  pc_task_succeed_batch: {
+    params: ['task_ids', 'attempt_tokens', 'attempt_token_ends', 'results', 'result_ends'],
+    transaction: 'own',
+    summary: "the runner's group commit of its workers' successes: pc_task_complete per item in one transaction, a refused item reports why",
+  },
   pc_task_fail: {
     params: ['task_id', 'attempt_token', 'error_code', 'error_message'],
     transaction: 'caller',
@@ -351,6 +356,11 @@ export const INTERNAL_PROCEDURES = {
     transaction: 'caller',
     summary: 'the one body of pc_aps_mark_dirty_batch and pc_aps_accept_request_batch: set-based intake of up to 1000 items, the counter the only difference',
     sqliteInclude: true,
+  },
+  pc_aps_task_complete_attempt: {
+    params: ['task_id', 'attempt_token', 'result'],
+    transaction: 'caller',
+    summary: 'the one text of the success rules (fence, recorded cancel, timeout verdict, the update), called by pc_task_complete and pc_task_succeed_batch',
   },
   pc_aps_write_fences: {
     params: [...TERM],

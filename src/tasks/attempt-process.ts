@@ -15,6 +15,7 @@ import { AttemptLostError } from '../store/errors.ts';
 import type { TaskWorker } from './attempt-pool.ts';
 import type { TaskConfig } from './config.ts';
 import type { ClaimedTask, TaskStore } from './task-store.ts';
+import type { SuccessVerdict } from './success-committer.ts';
 import type { StopReason } from './verdict.ts';
 import type { RunTaskMessage, TaskResultMessage, TaskWorkerMessage, TerminateMessage } from './worker-protocol.ts';
 
@@ -27,6 +28,11 @@ export class AttemptProcess {
   stopReason: StopReason | null = null;
   /** A clean end was reported before any stop: the process goes back to the pool. */
   finishedClean = false;
+  /** The runner's commit of a 'returned' success, once it started. */
+  success: Promise<SuccessVerdict> | null = null;
+  /** Called when the worker reports 'returned' (the runner commits the success). */
+  onReturned: ((m: TaskResultMessage) => void) | null = null;
+  private endNow: () => void = () => undefined;
   private handedOver = false;
   private readonly keeper: NodeJS.Timeout | null = null;
 
@@ -38,18 +44,15 @@ export class AttemptProcess {
     private readonly logger: Logger,
   ) {
     this.child = worker.child;
-    let endNow: () => void = () => undefined;
     this.ended = new Promise<void>((resolve) => {
-      endNow = resolve;
+      this.endNow = resolve;
       void worker.exited.then(() => resolve());
     });
     const onMessage = (m: TaskWorkerMessage) => {
       if (m?.type !== 'task-result' || m.taskId !== task.taskId || this.reported) return;
       this.reported = m;
-      if (m.reusable === true && this.stopReason === null && this.alive) {
-        this.finishedClean = true;
-        endNow();
-      }
+      if (m.status === 'returned') this.onReturned?.(m);
+      else if (m.reusable === true) this.finishClean();
     };
     this.child.on('message', onMessage);
     void this.ended.then(() => {
@@ -75,6 +78,19 @@ export class AttemptProcess {
     }
   }
 
+  /** The attempt is over and its process reusable (a clean end before any stop); false if not. */
+  finishClean(): boolean {
+    if (this.stopReason !== null || !this.alive) return false;
+    this.finishedClean = true;
+    this.endNow();
+    return true;
+  }
+
+  /** Terminates the process without a stop reason (its attempt is over; it is not reused). */
+  retire(): Promise<boolean> {
+    return terminateChild(this.worker.handle, this.config.terminateGraceMs);
+  }
+
   get alive(): boolean {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
@@ -90,6 +106,7 @@ export class AttemptProcess {
       leaseMs: this.config.leaseMs,
       progressMinStep: this.config.progressMinStep,
       terminateGraceMs: this.config.terminateGraceMs,
+      hostCommitsSuccess: true,
     };
     this.child.send(message); // from here on the child heartbeats (at once, then every lease / 3)
   }

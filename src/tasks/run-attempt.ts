@@ -159,7 +159,11 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
         return result('interrupted', 'interrupted_by_shutdown', `the handler returned after the attempt was stopped (${control.terminateReason})`);
       }
       const onComplete = finalizer;
-      // Without ctx.onComplete writes the success is one call (pc_task_succeed, its own transaction).
+      // Without ctx.onComplete writes the host commits the success with others (its group
+      // commit); it refuses it as pc_task_complete would (a recorded cancel, a lost lease) and
+      // then ends the attempt itself. A result that is not JSON fails here, as a success would.
+      if (!onComplete && message.hostCommitsSuccess) return { ...result('returned'), resultJson: JSON.stringify(value ?? null) ?? 'null' };
+      // Otherwise the success is one call (pc_task_succeed, its own transaction).
       const success = onComplete
         ? tasks.transaction(async (tx) => {
             await tasks.assertAttempt(tx, task.taskId, task.attemptToken); // locks the task row first

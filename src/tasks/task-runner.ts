@@ -29,7 +29,8 @@ import { subscribeTaskRunner } from '../notify/hooks.ts';
 import { ReadinessPublisher } from './readiness-publisher.ts';
 import { RunnerStats } from './runner-stats.ts';
 import { UnknownHandlerError, type TaskRegistry } from './registry.ts';
-import { MAX_CLAIM_BATCH, type ClaimedTask, type TaskStore } from './task-store.ts';
+import { SuccessCommitter } from './success-committer.ts';
+import { MAX_CLAIM_BATCH, type ClaimedTask, type SuccessItem, type TaskStore } from './task-store.ts';
 import { setLongTimeout } from './timers.ts';
 import { systemClock, type Clock, type ClockTimer } from '../runtime/clock.ts';
 import { verdictOf, type StopReason } from './verdict.ts';
@@ -77,6 +78,10 @@ export class TaskRunner {
   wakeupsDropped = 0;
   /** Test hook: return true to lose a wake-up (the real delivery path, every source). */
   wakeupFault: ((source: WakeupSource) => boolean) | null = null;
+  /** Test hook: runs before each group commit of successes (tests hold it past a lease, or cancel meanwhile). */
+  beforeSuccessCommit: ((items: SuccessItem[]) => Promise<void>) | null = null;
+  /** The group commit of the successes the worker processes report ('returned'). */
+  readonly successes: SuccessCommitter;
 
   constructor(
     private readonly tasks: TaskStore,
@@ -89,6 +94,10 @@ export class TaskRunner {
     this.workerId = options.workerId ?? newTaskWorkerId();
     this.clock = options.clock ?? systemClock;
     this.converger = new Converger(tasks, registry, config, logger);
+    this.successes = new SuccessCommitter(async (items) => {
+      await this.beforeSuccessCommit?.(items);
+      return this.tasks.succeedBatch(items);
+    }, logger);
     this.pool = new AttemptPool(config, databaseUrl, logger, () => this.notify(), this.clock);
     // A full runner needs no probe: the relay claims when one of its attempts finishes.
     const wanted = () => !this.stopped && !this.filling && this.running.size < this.config.capacity;
@@ -217,7 +226,8 @@ export class TaskRunner {
         if (mine) {
           // This runner's own child stopped heartbeating (a blocked event loop, a hang): its
           // attempt is lost. Terminate it; settle() converges it once it exited.
-          if (mine.task.attemptToken === lost.attemptToken && !mine.stopReason) {
+          // (A success being committed is not stopped: the commit finds the lease lost.)
+          if (mine.task.attemptToken === lost.attemptToken && !mine.stopReason && !mine.success) {
             this.logger.warn(
               { taskId: lost.taskId, taskType: lost.taskType, pid: mine.child.pid },
               'task worker stopped heartbeating and its lease expired; terminating it',
@@ -271,6 +281,10 @@ export class TaskRunner {
       this.timeoutOf(task),
       this.clock,
     );
+    attempt.onReturned = (m) => {
+      timer.clear(); // the handler returned in time
+      this.commitReturned(attempt, m.resultJson ?? null, m.reusable === true);
+    };
     this.logger.info({ taskId: task.taskId, taskType: task.taskType, attempt: task.attemptCount, workerId: this.workerId }, 'task attempt started');
     void attempt.ended.then(() =>
       this.track(
@@ -286,6 +300,23 @@ export class TaskRunner {
     );
   }
 
+  /**
+   * The handler returned without ctx.onComplete writes: its success joins the group commit. After
+   * a timeout or a lost lease nothing is committed (the stop's verdict stands); after a shutdown
+   * it is (the handler finished its work). Written: the process goes back to the pool. Refused
+   * (a cancel recorded first, a lost lease) or not recorded: the process is retired and, once it
+   * exited, the attempt is ended with that verdict like any other (settle).
+   */
+  private commitReturned(attempt: AttemptProcess, resultJson: string | null, reusable: boolean): void {
+    if (attempt.stopReason === 'timeout' || attempt.stopReason === 'lost') return;
+    const { task } = attempt;
+    attempt.success = this.successes.commit({ taskId: task.taskId, attemptToken: task.attemptToken, resultJson });
+    void attempt.success.then((verdict) => {
+      if (verdict === 'succeeded' && reusable && attempt.finishClean()) return;
+      void attempt.retire();
+    });
+  }
+
   private timeoutOf(task: ClaimedTask): number {
     return Math.min(task.timeoutMs, this.config.maxTimeoutMs);
   }
@@ -298,7 +329,8 @@ export class TaskRunner {
    */
   private stopAttempt(attempt: AttemptProcess, reason: StopReason): Promise<void> {
     const { task } = attempt;
-    if (attempt.finishedClean) return Promise.resolve(); // ended before the stop: nothing to stop
+    // Ended before the stop, or returned with its success being committed: nothing to stop.
+    if (attempt.finishedClean || attempt.success) return Promise.resolve();
     if (!attempt.stopReason && reason !== 'lost' && attempt.alive) {
       const verdict = reason === 'timeout' ? 'timeout' : 'interrupted_by_shutdown';
       this.verdicts.set(
@@ -322,20 +354,28 @@ export class TaskRunner {
     const { task } = attempt;
     await this.verdicts.get(task.taskId);
     this.verdicts.delete(task.taskId);
-    const v = verdictOf({ stopReason: attempt.stopReason, reported: attempt.reported, hostStopping: this.stopped, timeoutMs: this.timeoutOf(task) });
+    const success = await attempt.success;
+    const v = verdictOf({
+      stopReason: attempt.stopReason,
+      reported: attempt.reported,
+      hostStopping: this.stopped,
+      timeoutMs: this.timeoutOf(task),
+      success,
+    });
+    if (v.kind === 'gone') {
+      this.logger.warn({ taskId: task.taskId, taskType: task.taskType }, 'the task of a returned attempt no longer exists');
+      return false;
+    }
     if (v.kind === 'written') {
       this.completed += 1;
-      const status = attempt.reported?.status;
+      const status = success === 'succeeded' ? 'succeeded' : attempt.reported?.status;
       this.stats.endedAs(
         task.taskType,
         status === 'succeeded' || status === 'cancelled' ? status : 'failed',
         attempt.reported?.errorCode ?? null,
         this.duration(task.taskId),
       );
-      this.logger.info(
-        { taskId: task.taskId, taskType: task.taskType, status: attempt.reported?.status, errorCode: attempt.reported?.errorCode },
-        'task attempt ended',
-      );
+      this.logger.info({ taskId: task.taskId, taskType: task.taskType, status, errorCode: attempt.reported?.errorCode }, 'task attempt ended');
       return true;
     }
     const ref = { taskId: task.taskId, taskType: task.taskType, handlerVersion: task.handlerVersion, attemptToken: task.attemptToken };

@@ -10,6 +10,7 @@ import { TYPE, WORKER, json, n, nOrNull, requireId, requireRange, requireToken, 
 import type { OperationName } from '../store/operations.ts';
 import { submitBatchParams, submitColumns, toSubmitResults } from './submit-params.ts';
 import type { TxHandle } from '../store/types.ts';
+import { fixed, indexedList } from '../store/intake-batch.ts';
 
 export type TaskState = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 export const TERMINAL_STATES: TaskState[] = ['succeeded', 'failed', 'cancelled'];
@@ -191,6 +192,41 @@ export class TaskStore {
     requireId(op, taskId);
     requireToken(op, attemptToken);
     await this.rows(op, { task_id: taskId, attempt_token: attemptToken, result: result === undefined ? null : JSON.stringify(result) }, tx);
+  }
+
+  /**
+   * The runner's group commit of its workers' successes (pc_task_succeed_batch): one transaction,
+   * each item decided by pc_task_complete's rules; a refused item writes nothing and reports why.
+   * Outcomes in input order. resultJson is the result as JSON text (null stores NULL).
+   */
+  async succeedBatch(items: readonly SuccessItem[]): Promise<SuccessOutcome[]> {
+    const op = 'pc_task_succeed_batch';
+    if (items.length < 1 || items.length > MAX_SUCCESS_BATCH)
+      throw new InvalidArgumentError(op, `a batch holds 1..${MAX_SUCCESS_BATCH} items, got ${items.length}`);
+    const seen = new Set<number>();
+    for (const item of items) {
+      requireId(op, item.taskId);
+      requireToken(op, item.attemptToken);
+      if (seen.has(item.taskId)) throw new InvalidArgumentError(op, `task ${item.taskId} appears twice`);
+      seen.add(item.taskId);
+      if (item.resultJson !== null && (typeof item.resultJson !== 'string' || item.resultJson === '')) {
+        throw new InvalidArgumentError(op, 'a result is JSON text or null');
+      }
+    }
+    const tokens = indexedList(items.map((i) => i.attemptToken));
+    const results = indexedList(items.map((i) => i.resultJson ?? ''));
+    const row = (
+      await this.rows(op, {
+        task_ids: items.map((i) => fixed(i.taskId, 18)).join(''),
+        attempt_tokens: tokens.text,
+        attempt_token_ends: tokens.ends,
+        results: results.text,
+        result_ends: results.ends,
+      })
+    )[0];
+    const outcomes = String(row?.outcomes ?? '').split(',');
+    if (outcomes.length !== items.length || outcomes.some((o) => !SUCCESS_OUTCOMES.has(o))) throw new Error(`${op}: unexpected result ${JSON.stringify(row)}`);
+    return outcomes as SuccessOutcome[];
   }
 
   async fail(taskId: number, attemptToken: string, errorCode: string, errorMessage: string, tx?: TxHandle): Promise<void> {
@@ -396,6 +432,17 @@ export class TaskStore {
 
 /** The most tasks one pc_task_claim_batch call takes. */
 export const MAX_CLAIM_BATCH = 100;
+/** Items of one pc_task_succeed_batch call (a runner's capacity bounds what it holds at once). */
+export const MAX_SUCCESS_BATCH = 100;
+
+export interface SuccessItem {
+  taskId: number;
+  attemptToken: string;
+  resultJson: string | null;
+}
+/** Per item: written, or why pc_task_complete's rules refused it (nothing written). */
+export type SuccessOutcome = 'succeeded' | 'task_not_found' | 'attempt_lost' | 'cancel_requested';
+const SUCCESS_OUTCOMES = new Set<string>(['succeeded', 'task_not_found', 'attempt_lost', 'cancel_requested']);
 
 function toClaimed(r: Record<string, unknown>): ClaimedTask {
   return {

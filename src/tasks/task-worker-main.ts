@@ -82,8 +82,9 @@ async function attempt(message: Extract<TaskHostMessage, { type: 'run-task' }>):
     ok = false;
   }
   const stopped = control.terminating || control.terminateReason !== null;
-  // Only an attempt that wrote its own terminal state leaves a process fit for another one.
-  const clean = r.status === 'succeeded' || r.status === 'failed' || r.status === 'cancelled';
+  // Only an attempt that wrote its own terminal state, or left its success to the host, leaves a
+  // process fit for another one.
+  const clean = r.status === 'succeeded' || r.status === 'failed' || r.status === 'cancelled' || r.status === 'returned';
   const reusable = ok && clean && !stopped && (await leftNothing());
   await send({ ...r, reusable });
   if (!reusable) process.exit(ok ? 0 : 1);

@@ -5,6 +5,7 @@
  * idempotent types), a shutdown or a loss lets idempotent types be requeued. The database applies
  * the same order (pc_task_end_attempt: recorded verdict, then cancel, then requeue).
  */
+import type { SuccessVerdict } from './success-committer.ts';
 import type { TaskResultMessage } from './worker-protocol.ts';
 
 /** Why the runner stopped an attempt (the first one recorded wins). */
@@ -16,9 +17,12 @@ export interface ExitedAttempt {
   /** The runner is shutting down (a child that died meanwhile counts as interrupted). */
   hostStopping: boolean;
   timeoutMs: number;
+  /** A 'returned' success: what the runner's commit of it came to (null: not committed). */
+  success?: SuccessVerdict | null;
 }
 
-export type AttemptVerdict = { kind: 'written' } | { kind: 'end'; code: string; message: string; requeue: boolean };
+/** gone: the task no longer exists; there is nothing to end. */
+export type AttemptVerdict = { kind: 'written' } | { kind: 'gone' } | { kind: 'end'; code: string; message: string; requeue: boolean };
 
 export function verdictOf(a: ExitedAttempt): AttemptVerdict {
   const { reported } = a;
@@ -27,6 +31,24 @@ export function verdictOf(a: ExitedAttempt): AttemptVerdict {
   }
   if (a.stopReason === 'lost') {
     return { kind: 'end', code: 'lost', message: 'the attempt stopped heartbeating and its lease expired', requeue: true };
+  }
+  if (reported?.status === 'returned' && a.success) {
+    // The handler returned; the runner's commit decided (pc_task_complete's rules).
+    switch (a.success) {
+      case 'succeeded':
+        return { kind: 'written' };
+      case 'task_not_found':
+        return { kind: 'gone' };
+      case 'cancel_requested': // pc_task_end_attempt ends it cancelled, with its failure hook
+        return { kind: 'end', code: 'cancelled', message: 'the cancel was recorded before the success', requeue: false };
+      case 'attempt_lost':
+        return { kind: 'end', code: 'attempt_lost', message: 'the attempt had lost its lease when its success was committed', requeue: true };
+      case 'error':
+        return { kind: 'end', code: 'success_not_recorded', message: 'the success could not be committed', requeue: true };
+    }
+  }
+  if (reported?.status === 'returned') {
+    return { kind: 'end', code: 'success_not_recorded', message: 'the worker process ended before its success was committed', requeue: true };
   }
   if (reported?.status === 'attempt_lost') {
     // Reported while the lease may still be live (a domain row fenced by the attempt was taken over).

@@ -14,6 +14,11 @@ export interface RunTaskMessage {
   progressMinStep: number;
   /** The host's TERMINATE_GRACE_SECONDS in ms: how long a SIGTERM'd attempt may take to stop. */
   terminateGraceMs: number;
+  /**
+   * The host commits the success of an attempt without ctx.onComplete writes (its group commit,
+   * pc_task_succeed_batch): the worker reports 'returned' with the result instead of writing it.
+   */
+  hostCommitsSuccess?: boolean;
 }
 
 /** Sent by the host right before SIGTERM: why the attempt must stop. */
@@ -25,14 +30,18 @@ export interface TerminateMessage {
 /**
  * 'interrupted': stopped by SIGTERM without a terminal write (the host converges it).
  * 'load_failed': the handler module could not be imported; no terminal write (the host converges it).
+ * 'returned': the handler returned without ctx.onComplete writes and the host commits the success
+ *   (hostCommitsSuccess); resultJson holds its result. Nothing of the attempt runs any more.
  */
-export type TaskOutcomeStatus = 'succeeded' | 'failed' | 'cancelled' | 'attempt_lost' | 'interrupted' | 'load_failed';
+export type TaskOutcomeStatus = 'succeeded' | 'failed' | 'cancelled' | 'attempt_lost' | 'interrupted' | 'load_failed' | 'returned';
 export interface TaskResultMessage {
   type: 'task-result';
   taskId: number;
   status: TaskOutcomeStatus;
   errorCode?: string;
   errorMessage?: string;
+  /** 'returned': the handler's result as JSON text. */
+  resultJson?: string;
   /**
    * Sent once the attempt's connections are closed: the process left nothing running (no timer,
    * socket or child process beyond those it had before the attempt) and may take another attempt.

@@ -9,7 +9,7 @@ const base: ExitedAttempt = { stopReason: null, reported: null, hostStopping: fa
 const reported = (status: TaskResultMessage['status'], errorCode?: string): TaskResultMessage => ({ type: 'task-result', taskId: 1, status, errorCode });
 const code = (a: Partial<ExitedAttempt>) => {
   const v = verdictOf({ ...base, ...a });
-  return v.kind === 'written' ? 'written' : `${v.code}${v.requeue ? '+requeue' : ''}`;
+  return v.kind !== 'end' ? v.kind : `${v.code}${v.requeue ? '+requeue' : ''}`;
 };
 
 test('a timeout wins over whatever the child reported and is never requeued', () => {
@@ -35,4 +35,17 @@ test('losses, shutdowns and crashes may requeue idempotent types', () => {
 
 test('a handler module the worker could not import is ended by the runner (with its hook), never requeued', () => {
   assert.equal(code({ reported: reported('load_failed', 'handler_load_failed') }), 'handler_load_failed');
+});
+
+test("a success left to the runner ('returned') is what the runner's commit made of it; a stop for a timeout or a loss still wins", () => {
+  const returned = reported('returned');
+  assert.equal(code({ reported: returned, success: 'succeeded' }), 'written');
+  assert.equal(code({ stopReason: 'shutdown', reported: returned, success: 'succeeded' }), 'written');
+  assert.equal(code({ reported: returned, success: 'cancel_requested' }), 'cancelled');
+  assert.equal(code({ reported: returned, success: 'attempt_lost' }), 'attempt_lost+requeue');
+  assert.equal(code({ reported: returned, success: 'error' }), 'success_not_recorded+requeue');
+  assert.equal(code({ reported: returned, success: 'task_not_found' }), 'gone');
+  assert.equal(code({ reported: returned }), 'success_not_recorded+requeue', 'never written without a commit');
+  assert.equal(code({ stopReason: 'timeout', reported: returned }), 'timeout');
+  assert.equal(code({ stopReason: 'lost', reported: returned }), 'lost+requeue');
 });

@@ -1,0 +1,17 @@
+-- Migration 0027 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): grouped task successes
+-- (issue 12).
+--
+-- pc_aps_task_complete_attempt (new, internal): the success rules of pc_task_complete (fence,
+-- recorded cancel, 'timeout' verdict, the one update) without its result row, so that a batch
+-- can run them per item.
+-- pc_task_complete (changed): calls pc_aps_task_complete_attempt, then selects the row as before.
+-- Same rules, errors and row.
+-- pc_task_succeed_batch (new): the task runner commits the successes its worker processes
+-- reported as one transaction and one call; each item is pc_task_complete's rules, a refused
+-- item reports why and writes nothing (GET DIAGNOSTICS, COMPATIBILITY row 118).
+-- Irreversible by design (no down file): the previous text of pc_task_complete is not kept; the
+-- new procedures are harmless to an older runner.
+
+-- @procedure pc_aps_task_complete_attempt sha256=d64fb10e2f0b450921ea9910f3b0f0d71ddc3cffd50b690a7538c1d26a626e79
+-- @procedure pc_task_complete sha256=a75b5a060f1cb234974b6ff91cc19e78a03601c03a77f4d928c8f5c73477aa82
+-- @procedure pc_task_succeed_batch sha256=d61f28a9c8fb0ce1eea2edbb363796de042d5b5f608b4d875d29d129ca069252

@@ -1,0 +1,70 @@
+// The runner's group commit of reported successes (src/tasks/success-committer.ts), against a
+// scripted commit function: grouping, one item per task per batch, retry of a failed batch.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createLogger } from '../../src/logging.ts';
+import { SuccessCommitter } from '../../src/tasks/success-committer.ts';
+import type { SuccessItem, SuccessOutcome } from '../../src/tasks/task-store.ts';
+
+const logger = createLogger({ level: 'silent' });
+const item = (taskId: number): SuccessItem => ({ taskId, attemptToken: 'a'.repeat(32), resultJson: 'null' });
+
+function gate() {
+  let open: () => void = () => undefined;
+  const opened = new Promise<void>((r) => {
+    open = r;
+  });
+  return { opened, open };
+}
+
+test('successes reported while a batch is in flight are committed together in the next call, by task id', async () => {
+  const calls: number[][] = [];
+  const first = gate();
+  const committer = new SuccessCommitter(async (items) => {
+    calls.push(items.map((i) => i.taskId));
+    if (calls.length === 1) await first.opened;
+    return items.map((i): SuccessOutcome => (i.taskId === 7 ? 'cancel_requested' : 'succeeded'));
+  }, logger);
+  const a = committer.commit(item(1));
+  const later = [9, 7, 8].map((id) => committer.commit(item(id)));
+  first.open();
+  assert.deepEqual(await Promise.all([a, ...later]), ['succeeded', 'succeeded', 'cancel_requested', 'succeeded']);
+  assert.deepEqual(calls, [[1], [7, 8, 9]]);
+  assert.deepEqual([committer.batches, committer.items], [2, 4]);
+});
+
+test('a batch holds one item per task and at most maxBatch items; the rest waits for the next', async () => {
+  const calls: number[][] = [];
+  const first = gate();
+  const committer = new SuccessCommitter(
+    async (items) => {
+      calls.push(items.map((i) => i.taskId));
+      if (calls.length === 1) await first.opened;
+      return items.map((): SuccessOutcome => 'attempt_lost');
+    },
+    logger,
+    2,
+  );
+  const all = [committer.commit(item(5)), committer.commit(item(3)), committer.commit(item(3)), committer.commit(item(4)), committer.commit(item(2))];
+  first.open();
+  assert.deepEqual(await Promise.all(all), Array(5).fill('attempt_lost'));
+  assert.deepEqual(calls, [[5], [3, 4], [2, 3]]);
+});
+
+test('a batch that fails whole is tried once more, then its items end with error; later batches go on', async () => {
+  let calls = 0;
+  let failures = 2;
+  const committer = new SuccessCommitter(async (items) => {
+    calls += 1;
+    if (failures > 0) {
+      failures -= 1;
+      throw new Error('SQLITE_BUSY');
+    }
+    return items.map((): SuccessOutcome => 'succeeded');
+  }, logger);
+  assert.equal(await committer.commit(item(1)), 'error');
+  assert.equal(calls, 2);
+  assert.equal(await committer.commit(item(2)), 'succeeded');
+  failures = 1;
+  assert.equal(await committer.commit(item(3)), 'succeeded', 'one failure: the retry wrote it');
+});
