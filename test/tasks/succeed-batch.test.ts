@@ -123,7 +123,7 @@ for (const backend of BACKENDS) {
       for (const bad of [
         { task_ids: id(ids[0]!.taskId) + id(ids[0]!.taskId) },
         { task_ids: id(ids[0]!.taskId) },
-        { attempt_token_ends: '00000001' + good.attempt_token_ends.slice(8) },
+        { attempt_token_ends: `00000001${good.attempt_token_ends.slice(8)}` },
         { result_ends: '0000000000000001' },
         { task_ids: 'x'.repeat(36) },
         { results: 'é', result_ends: '0000000100000002' },
