@@ -62,7 +62,7 @@ export class SuccessCommitter {
           this.waiting.unshift(...again);
           continue;
         }
-        batch.forEach((w, i) => w.resolve(outcomes[i]!));
+        for (const [i, w] of batch.entries()) w.resolve(outcomes[i]!);
       }
     } finally {
       this.busy = false;
