@@ -1,17 +1,24 @@
--- Migration 0027 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): grouped task successes
--- (issue 12).
+-- Migration 0027 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): grouped task successes and
+-- the claims that take their places (issue 12).
 --
 -- pc_aps_task_complete_attempt (new, internal): the success rules of pc_task_complete (fence,
 -- recorded cancel, 'timeout' verdict, the one update) without its result row, so that a batch
 -- can run them per item.
 -- pc_task_complete (changed): calls pc_aps_task_complete_attempt, then selects the row as before.
 -- Same rules, errors and row.
+-- pc_aps_task_claim_rows (new, internal): the claims of pc_task_claim_batch in the caller's
+-- transaction, rows read back before the caller's COMMIT.
+-- pc_task_claim_batch (changed): validation, START TRANSACTION, CALL pc_aps_task_claim_rows,
+-- COMMIT. Same rules, errors and rows.
 -- pc_task_succeed_batch (new): the task runner commits the successes its worker processes
 -- reported as one transaction and one call; each item is pc_task_complete's rules, a refused
--- item reports why and writes nothing (GET DIAGNOSTICS, COMPATIBILITY row 118).
--- Irreversible by design (no down file): the previous text of pc_task_complete is not kept; the
--- new procedures are harmless to an older runner.
+-- item reports why and writes nothing (GET DIAGNOSTICS, COMPATIBILITY row 118); then it claims
+-- up to p_max_count tasks as pc_task_claim_batch does, in the same transaction.
+-- Irreversible by design (no down file): the previous texts of pc_task_complete and
+-- pc_task_claim_batch are not kept; the new procedures are harmless to an older runner.
 
 -- @procedure pc_aps_task_complete_attempt sha256=d64fb10e2f0b450921ea9910f3b0f0d71ddc3cffd50b690a7538c1d26a626e79
 -- @procedure pc_task_complete sha256=a75b5a060f1cb234974b6ff91cc19e78a03601c03a77f4d928c8f5c73477aa82
--- @procedure pc_task_succeed_batch sha256=d61f28a9c8fb0ce1eea2edbb363796de042d5b5f608b4d875d29d129ca069252
+-- @procedure pc_aps_task_claim_rows sha256=20c84c9cf6f571a63528d5179612baa6cb80892d7d8979a05e867dd7140f486b
+-- @procedure pc_task_claim_batch sha256=24309a94e7ad6d94b062bc8665aef132bd889af95947419aab59da98f1dfbebe
+-- @procedure pc_task_succeed_batch sha256=8282410900df4d10b937d9d953169c6a6ab48502aca40145cbb770bb575858a1

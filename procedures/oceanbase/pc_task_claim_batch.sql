@@ -13,7 +13,10 @@
 --   The claimed rows are read back by primary key between the first and the last claimed id
 --   (since 0024; the running rows' index carries the entries InnoDB has not purged yet, hundreds
 --   under a steady flow, each a clustered lookup), unless that range is wide (a requeued old task
---   with new ones), then among the running rows as before (COMPATIBILITY row 116).
+--   with new ones), then among the running rows as before (COMPATIBILITY row 116). Since
+--   migration 0027 the claims are pc_aps_task_claim_rows (shared with pc_task_succeed_batch),
+--   called inside this procedure's transaction; the rows are sent before its COMMIT (a failing
+--   COMMIT still ends the call with its error).
 -- Locks: the 'claims' row of pc_durable_task_control (FOR UPDATE), then each claimed task row.
 -- Transaction: owns its transaction.
 -- Parameters:
@@ -34,84 +37,16 @@ CREATE PROCEDURE pc_task_claim_batch(
   IN p_max_count  INT
 )
 BEGIN
-  DECLARE v_found    INT DEFAULT 1;
-  DECLARE v_running  INT DEFAULT 0;
-  DECLARE v_capacity INT DEFAULT NULL;
-  DECLARE v_room     INT DEFAULT 0;
-  DECLARE v_task_id  BIGINT DEFAULT NULL;
-  DECLARE v_last_id  BIGINT DEFAULT 0;
-  DECLARE v_token    CHAR(36) DEFAULT NULL;
-  DECLARE v_tokens   VARCHAR(4000) DEFAULT '';
-  DECLARE v_now      DATETIME(3);
-  DECLARE v_taken    INT DEFAULT 0;
-  DECLARE v_first_id BIGINT DEFAULT NULL;
-  DECLARE v_maint    INT DEFAULT 0;
-  DECLARE v_tries    INT DEFAULT 0;
-  DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
     ROLLBACK;
     RESIGNAL;
   END;
-
   IF p_worker_id IS NULL OR p_worker_id = '' OR p_lease_ms IS NULL OR p_lease_ms < 1000 OR p_lease_ms > 3600000
      OR p_task_types IS NULL OR p_task_types = '' OR p_max_count IS NULL OR p_max_count < 1 OR p_max_count > 100 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
   END IF;
-
   START TRANSACTION;
-  SELECT capacity INTO v_capacity FROM pc_durable_task_control WHERE name = 'claims' FOR UPDATE;
-  IF v_found = 0 OR v_capacity IS NULL THEN
-    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'capacity_not_set';
-  END IF;
-  SET v_now = UTC_TIMESTAMP(3);
-  -- One statement after the lock: the running count and the maintenance flag.
-  SELECT COUNT(*), COALESCE((SELECT MAX(maintenance) FROM pc_artifact_processing_runtime WHERE runtime_id = 1), 0)
-    INTO v_running, v_maint
-    FROM pc_durable_tasks WHERE state = 'running';
-  SET v_room = IF(v_maint = 1, 0, LEAST(p_max_count, v_capacity - v_running));
-  claim_loop: WHILE v_taken < v_room AND v_tries < v_room + 3 DO
-    SET v_tries = v_tries + 1;
-    SET v_found = 1;
-    SET v_task_id = NULL;
-    -- Non-locking read: never waits for (nor sees) a submission that has not committed.
-    SELECT task_id INTO v_task_id FROM pc_durable_tasks
-     WHERE state = 'pending' AND task_id > v_last_id
-       AND FIND_IN_SET(task_type COLLATE utf8mb4_bin, p_task_types COLLATE utf8mb4_bin) > 0
-     ORDER BY task_id LIMIT 1;
-    IF v_found = 0 OR v_task_id IS NULL THEN
-      LEAVE claim_loop;
-    END IF;
-    SET v_last_id = v_task_id;
-    SET v_token = UUID();
-    UPDATE pc_durable_tasks
-       SET state = 'running', attempt_count = attempt_count + 1, attempt_token = v_token,
-           attempt_owner = p_worker_id, heartbeat_at = v_now,
-           lease_expires_at = DATE_ADD(v_now, INTERVAL p_lease_ms * 1000 MICROSECOND),
-           started_at = COALESCE(started_at, v_now), updated_at = v_now
-     WHERE task_id = v_task_id AND state = 'pending';
-    -- The update turns 'pending' into 'running': a matched row is a changed row (row 11).
-    IF ROW_COUNT() = 1 THEN
-      SET v_taken = v_taken + 1;
-      SET v_first_id = COALESCE(v_first_id, v_task_id);
-      SET v_tokens = CONCAT(v_tokens, IF(v_tokens = '', '', ','), v_token);
-    END IF;
-  END WHILE claim_loop;
+  CALL pc_aps_task_claim_rows(p_worker_id, p_lease_ms, p_task_types, p_max_count);
   COMMIT;
-
-  -- The claimed rows by their tokens: v_last_id is the last candidate, at or above the last claim.
-  IF v_first_id IS NULL OR v_last_id - v_first_id <= 1000 THEN
-    SELECT task_id, task_type, handler_version, payload, timeout_ms, attempt_count, attempt_token,
-           attempt_owner, lease_expires_at, resumed_from_task_id, v_now AS db_now
-      FROM pc_durable_tasks
-     WHERE task_id BETWEEN v_first_id AND v_last_id AND state = 'running'
-       AND FIND_IN_SET(attempt_token, v_tokens) > 0
-     ORDER BY task_id;
-  ELSE
-    SELECT task_id, task_type, handler_version, payload, timeout_ms, attempt_count, attempt_token,
-           attempt_owner, lease_expires_at, resumed_from_task_id, v_now AS db_now
-      FROM pc_durable_tasks
-     WHERE state = 'running' AND FIND_IN_SET(attempt_token, v_tokens) > 0
-     ORDER BY task_id;
-  END IF;
 END

@@ -1,12 +1,15 @@
 -- Operation: pc_task_succeed_batch   (SQLite twin: sql/sqlite/pc_task_succeed_batch.sql; TypeScript: TaskStore.succeedBatch)
 -- Purpose: the task runner commits the successes its worker processes reported (attempts
---   without ctx.onComplete writes) as ONE transaction and ONE call (group commit). Each item is
---   exactly a pc_task_complete of its own attempt (internal/pc_aps_task_complete_attempt.sql:
---   fenced by token and an unexpired lease by the database clock; a recorded cancel or the
---   runner's 'timeout' verdict refuses it). A refused item writes nothing and does not stop the
---   others: its outcome says why.
+--   without ctx.onComplete writes) as ONE transaction and ONE call (group commit), and claims
+--   the tasks that take their places in the same transaction. Each item is exactly a
+--   pc_task_complete of its own attempt (internal/pc_aps_task_complete_attempt.sql: fenced by
+--   token and an unexpired lease by the database clock; a recorded cancel or the runner's
+--   'timeout' verdict refuses it). A refused item writes nothing and does not stop the others:
+--   its outcome says why. Then up to p_max_count tasks are claimed as pc_task_claim_batch claims
+--   them (pc_aps_task_claim_rows, after the successes: the slots they freed count).
 -- Transaction: owns its transaction. Do not call inside an open transaction.
--- Locks: the rows of the items, in list order (the runner sends them by ascending task id).
+-- Locks: the rows of the items, in list order (the runner sends them by ascending task id), then
+--   (p_max_count > 0) the 'claims' row of pc_durable_task_control and the claimed rows.
 -- Parameters (one item per attempt, the same count in every list; COMPATIBILITY rows 111, 118):
 --   p_task_ids            MEDIUMTEXT  18 digits per item, 1..100 items, no id twice
 --   p_attempt_tokens      MEDIUMTEXT  the attempt tokens concatenated
@@ -14,18 +17,28 @@
 --   p_results             LONGTEXT    the JSON results concatenated
 --   p_result_ends         MEDIUMTEXT  each result's end offset in UTF-8 bytes, 8 digits per item;
 --                                     an empty item stores NULL
--- Result: one row (outcomes): a comma-separated list in list order, per item 'succeeded' or the
---   error pc_task_complete raises for it: 'task_not_found', 'attempt_lost', 'cancel_requested'.
+--   p_worker_id           VARCHAR(128) the claiming worker (attempt owner of the claims)
+--   p_lease_ms            INT          lease of the claims, 1000 .. 3600000
+--   p_task_types          MEDIUMTEXT   comma-separated task types the worker's registry knows (non-empty)
+--   p_max_count           INT          the most tasks to claim, 0 .. 100 (0 claims none)
+-- Result: (p_max_count > 0) the claimed tasks as pc_task_claim_batch returns them, sent before the
+--   COMMIT; then one row (outcomes): a comma-separated list in list order, per item 'succeeded' or
+--   the error pc_task_complete raises for it: 'task_not_found', 'attempt_lost', 'cancel_requested'.
 -- Errors (SQLSTATE '45000', MESSAGE_TEXT): invalid_argument (no items or more than 100, lists of
 --   different lengths, a malformed list or index, a token not 1..36 characters, an id twice, a
---   result that is not UTF-8); any other error (a deadlock, a lost connection) rolls the whole
+--   result that is not UTF-8; an empty worker or type list, lease or count out of range);
+--   capacity_not_set (the 'claims' row has no capacity, p_max_count > 0); any other error (a deadlock, a lost connection) rolls the whole
 --   batch back: then nothing was written.
 CREATE PROCEDURE pc_task_succeed_batch(
   IN p_task_ids           MEDIUMTEXT,
   IN p_attempt_tokens     MEDIUMTEXT,
   IN p_attempt_token_ends MEDIUMTEXT,
   IN p_results            LONGTEXT,
-  IN p_result_ends        MEDIUMTEXT
+  IN p_result_ends        MEDIUMTEXT,
+  IN p_worker_id          VARCHAR(128),
+  IN p_lease_ms           INT,
+  IN p_task_types         MEDIUMTEXT,
+  IN p_max_count          INT
 )
 BEGIN
   DECLARE v_n          INT;
@@ -53,7 +66,9 @@ BEGIN
   END;
 
   IF p_task_ids IS NULL OR p_attempt_tokens IS NULL OR p_attempt_token_ends IS NULL OR p_results IS NULL
-     OR p_result_ends IS NULL OR LENGTH(p_task_ids) NOT BETWEEN 18 AND 1800 OR LENGTH(p_task_ids) MOD 18 <> 0 THEN
+     OR p_result_ends IS NULL OR LENGTH(p_task_ids) NOT BETWEEN 18 AND 1800 OR LENGTH(p_task_ids) MOD 18 <> 0
+     OR p_worker_id IS NULL OR p_worker_id = '' OR p_lease_ms IS NULL OR p_lease_ms < 1000 OR p_lease_ms > 3600000
+     OR p_task_types IS NULL OR p_task_types = '' OR p_max_count IS NULL OR p_max_count < 0 OR p_max_count > 100 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
   END IF;
   SET v_n = LENGTH(p_task_ids) DIV 18;
@@ -104,6 +119,9 @@ BEGIN
     SET v_outcomes = CONCAT(v_outcomes, v_sep, v_outcome);
     SET v_sep = ',';
   END WHILE;
+  IF p_max_count > 0 THEN
+    CALL pc_aps_task_claim_rows(p_worker_id, p_lease_ms, p_task_types, p_max_count);
+  END IF;
   COMMIT;
 
   SELECT v_outcomes AS outcomes;

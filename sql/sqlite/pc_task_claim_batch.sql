@@ -5,7 +5,8 @@
 --   only 'pending' ones of the listed types, each with its own attempt token, attempt_count + 1
 --   and a lease from the database clock; nothing during maintenance. BEGIN IMMEDIATE makes the
 --   count and the claims one decision.
--- Transaction: BEGIN IMMEDIATE ... COMMIT.
+-- Transaction: BEGIN IMMEDIATE ... COMMIT; the claims are sql/sqlite/pc_aps_task_claim_rows.sql
+--   (included below by the script loader, shared with pc_task_succeed_batch since 0015).
 -- Parameters: :worker_id, :lease_ms (1000 .. 3600000), :task_types (comma-separated, non-empty),
 --   :max_count (1 .. 100)
 -- Result: zero to :max_count rows (task_id, task_type, handler_version, payload, timeout_ms,
@@ -17,26 +18,5 @@ INSERT INTO pc_aps_signals (code)
 SELECT 'invalid_argument'
  WHERE :worker_id IS NULL OR :worker_id = '' OR :lease_ms IS NULL OR :lease_ms < 1000 OR :lease_ms > 3600000
     OR :task_types IS NULL OR :task_types = '' OR :max_count IS NULL OR :max_count < 1 OR :max_count > 100;
-INSERT INTO pc_aps_signals (code)
-SELECT 'capacity_not_set'
- WHERE NOT EXISTS (SELECT 1 FROM pc_durable_task_control WHERE name = 'claims' AND capacity IS NOT NULL);
-UPDATE pc_durable_tasks
-   SET state = 'running',
-       attempt_count = attempt_count + 1,
-       attempt_token = lower(hex(randomblob(16))),
-       attempt_owner = :worker_id,
-       heartbeat_at = strftime('%Y-%m-%d %H:%M:%f', 'now'),
-       lease_expires_at = strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (:lease_ms / 1000.0) || ' seconds'),
-       started_at = COALESCE(started_at, strftime('%Y-%m-%d %H:%M:%f', 'now')),
-       updated_at = strftime('%Y-%m-%d %H:%M:%f', 'now')
- WHERE task_id IN (SELECT task_id FROM pc_durable_tasks
-                    WHERE state = 'pending' AND instr(',' || :task_types || ',', ',' || task_type || ',') > 0
-                    ORDER BY task_id
-                    -- A negative LIMIT means none in SQLite: the room is clamped at 0.
-                    LIMIT max(0, min(:max_count,
-                                     (SELECT capacity FROM pc_durable_task_control WHERE name = 'claims')
-                                     - (SELECT COUNT(*) FROM pc_durable_tasks WHERE state = 'running'))))
-   AND NOT EXISTS (SELECT 1 FROM pc_artifact_processing_runtime WHERE runtime_id = 1 AND maintenance = 1)
-RETURNING task_id, task_type, handler_version, payload, timeout_ms, attempt_count, attempt_token,
-          attempt_owner, lease_expires_at, resumed_from_task_id, strftime('%Y-%m-%d %H:%M:%f', 'now') AS db_now;
+-- @include pc_aps_task_claim_rows
 COMMIT;

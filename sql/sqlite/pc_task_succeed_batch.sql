@@ -1,6 +1,8 @@
 -- Operation: pc_task_succeed_batch   (MySQL twin: procedures/oceanbase/pc_task_succeed_batch.sql; TypeScript: TaskStore.succeedBatch)
 -- Purpose: the task runner commits the successes its worker processes reported (attempts
---   without ctx.onComplete writes) in ONE transaction (group commit). Each item is decided by
+--   without ctx.onComplete writes) in ONE transaction (group commit), and claims the tasks that
+--   take their places in it (sql/sqlite/pc_aps_task_claim_rows.sql, included below, after the
+--   successes: the slots they freed count). Each item is decided by
 --   the checks of sql/sqlite/pc_task_complete.sql, in its order: task_not_found, attempt_lost
 --   (no live attempt under the token, database clock), attempt_lost (the runner's 'timeout'
 --   verdict), cancel_requested; an item that passes them all is written as pc_task_complete
@@ -14,11 +16,15 @@
 --   :attempt_token_ends  each token's end offset into :attempt_tokens, 8 digits per item
 --   :results             the JSON results concatenated
 --   :result_ends         each result's end offset in UTF-8 bytes, 8 digits per item; an empty item stores NULL
--- Result: one row (outcomes): a comma-separated list in list order, per item 'succeeded' or the
---   error pc_task_complete raises for it: 'task_not_found', 'attempt_lost', 'cancel_requested'.
+--   :worker_id, :lease_ms (1000 .. 3600000), :task_types (comma-separated, non-empty), :max_count
+--                        (0 .. 100, 0 claims none): the claims, as pc_task_claim_batch takes them
+-- Result: the claimed tasks as pc_task_claim_batch returns them (zero to :max_count rows); then
+--   one row (outcomes): a comma-separated list in list order, per item 'succeeded' or the error
+--   pc_task_complete raises for it: 'task_not_found', 'attempt_lost', 'cancel_requested'.
 -- Errors (message): invalid_argument (no items or more than 100, lists of different lengths, a
 --   malformed list or index, a token not 1..36 characters, an id twice, a result cut inside a
---   character); nothing is written when it is raised.
+--   character; an empty worker or type list, lease or count out of range); capacity_not_set;
+--   nothing is written when one is raised.
 BEGIN IMMEDIATE;
 DELETE FROM pc_task_succeed_batch_items;
 INSERT INTO pc_aps_signals (code)
@@ -27,7 +33,9 @@ SELECT 'invalid_argument'
     OR length(CAST(:task_ids AS BLOB)) NOT BETWEEN 18 AND 1800 OR length(CAST(:task_ids AS BLOB)) % 18 <> 0
     OR length(CAST(:attempt_token_ends AS BLOB)) <> length(CAST(:task_ids AS BLOB)) / 18 * 8
     OR length(CAST(:result_ends AS BLOB)) <> length(CAST(:task_ids AS BLOB)) / 18 * 8
-    OR (:task_ids || :attempt_token_ends || :result_ends) GLOB '*[^0-9]*';
+    OR (:task_ids || :attempt_token_ends || :result_ends) GLOB '*[^0-9]*'
+    OR :worker_id IS NULL OR :worker_id = '' OR :lease_ms IS NULL OR :lease_ms < 1000 OR :lease_ms > 3600000
+    OR :task_types IS NULL OR :task_types = '' OR :max_count IS NULL OR :max_count < 0 OR :max_count > 100;
 -- One cut per item and list: byte offsets into the UTF-8 texts (substr of a BLOB counts bytes).
 INSERT INTO pc_task_succeed_batch_items (ord, task_id, attempt_token, result)
 SELECT x.n,
@@ -69,6 +77,7 @@ UPDATE pc_durable_tasks
        finished_at = strftime('%Y-%m-%d %H:%M:%f', 'now'), updated_at = strftime('%Y-%m-%d %H:%M:%f', 'now')
   FROM pc_task_succeed_batch_items i
  WHERE pc_durable_tasks.task_id = i.task_id AND i.outcome = 'succeeded';
+-- @include pc_aps_task_claim_rows
 SELECT (SELECT group_concat(outcome, ',') FROM (SELECT outcome FROM pc_task_succeed_batch_items ORDER BY ord)) AS outcomes;
 DELETE FROM pc_task_succeed_batch_items;
 COMMIT;

@@ -255,9 +255,10 @@ export const OPERATIONS = {
     summary: 'fenced terminal success in its own transaction (an attempt without ctx.onComplete writes)',
   },
   pc_task_succeed_batch: {
-    params: ['task_ids', 'attempt_tokens', 'attempt_token_ends', 'results', 'result_ends'],
+    params: ['task_ids', 'attempt_tokens', 'attempt_token_ends', 'results', 'result_ends', 'worker_id', 'lease_ms', 'task_types', 'max_count'],
     transaction: 'own',
-    summary: "the runner's group commit of its workers' successes: pc_task_complete per item in one transaction, a refused item reports why",
+    summary:
+      "the runner's group commit of its workers' successes (pc_task_complete per item, a refused item reports why) and the claims that take their places, one transaction",
   },
   pc_task_fail: {
     params: ['task_id', 'attempt_token', 'error_code', 'error_message'],
@@ -361,6 +362,12 @@ export const INTERNAL_PROCEDURES = {
     params: ['task_id', 'attempt_token', 'result'],
     transaction: 'caller',
     summary: 'the one text of the success rules (fence, recorded cancel, timeout verdict, the update), called by pc_task_complete and pc_task_succeed_batch',
+  },
+  pc_aps_task_claim_rows: {
+    params: ['worker_id', 'lease_ms', 'task_types', 'max_count'],
+    transaction: 'caller',
+    summary: 'the one body of the claims of pc_task_claim_batch and pc_task_succeed_batch: up to max_count oldest pending tasks, never past the database cap',
+    sqliteInclude: true,
   },
   pc_aps_write_fences: {
     params: [...TERM],

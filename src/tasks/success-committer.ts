@@ -1,7 +1,8 @@
 /**
  * The runner's group commit of the successes its worker processes report (attempts without
  * ctx.onComplete writes): a success that arrives while a batch is being committed waits for the
- * next one, which takes every success waiting (pc_task_succeed_batch, one transaction, one call).
+ * next one, which takes every success waiting (pc_task_succeed_batch, one transaction, one call;
+ * the runner claims the tasks that take their places in the same call).
  * The database decides each item by pc_task_complete's rules; a refused item comes back with its
  * reason. A batch that fails as a whole (a deadlock, a busy database, a lost connection: nothing
  * was written) is tried once more, then its items end with 'error'.
@@ -23,6 +24,7 @@ const TRIES = 2;
 export class SuccessCommitter {
   private waiting: Waiting[] = [];
   private busy = false;
+  private idleWaiters: Array<() => void> = [];
   /** Batches sent and items in them (metrics, tests). */
   batches = 0;
   items = 0;
@@ -32,6 +34,12 @@ export class SuccessCommitter {
     private readonly logger: Logger,
     private readonly maxBatch = MAX_SUCCESS_BATCH,
   ) {}
+
+  /** Resolves when no success waits and no batch is in flight. */
+  idle(): Promise<void> {
+    if (!this.busy && this.waiting.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
 
   /** Resolves once the success is written or refused; never rejects. */
   commit(item: SuccessItem): Promise<SuccessVerdict> {
@@ -66,6 +74,7 @@ export class SuccessCommitter {
       }
     } finally {
       this.busy = false;
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
   }
 

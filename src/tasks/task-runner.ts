@@ -30,7 +30,7 @@ import { ReadinessPublisher } from './readiness-publisher.ts';
 import { RunnerStats } from './runner-stats.ts';
 import { UnknownHandlerError, type TaskRegistry } from './registry.ts';
 import { SuccessCommitter } from './success-committer.ts';
-import { MAX_CLAIM_BATCH, type ClaimedTask, type SuccessItem, type TaskStore } from './task-store.ts';
+import { MAX_CLAIM_BATCH, type ClaimedTask, type SuccessItem, type SuccessOutcome, type TaskStore } from './task-store.ts';
 import { setLongTimeout } from './timers.ts';
 import { systemClock, type Clock, type ClockTimer } from '../runtime/clock.ts';
 import { verdictOf, type StopReason } from './verdict.ts';
@@ -71,6 +71,8 @@ export class TaskRunner {
   private readonly probes: PendingProbe;
   private filling: Promise<void> | null = null;
   private refill = false;
+  /** Tasks a success batch claimed that are not launched yet (they hold their slots). */
+  private reserved = 0;
   private stopped = true;
   completed = 0;
   /** Wake-ups delivered / dropped by wakeupFault (tests inject lost wake-ups here). */
@@ -80,6 +82,8 @@ export class TaskRunner {
   wakeupFault: ((source: WakeupSource) => boolean) | null = null;
   /** Test hook: runs before each group commit of successes (tests hold it past a lease, or cancel meanwhile). */
   beforeSuccessCommit: ((items: SuccessItem[]) => Promise<void>) | null = null;
+  /** Tasks claimed in the same transaction as a group of successes (tests, metrics). */
+  claimedWithSuccesses = 0;
   /** The group commit of the successes the worker processes report ('returned'). */
   readonly successes: SuccessCommitter;
 
@@ -94,13 +98,10 @@ export class TaskRunner {
     this.workerId = options.workerId ?? newTaskWorkerId();
     this.clock = options.clock ?? systemClock;
     this.converger = new Converger(tasks, registry, config, logger);
-    this.successes = new SuccessCommitter(async (items) => {
-      await this.beforeSuccessCommit?.(items);
-      return this.tasks.succeedBatch(items);
-    }, logger);
+    this.successes = new SuccessCommitter((items) => this.commitSuccesses(items), logger);
     this.pool = new AttemptPool(config, databaseUrl, logger, () => this.notify(), this.clock);
     // A full runner needs no probe: the relay claims when one of its attempts finishes.
-    const wanted = () => !this.stopped && !this.filling && this.running.size < this.config.capacity;
+    const wanted = () => !this.stopped && !this.filling && this.running.size + this.reserved < this.config.capacity;
     this.probes = new PendingProbe(
       tasks,
       logger,
@@ -187,8 +188,8 @@ export class TaskRunner {
     // (ADR T6). The free slots are claimed in one transaction: slots freed while a claim is under
     // way are taken together by the next one. Only slots with a ready process are claimed for
     // (attempt-pool.ts): the others' processes are started, and each one ready claims again.
-    while (!this.stopped && this.running.size < this.config.capacity) {
-      const free = this.config.capacity - this.running.size;
+    while (!this.stopped && this.running.size + this.reserved < this.config.capacity) {
+      const free = this.config.capacity - this.running.size - this.reserved;
       const ready = this.pool.readyIdle();
       if (ready < free) this.pool.want(free);
       const room = Math.min(free, ready, MAX_CLAIM_BATCH);
@@ -317,6 +318,52 @@ export class TaskRunner {
     });
   }
 
+  /**
+   * One group commit: the successes, and in the same transaction the claims for the slots and
+   * processes they free (one per attempt whose process reported itself reusable; the free slots
+   * of running attempts are fill()'s). The claimed tasks hold their slots (reserved) and start
+   * on the next turn of the event loop, once the finished attempts gave their processes back.
+   */
+  private async commitSuccesses(items: SuccessItem[]): Promise<SuccessOutcome[]> {
+    const freed = this.stopped ? 0 : items.filter((i) => this.running.get(i.taskId)?.reported?.reusable === true).length;
+    await this.beforeSuccessCommit?.(items);
+    const { outcomes, claimed } = await this.tasks.succeedBatch(items, {
+      workerId: this.workerId,
+      leaseMs: this.config.leaseMs,
+      taskTypes: this.registry.types_(),
+      maxCount: Math.min(freed, MAX_CLAIM_BATCH),
+    });
+    if (claimed.length > 0) {
+      this.claimedWithSuccesses += claimed.length;
+      this.reserved += claimed.length;
+      setImmediate(() => {
+        this.reserved -= claimed.length;
+        if (this.stopped) {
+          for (const task of claimed) void this.track(this.giveBack(task));
+          return;
+        }
+        for (const task of claimed) {
+          faultPoint('task_claimed');
+          this.stats.claimed(task.taskType);
+          this.launch(task);
+        }
+      });
+    }
+    return outcomes;
+  }
+
+  /** A task claimed while the runner began to stop, never started: back to pending, whatever its type. */
+  private async giveBack(task: ClaimedTask): Promise<void> {
+    const message = 'the worker host stopped before the attempt started';
+    try {
+      // maxAttempts + 1: an attempt that never ran does not use up the task's last attempt.
+      const opts = { requeue: true, maxAttempts: this.config.maxAttempts + 1, errorCode: 'interrupted_by_shutdown', errorMessage: message, workerExited: true };
+      await this.tasks.transaction((tx) => this.tasks.endAttempt(task.taskId, task.attemptToken, opts, tx));
+    } catch (error) {
+      this.logger.warn({ taskId: task.taskId, err: (error as Error).message }, 'giving back a task claimed during the stop failed; its lease expires');
+    }
+  }
+
   private timeoutOf(task: ClaimedTask): number {
     return Math.min(task.timeoutMs, this.config.maxTimeoutMs);
   }
@@ -421,6 +468,9 @@ export class TaskRunner {
     this.readiness.stopTimer();
     this.probes.stop();
     await this.filling?.catch(() => undefined);
+    // Successes being committed finish, and what their batch claimed starts (then stops below).
+    await this.successes.idle();
+    await new Promise((resolve) => setImmediate(resolve));
     await Promise.all([...this.running.values()].map((a) => this.stopAttempt(a, 'shutdown')));
     // A bound on the shutdown itself, in real time (a test's driven clock must not hold it open).
     const deadline = Date.now() + this.config.terminateGraceMs + this.config.failureHookTimeoutMs + 5000;

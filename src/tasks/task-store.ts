@@ -196,10 +196,11 @@ export class TaskStore {
 
   /**
    * The runner's group commit of its workers' successes (pc_task_succeed_batch): one transaction,
-   * each item decided by pc_task_complete's rules; a refused item writes nothing and reports why.
-   * Outcomes in input order. resultJson is the result as JSON text (null stores NULL).
+   * each item decided by pc_task_complete's rules (a refused item writes nothing and reports why;
+   * outcomes in input order), then up to claim.maxCount claims as claimBatch takes them (the
+   * slots the successes freed count). resultJson is the result as JSON text (null stores NULL).
    */
-  async succeedBatch(items: readonly SuccessItem[]): Promise<SuccessOutcome[]> {
+  async succeedBatch(items: readonly SuccessItem[], claim?: ClaimRequest): Promise<{ outcomes: SuccessOutcome[]; claimed: ClaimedTask[] }> {
     const op = 'pc_task_succeed_batch';
     if (items.length < 1 || items.length > MAX_SUCCESS_BATCH)
       throw new InvalidArgumentError(op, `a batch holds 1..${MAX_SUCCESS_BATCH} items, got ${items.length}`);
@@ -213,20 +214,29 @@ export class TaskStore {
         throw new InvalidArgumentError(op, 'a result is JSON text or null');
       }
     }
+    const c = claim ?? NO_CLAIM;
+    if (!WORKER.test(c.workerId)) throw new InvalidArgumentError(op, `worker id must match ${WORKER}`);
+    requireRange(op, 'lease', c.leaseMs, 1000, 3_600_000);
+    requireRange(op, 'max count', c.maxCount, 0, MAX_CLAIM_BATCH);
     const tokens = indexedList(items.map((i) => i.attemptToken));
     const results = indexedList(items.map((i) => i.resultJson ?? ''));
-    const row = (
-      await this.rows(op, {
-        task_ids: items.map((i) => fixed(i.taskId, 18)).join(''),
-        attempt_tokens: tokens.text,
-        attempt_token_ends: tokens.ends,
-        results: results.text,
-        result_ends: results.ends,
-      })
-    )[0];
+    const sets = await this.store.callOperation(op, {
+      task_ids: items.map((i) => fixed(i.taskId, 18)).join(''),
+      attempt_tokens: tokens.text,
+      attempt_token_ends: tokens.ends,
+      results: results.text,
+      result_ends: results.ends,
+      worker_id: c.workerId,
+      lease_ms: c.leaseMs,
+      task_types: typeList(op, c.taskTypes),
+      max_count: c.maxCount,
+    });
+    // The claimed rows (when any were asked for), then the outcomes row.
+    const row = sets.at(-1)?.[0];
     const outcomes = String(row?.outcomes ?? '').split(',');
     if (outcomes.length !== items.length || outcomes.some((o) => !SUCCESS_OUTCOMES.has(o))) throw new Error(`${op}: unexpected result ${JSON.stringify(row)}`);
-    return outcomes as SuccessOutcome[];
+    const claimed = sets.length > 1 ? sets[0]!.map(toClaimed).sort((a, b) => a.taskId - b.taskId) : [];
+    return { outcomes: outcomes as SuccessOutcome[], claimed };
   }
 
   async fail(taskId: number, attemptToken: string, errorCode: string, errorMessage: string, tx?: TxHandle): Promise<void> {
@@ -443,6 +453,14 @@ export interface SuccessItem {
 /** Per item: written, or why pc_task_complete's rules refused it (nothing written). */
 export type SuccessOutcome = 'succeeded' | 'task_not_found' | 'attempt_lost' | 'cancel_requested';
 const SUCCESS_OUTCOMES = new Set<string>(['succeeded', 'task_not_found', 'attempt_lost', 'cancel_requested']);
+/** Claims with a success batch (pc_task_succeed_batch): as claimBatch takes them; maxCount 0 takes none. */
+export interface ClaimRequest {
+  workerId: string;
+  leaseMs: number;
+  taskTypes: readonly string[];
+  maxCount: number;
+}
+const NO_CLAIM: ClaimRequest = { workerId: 'none', leaseMs: 1000, taskTypes: ['none'], maxCount: 0 };
 
 function toClaimed(r: Record<string, unknown>): ClaimedTask {
   return {

@@ -2,7 +2,8 @@
 // writes) in groups (pc_task_succeed_batch), on both backends. Attacks on the time between the
 // handler's return and that commit: a cancel recorded meanwhile, a lease that runs out and an
 // attempt another runner's sweep requeued meanwhile. Neither may end as the stale success, and
-// the process of a refused success is never reused.
+// the process of a refused success is never reused. The claims that take the successes' places
+// share their transaction; a stop waits for a batch in flight and stops what it claimed.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, afterEach, describe, test } from 'node:test';
@@ -29,6 +30,11 @@ for (const backend of BACKENDS) {
   describe(`durable task successes committed by the runner (${backend})`, () => {
     const fixtures: BackendFixture[] = [];
     const runners: TaskRunner[] = [];
+    async function setupAgain(fx: BackendFixture): Promise<RunnerKit> {
+      const kit = await makeRunner(fx, { SWEEP_SECONDS: '3600', TERMINATE_GRACE_SECONDS: '2', CAPACITY: '2', WARM_WORKERS: '2' });
+      runners.push(kit.runner);
+      return kit;
+    }
     async function setup(overrides: Record<string, string> = {}): Promise<RunnerKit & { fx: BackendFixture; other: TaskStore }> {
       const fx = await createBackend(backend);
       fixtures.push(fx);
@@ -59,6 +65,7 @@ for (const backend of BACKENDS) {
       assert.equal(runner.successes.items, 24, 'every success went through the group commit');
       assert.ok(runner.successes.batches <= 24);
       assert.ok(runner.pool.reused > 0, 'processes went back to the pool after a committed success');
+      assert.ok(runner.claimedWithSuccesses > 0, 'the next tasks were claimed in the transactions of the successes');
     });
 
     test('a cancel recorded after the handler returned and before the commit ends the task cancelled with its failure hook', async () => {
@@ -112,6 +119,42 @@ for (const backend of BACKENDS) {
         [1, 2],
       );
       assert.notEqual(starts[0]!.pid, starts[1]!.pid, 'the process whose success was refused ran nothing more');
+    });
+
+    test('a stop during a group commit waits for it: the held successes are recorded and no claimed task is left running', async () => {
+      const { fx, tasks, service, runner } = await setup({ CAPACITY: '2', WARM_WORKERS: '2' });
+      await tasks.setCapacity(2);
+      const ids: number[] = [];
+      for (let i = 0; i < 8; i += 1) ids.push((await service.submit({ taskType: 'fx-quick', payload: { ms: i } })).taskId);
+      let release: () => void = () => undefined;
+      const gate = new Promise<void>((r) => {
+        release = r;
+      });
+      let stopping: Promise<void> | null = null;
+      let held: number[] = [];
+      runner.beforeSuccessCommit = async (items) => {
+        if (stopping) return;
+        held = items.map((i) => i.taskId);
+        stopping = runner.stop();
+        await gate;
+      };
+      await runner.start();
+      await waitFor(() => stopping !== null, 20_000, 10);
+      release();
+      await stopping;
+      for (const id of held) assert.equal((await tasks.read(id))?.state, 'succeeded', `held success of task ${id}`);
+      const states = await fx.query('SELECT state, COUNT(*) AS n FROM pc_durable_tasks GROUP BY state ORDER BY state');
+      assert.deepEqual(
+        states.map((r) => String(r.state)).filter((st) => st !== 'succeeded'),
+        ['pending'],
+        'nothing claimed is left running after the stop, none failed: the claims of the held batch were given back',
+      );
+      const givenBack = await fx.query("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE state = 'pending' AND attempt_count > 0");
+      assert.ok(Number(givenBack[0]!.n) > 0, 'the held batch claimed tasks, and they went back to pending');
+      // The given-back claims are taken again by the next worker and run.
+      const next = await setupAgain(fx);
+      await next.runner.start();
+      for (const id of ids) assert.equal((await waitForTask(tasks, id, isTerminal)).state, 'succeeded');
     });
   });
 }

@@ -73,7 +73,8 @@ for (const backend of BACKENDS) {
       }
       assert.deepEqual(single, ['attempt_lost', 'attempt_lost', 'cancel_requested', 'attempt_lost', 'task_not_found', 'succeeded']);
       // ok2 succeeded through the single call above: in the batch it is a late owner now.
-      const outcomes = await tasks.succeedBatch(batch);
+      const { outcomes, claimed } = await tasks.succeedBatch(batch);
+      assert.deepEqual(claimed, [], 'no claims asked for');
       assert.deepEqual(outcomes, ['succeeded', 'attempt_lost', 'attempt_lost', 'cancel_requested', 'attempt_lost', 'task_not_found', 'attempt_lost']);
       const done = (await tasks.read(ok.taskId))!;
       assert.deepEqual([done.state, done.result, done.attemptOwner, done.leaseExpiresAt], ['succeeded', { text: 'naïve ✓ 𝄞', n: 1 }, null, null]);
@@ -91,10 +92,10 @@ for (const backend of BACKENDS) {
       const tasks = await fresh();
       await submit(tasks);
       const c = await claim(tasks);
-      assert.deepEqual(await tasks.succeedBatch([{ taskId: c.taskId, attemptToken: c.attemptToken, resultJson: null }]), ['succeeded']);
+      assert.deepEqual((await tasks.succeedBatch([{ taskId: c.taskId, attemptToken: c.attemptToken, resultJson: null }])).outcomes, ['succeeded']);
       const t = (await tasks.read(c.taskId))!;
       assert.deepEqual([t.state, t.result], ['succeeded', null]);
-      assert.deepEqual(await tasks.succeedBatch([{ taskId: c.taskId, attemptToken: c.attemptToken, resultJson: null }]), ['attempt_lost']);
+      assert.deepEqual((await tasks.succeedBatch([{ taskId: c.taskId, attemptToken: c.attemptToken, resultJson: null }])).outcomes, ['attempt_lost']);
     });
 
     test('malformed batches are refused whole, by the adapter and by the database', async () => {
@@ -110,8 +111,11 @@ for (const backend of BACKENDS) {
       await assert.rejects(tasks.succeedBatch([{ ...item(ids[0]!), attemptToken: 'not a token' }]), isInvalid);
       const tooMany = Array.from({ length: 101 }, (_, i) => ({ taskId: i + 1, attemptToken: FOREIGN, resultJson: null }));
       await assert.rejects(tasks.succeedBatch(tooMany), isInvalid);
+      const tooManyClaims = { workerId: 'w', leaseMs: 60_000, taskTypes: ['fx-sleep'], maxCount: 101 };
+      await assert.rejects(tasks.succeedBatch([item(ids[0]!)], tooManyClaims), isInvalid);
       // Past the adapter: the procedure's own checks.
-      const call = (params: Record<string, string>) => tasks.store.callOperation('pc_task_succeed_batch', params);
+      const call = (params: Record<string, string>) =>
+        tasks.store.callOperation('pc_task_succeed_batch', { ...params, lease_ms: Number(params.lease_ms), max_count: Number(params.max_count) });
       const id = (n: number) => String(n).padStart(18, '0');
       const good = {
         task_ids: id(ids[0]!.taskId) + id(ids[1]!.taskId),
@@ -119,6 +123,10 @@ for (const backend of BACKENDS) {
         attempt_token_ends: String(ids[0]!.attemptToken.length).padStart(8, '0') + String(ids[0]!.attemptToken.length * 2).padStart(8, '0'),
         results: '',
         result_ends: '0000000000000000',
+        worker_id: 'w',
+        lease_ms: '60000',
+        task_types: 'fx-sleep',
+        max_count: '0',
       };
       for (const bad of [
         { task_ids: id(ids[0]!.taskId) + id(ids[0]!.taskId) },
@@ -127,12 +135,48 @@ for (const backend of BACKENDS) {
         { result_ends: '0000000000000001' },
         { task_ids: 'x'.repeat(36) },
         { results: 'é', result_ends: '0000000100000002' },
+        { max_count: '101' },
+        { max_count: '-1' },
+        { worker_id: '' },
+        { task_types: '' },
+        { lease_ms: '999' },
       ]) {
         await assert.rejects(call({ ...good, ...bad }), (e: unknown) => errorCode(e) === 'invalid_argument', JSON.stringify(bad));
       }
       for (const c of ids) assert.equal((await tasks.read(c.taskId))?.state, 'running', 'nothing written');
       const [row] = (await call(good)).at(-1)!;
       assert.equal(row?.outcomes, 'succeeded,succeeded');
+    });
+
+    test('the claims of the same transaction take the slots the successes freed, never past the cap, and none for a refused item', async () => {
+      const tasks = await fresh();
+      await tasks.setCapacity(2);
+      const a = (await submit(tasks), await claim(tasks));
+      const b = (await submit(tasks), await claim(tasks));
+      const pending = [await submit(tasks), await submit(tasks), await submit(tasks)];
+      assert.equal(await tasks.claim('w', 60_000, ['fx-sleep']), null, 'the cap is full');
+      const request = { workerId: 'w2', leaseMs: 60_000, taskTypes: ['fx-sleep'], maxCount: 2 };
+      // a succeeds, b is refused (foreign token): one slot is free, one task is claimed.
+      const first = await tasks.succeedBatch([item(a), { ...item(b), attemptToken: FOREIGN }], request);
+      assert.deepEqual(first.outcomes, ['succeeded', 'attempt_lost']);
+      assert.deepEqual(
+        first.claimed.map((c) => [c.taskId, c.attemptOwner, c.attemptCount]),
+        [[pending[0], 'w2', 1]],
+      );
+      const c0 = first.claimed[0]!;
+      assert.ok(c0.leaseExpiresAt.getTime() - c0.dbNow.getTime() > 50_000, "the lease is the request's, by the database clock");
+      assert.equal((await tasks.read(pending[0]!))?.state, 'running');
+      // b and the claimed task succeed: two slots, two claims (the last pending task, then none left).
+      const second = await tasks.succeedBatch([item(b), item(c0)], { ...request, maxCount: 2 });
+      assert.deepEqual(second.outcomes, ['succeeded', 'succeeded']);
+      assert.deepEqual(
+        second.claimed.map((c) => c.taskId),
+        [pending[1], pending[2]],
+      );
+      // maxCount 0 claims nothing even with free slots.
+      await submit(tasks);
+      const third = await tasks.succeedBatch([item(second.claimed[0]!)], { ...request, maxCount: 0 });
+      assert.deepEqual([third.outcomes, third.claimed], [['succeeded'], []]);
     });
   });
 }
