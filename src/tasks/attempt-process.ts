@@ -30,6 +30,8 @@ export class AttemptProcess {
   finishedClean = false;
   /** The runner's commit of a 'returned' success, once it started. */
   success: Promise<SuccessVerdict> | null = null;
+  /** What that commit came to, once it did. */
+  successVerdict: SuccessVerdict | null = null;
   /** Called when the worker reports 'returned' (the runner commits the success). */
   onReturned: ((m: TaskResultMessage) => void) | null = null;
   private endNow: () => void = () => undefined;
@@ -89,6 +91,13 @@ export class AttemptProcess {
   /** Terminates the process without a stop reason (its attempt is over; it is not reused). */
   retire(): Promise<boolean> {
     return terminateChild(this.worker.handle, this.config.terminateGraceMs);
+  }
+
+  /** How the attempt ended, as far as this process and the runner's commit of its success tell. */
+  get status(): string | null {
+    const reported = this.reported?.status;
+    if (reported === 'returned' && this.successVerdict) return this.successVerdict;
+    return reported ?? this.stopReason;
   }
 
   get alive(): boolean {

@@ -34,6 +34,7 @@ function signature(file: string): string | null {
 export class HandlerModules {
   private current: { registry: TaskRegistry; tasksSig: string | null; handlerSigs: Map<string, string | null> } | null = null;
   private imports = 0;
+  private checked: { key: string; current: HandlerModules['current']; unchanged: boolean } | null = null;
 
   constructor(
     private readonly isolation: ModuleIsolation,
@@ -69,6 +70,18 @@ export class HandlerModules {
   }
 
   private unchanged(taskType: string, version: number): boolean {
+    // isLoaded and forAttempt of one attempt ask in the same turn: the files are read once.
+    const key = `${taskType}@${version}`;
+    if (this.checked?.key === key && this.checked.current === this.current) return this.checked.unchanged;
+    const unchanged = this.readUnchanged(taskType, version);
+    this.checked = { key, current: this.current, unchanged };
+    queueMicrotask(() => {
+      this.checked = null;
+    });
+    return unchanged;
+  }
+
+  private readUnchanged(taskType: string, version: number): boolean {
     const c = this.current!;
     if (signature(path.resolve(this.tasksModule)) !== c.tasksSig) return false;
     const file = this.handlerFile(taskType, version);

@@ -41,6 +41,25 @@ export interface AttemptEnvironment {
   logger: Logger;
 }
 
+/** An AbortController made when its signal is first read; an abort before that is kept (the first reason wins). */
+function lazyAbortController(): { abort: (reason: Error) => void; readonly signal: AbortSignal } {
+  let controller: AbortController | null = null;
+  let reason: Error | null = null;
+  return {
+    abort(r) {
+      if (controller) controller.abort(r);
+      else reason ??= r;
+    },
+    get signal() {
+      if (!controller) {
+        controller = new AbortController();
+        if (reason) controller.abort(reason);
+      }
+      return controller.signal;
+    },
+  };
+}
+
 export async function runAttempt(message: RunTaskMessage, control: AttemptControl, env: AttemptEnvironment): Promise<TaskResultMessage> {
   const { task } = message;
   const { target, store, modules, logger } = env;
@@ -50,7 +69,7 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
   const query = (tx: Tx, sql: string, params?: unknown[]) => tx.query(sql, params);
   const hook = (tx: import('../store/types.ts').TxHandle, h: { failureHook?: TaskHandlerModule['failureHook'] }) =>
     withScopedTx(tx, store.backend, (scoped) => h.failureHook?.(scoped, identity, { query, backend: store.backend }));
-  const controller = new AbortController();
+  const controller = lazyAbortController();
   control.abort = (reason) => controller.abort(reason);
   if (control.terminating) controller.abort(new Error('the worker is shutting down'));
   let cancelRequested = false;
@@ -122,8 +141,15 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
       ...identity,
       backend: store.backend,
       read,
-      logger: logger.child({ taskId: task.taskId, taskType: task.taskType, attempt: task.attemptCount }),
-      signal: controller.signal,
+      // Made on first use: most handlers never read them, and each costs the attempt (pino child, AbortSignal).
+      get logger() {
+        const child = logger.child({ taskId: task.taskId, taskType: task.taskType, attempt: task.attemptCount });
+        Object.defineProperty(this, 'logger', { value: child });
+        return child;
+      },
+      get signal() {
+        return controller.signal;
+      },
       async heartbeat() {
         await heartbeat();
         controlPoint();

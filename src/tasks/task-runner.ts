@@ -291,7 +291,7 @@ export class TaskRunner {
       this.track(
         (async () => {
           timer.clear();
-          const written = await this.settle(attempt).finally(() => span.end(attempt.reported?.status ?? attempt.stopReason));
+          const written = await this.settle(attempt).finally(() => span.end(attempt.status));
           this.pool.release(worker, attempt.finishedClean && written);
           this.running.delete(task.taskId);
           this.launchedAt.delete(task.taskId);
@@ -313,6 +313,7 @@ export class TaskRunner {
     const { task } = attempt;
     attempt.success = this.successes.commit({ taskId: task.taskId, attemptToken: task.attemptToken, resultJson });
     void attempt.success.then((verdict) => {
+      attempt.successVerdict = verdict;
       if (verdict === 'succeeded' && reusable && attempt.finishClean()) return;
       void attempt.retire();
     });
