@@ -97,6 +97,9 @@ async function run(args: TasksArgs): Promise<number> {
   const input = validateInput(action, arg, args);
   // Reads only (list, show): never creates the database; an unmigrated one names the command to run.
   if (action === 'list' || action === 'show') await requireMigratedSchema(target, { command: `tasks ${action}`, allMigrations: false, drift: false });
+  // The worker is a host: like `apsup run`, nothing starts on a schema the code was not written
+  // for (its runner would call operations a pending migration installs).
+  const schema = action === 'worker' ? await requireMigratedSchema(target, { command: 'tasks worker', allMigrations: true, drift: true }) : null;
   // The worker is a host like `apsup run`: its timeouts and IPC must not freeze while a task holds a transaction open.
   const store = (action === 'worker' ? openHostStore(target) : openStore(target)) as BaseStore;
   const tasks = new TaskStore(store);
@@ -175,6 +178,7 @@ async function run(args: TasksArgs): Promise<number> {
         });
         const keepAlive = setInterval(() => undefined, 1 << 30);
         await runner.start();
+        if (schema && !schema.checked) logger.warn({ reason: schema.reason }, 'schema check incomplete');
         logger.info({ workerId: runner.workerId, capacity: config.capacity }, 'task worker running');
         await stopRequested;
         clearInterval(keepAlive);

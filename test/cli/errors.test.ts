@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { after, describe, test } from 'node:test';
 import { migrateTarget } from '../../src/devtools/ephemeral-database.ts';
 import { P, TOPIC_FAMILIES, removeTempDirs, runCli, tempDir, type CliResult } from './helpers.ts';
+import { FIXTURE_TASKS_MODULE as TASKS_REGISTRY } from '../tasks/harness.ts';
 
 after(removeTempDirs);
 
@@ -122,7 +123,7 @@ describe('the database', () => {
     assert.ok(!fs.existsSync(`${file}.host.lock`), 'no host lock was left');
   });
 
-  test('run refuses while a migration is pending', async () => {
+  test('run and tasks worker refuse while a migration is pending', async () => {
     const dir = tempDir();
     const file = path.join(dir, 'db.sqlite');
     const applied = await migrateTarget({ backend: 'sqlite', file });
@@ -133,6 +134,9 @@ describe('the database', () => {
     const r = await runCli(['run', '--families', TOPIC_FAMILIES], { DATABASE_URL: `sqlite:${file}` });
     assertOneLine(r, 2, ['pending', last, 'apsup migrate up']);
     assert.doesNotMatch(r.stdout, /supervisor start/);
+    // A task worker is a host too: it would call operations the pending migration installs.
+    const w = await runCli(['tasks', 'worker'], { DATABASE_URL: `sqlite:${file}`, TASKS_MODULE: TASKS_REGISTRY });
+    assertOneLine(w, 2, ['tasks worker', 'pending', last, 'apsup migrate up']);
   });
 
   test('an unreachable MySQL server: one line naming the redacted target, exit 1', async () => {
