@@ -64,6 +64,10 @@ export function registerTaskMetrics(registry: client.Registry, facts: PersistedF
     () => stats.outcomes,
   );
   counter('failures_total', "Attempts that ended without success, by reason (the task's error code; bounded).", ['task_type', 'reason'], () => stats.failures);
+  counter('success_commits_total', "Group commits of the successes this host's worker processes reported (pc_task_succeed_batch calls).", [], () => [
+    ['', runner.successes.batches],
+  ]);
+  counter('success_commit_items_total', 'Successes in those group commits (divided by the commits: the group size).', [], () => [['', runner.successes.items]]);
   counter('sweeps_total', "Reconciler sweeps of this host's runner.", [], () => [['', stats.sweeps]]);
   counter('sweep_failures_total', 'Reconciler sweeps whose reconciliation failed.', [], () => [['', stats.sweepFailures]]);
   new client.Gauge({

@@ -60,6 +60,9 @@ for (const backend of BACKENDS) {
       assert.ok((value(body, 'durable_task_claims_total', { task_type: 'fx-quick' }) ?? 0) >= 1);
       assert.ok((value(body, 'durable_task_claims_total', { task_type: 'fx-sleep' }) ?? 0) >= 3);
       assert.equal(value(body, 'durable_task_attempts_total', { task_type: 'fx-quick', outcome: 'succeeded' }), 1);
+      // fx-quick registers no ctx.onComplete writes: its success went through the runner's group commit.
+      assert.equal(value(body, 'durable_task_success_commits_total', {}), 1);
+      assert.equal(value(body, 'durable_task_success_commit_items_total', {}), 1);
       assert.equal(value(body, 'durable_task_failures_total', { task_type: 'fx-sleep', reason: 'worker_exited' }), 1);
       assert.equal(value(body, 'durable_task_attempt_duration_seconds_count', { task_type: 'fx-quick', outcome: 'succeeded' }), 1);
       assert.equal(value(body, 'durable_task_reconciler_healthy', {}), 1);
