@@ -21,4 +21,4 @@
 -- @procedure pc_task_complete sha256=a75b5a060f1cb234974b6ff91cc19e78a03601c03a77f4d928c8f5c73477aa82
 -- @procedure pc_aps_task_claim_rows sha256=20c84c9cf6f571a63528d5179612baa6cb80892d7d8979a05e867dd7140f486b
 -- @procedure pc_task_claim_batch sha256=24309a94e7ad6d94b062bc8665aef132bd889af95947419aab59da98f1dfbebe
--- @procedure pc_task_succeed_batch sha256=8282410900df4d10b937d9d953169c6a6ab48502aca40145cbb770bb575858a1
+-- @procedure pc_task_succeed_batch sha256=deebd1388932bb651473935b832781c0b1015c3bcf942ac56e88cdd3cbe3e41a

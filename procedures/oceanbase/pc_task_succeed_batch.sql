@@ -5,8 +5,9 @@
 --   pc_task_complete of its own attempt (internal/pc_aps_task_complete_attempt.sql: fenced by
 --   token and an unexpired lease by the database clock; a recorded cancel or the runner's
 --   'timeout' verdict refuses it). A refused item writes nothing and does not stop the others:
---   its outcome says why. Then up to p_max_count tasks are claimed as pc_task_claim_batch claims
---   them (pc_aps_task_claim_rows, after the successes: the slots they freed count).
+--   its outcome says why. Then up to p_max_count tasks, and at most one per success written, are
+--   claimed as pc_task_claim_batch claims them (pc_aps_task_claim_rows, after the successes: the
+--   slots they freed count; a refused item's attempt still holds its slot).
 -- Transaction: owns its transaction. Do not call inside an open transaction.
 -- Locks: the rows of the items, in list order (the runner sends them by ascending task id), then
 --   (p_max_count > 0) the 'claims' row of pc_durable_task_control and the claimed rows.
@@ -20,7 +21,8 @@
 --   p_worker_id           VARCHAR(128) the claiming worker (attempt owner of the claims)
 --   p_lease_ms            INT          lease of the claims, 1000 .. 3600000
 --   p_task_types          MEDIUMTEXT   comma-separated task types the worker's registry knows (non-empty)
---   p_max_count           INT          the most tasks to claim, 0 .. 100 (0 claims none)
+--   p_max_count           INT          the most tasks to claim, 0 .. 100 (0 claims none; never more
+--                                      than the successes written)
 -- Result: (p_max_count > 0) the claimed tasks as pc_task_claim_batch returns them, sent before the
 --   COMMIT; then one row (outcomes): a comma-separated list in list order, per item 'succeeded' or
 --   the error pc_task_complete raises for it: 'task_not_found', 'attempt_lost', 'cancel_requested'.
@@ -59,6 +61,7 @@ BEGIN
   DECLARE v_seen       MEDIUMTEXT DEFAULT '';
   DECLARE v_outcomes   MEDIUMTEXT DEFAULT '';
   DECLARE v_sep        VARCHAR(1) DEFAULT '';
+  DECLARE v_written    INT DEFAULT 0;
   DECLARE EXIT HANDLER FOR SQLEXCEPTION
   BEGIN
     ROLLBACK;
@@ -100,7 +103,8 @@ BEGIN
       SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
     END IF;
     SET v_result_b = SUBSTRING(v_results, v_rs + 1, v_re - v_rs);
-    IF CONVERT(CONVERT(v_result_b USING utf8mb4) USING binary) <> v_result_b THEN
+    -- <=>: a server that turns invalid UTF-8 into NULL must not let the item through.
+    IF NOT (CONVERT(CONVERT(v_result_b USING utf8mb4) USING binary) <=> v_result_b) THEN
       SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';
     END IF;
     SET v_token = CONVERT(SUBSTRING(v_tokens, v_ts + 1, v_te - v_ts) USING utf8mb4);
@@ -117,10 +121,12 @@ BEGIN
                                         IF(v_re > v_rs, CONVERT(v_result_b USING utf8mb4), NULL));
     END;
     SET v_outcomes = CONCAT(v_outcomes, v_sep, v_outcome);
+    SET v_written = v_written + (v_outcome = 'succeeded');
     SET v_sep = ',';
   END WHILE;
-  IF p_max_count > 0 THEN
-    CALL pc_aps_task_claim_rows(p_worker_id, p_lease_ms, p_task_types, p_max_count);
+  -- At most one claim per success written: a refused item's attempt still holds its slot.
+  IF LEAST(p_max_count, v_written) > 0 THEN
+    CALL pc_aps_task_claim_rows(p_worker_id, p_lease_ms, p_task_types, LEAST(p_max_count, v_written));
   END IF;
   COMMIT;
 

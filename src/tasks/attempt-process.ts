@@ -19,6 +19,18 @@ import type { SuccessVerdict } from './success-committer.ts';
 import type { StopReason } from './verdict.ts';
 import type { RunTaskMessage, TaskResultMessage, TaskWorkerMessage, TerminateMessage } from './worker-protocol.ts';
 
+/** Resolves once the IPC channel is closed (every message it carried was emitted), at most 1 s after the call. */
+function channelClosed(child: ChildProcess): Promise<void> {
+  if (!child.connected) return Promise.resolve();
+  return new Promise((resolve) => {
+    const bound = setTimeout(resolve, 1000);
+    child.once('disconnect', () => {
+      clearTimeout(bound);
+      resolve();
+    });
+  });
+}
+
 export class AttemptProcess {
   readonly child: ChildProcess;
   /** Resolves when the attempt is over (see the header). */
@@ -48,7 +60,9 @@ export class AttemptProcess {
     this.child = worker.child;
     this.ended = new Promise<void>((resolve) => {
       this.endNow = resolve;
-      void worker.exited.then(() => resolve());
+      // Its last messages (a 'returned' success sent right before exiting) may still be in the
+      // channel when the exit is seen: the attempt is over once the channel closed too.
+      void worker.exited.then(() => channelClosed(this.child)).then(() => resolve());
     });
     const onMessage = (m: TaskWorkerMessage) => {
       if (m?.type !== 'task-result' || m.taskId !== task.taskId || this.reported) return;

@@ -4,8 +4,11 @@
  * next one, which takes every success waiting (pc_task_succeed_batch, one transaction, one call;
  * the runner claims the tasks that take their places in the same call).
  * The database decides each item by pc_task_complete's rules; a refused item comes back with its
- * reason. A batch that fails as a whole (a deadlock, a busy database, a lost connection: nothing
- * was written) is tried once more, then its items end with 'error'.
+ * reason. A batch that fails as a whole (a deadlock, a result too large for the packet or the
+ * column, a lost connection: nothing was written) is committed item by item (`commitOne`), so
+ * one bad item fails only itself; an item that fails alone too ends with 'error'. Without
+ * commitOne the batch is tried once more. A batch holds at most maxBytes of results (an item
+ * larger than that goes alone).
  */
 import type { Logger } from '../logging.ts';
 import { MAX_SUCCESS_BATCH, type SuccessItem, type SuccessOutcome } from './task-store.ts';
@@ -20,6 +23,8 @@ interface Waiting {
 }
 
 const TRIES = 2;
+/** Result text of one batch: well inside MySQL's default 16 MiB max_allowed_packet. */
+const MAX_BATCH_BYTES = 4_000_000;
 
 export class SuccessCommitter {
   private waiting: Waiting[] = [];
@@ -29,11 +34,24 @@ export class SuccessCommitter {
   batches = 0;
   items = 0;
 
+  private readonly maxBatch: number;
+  private readonly maxBytes: number;
+  private readonly commitOne: ((item: SuccessItem) => Promise<SuccessOutcome>) | null;
+
   constructor(
     private readonly commitBatch: (items: SuccessItem[]) => Promise<SuccessOutcome[]>,
     private readonly logger: Logger,
-    private readonly maxBatch = MAX_SUCCESS_BATCH,
-  ) {}
+    options: { maxBatch?: number; maxBytes?: number; commitOne?: (item: SuccessItem) => Promise<SuccessOutcome> } = {},
+  ) {
+    this.maxBatch = options.maxBatch ?? MAX_SUCCESS_BATCH;
+    this.maxBytes = options.maxBytes ?? MAX_BATCH_BYTES;
+    this.commitOne = options.commitOne ?? null;
+  }
+
+  /** Successes waiting for the next batch. */
+  get waitingCount(): number {
+    return this.waiting.length;
+  }
 
   /** Resolves when no success waits and no batch is in flight. */
   idle(): Promise<void> {
@@ -61,6 +79,10 @@ export class SuccessCommitter {
           outcomes = await this.commitBatch(batch.map((w) => w.item));
         } catch (error) {
           this.logger.warn({ items: batch.length, err: (error as Error).message }, 'committing task successes failed');
+          if (this.commitOne) {
+            for (const w of batch) w.resolve(await this.one(w.item));
+            continue;
+          }
           const again = batch.filter((w) => {
             w.tries += 1;
             if (w.tries < TRIES) return true;
@@ -78,14 +100,30 @@ export class SuccessCommitter {
     }
   }
 
-  /** The next batch: at most maxBatch, one item per task (a second one waits), rows locked in task id order. */
+  private async one(item: SuccessItem): Promise<SuccessVerdict> {
+    try {
+      return await this.commitOne!(item);
+    } catch (error) {
+      this.logger.warn({ taskId: item.taskId, err: (error as Error).message }, 'committing a task success failed');
+      return 'error';
+    }
+  }
+
+  /**
+   * The next batch: at most maxBatch items and maxBytes of results (at least one item), one item
+   * per task (a second one waits), rows locked in task id order.
+   */
   private take(): Waiting[] {
     const batch: Waiting[] = [];
     const rest: Waiting[] = [];
     const ids = new Set<number>();
+    let bytes = 0;
     for (const w of this.waiting) {
-      if (batch.length < this.maxBatch && !ids.has(w.item.taskId)) {
+      const size = w.item.resultJson === null ? 0 : Buffer.byteLength(w.item.resultJson);
+      const fits = batch.length === 0 || (batch.length < this.maxBatch && bytes + size <= this.maxBytes);
+      if (fits && !ids.has(w.item.taskId)) {
         ids.add(w.item.taskId);
+        bytes += size;
         batch.push(w);
       } else rest.push(w);
     }

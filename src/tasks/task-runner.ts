@@ -17,6 +17,7 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { faultPoint } from '../devtools/fault.ts';
+import { AttemptLostError } from '../store/errors.ts';
 import type { Logger } from '../logging.ts';
 import { AttemptPool } from './attempt-pool.ts';
 import { AttemptProcess } from './attempt-process.ts';
@@ -98,7 +99,7 @@ export class TaskRunner {
     this.workerId = options.workerId ?? newTaskWorkerId();
     this.clock = options.clock ?? systemClock;
     this.converger = new Converger(tasks, registry, config, logger);
-    this.successes = new SuccessCommitter((items) => this.commitSuccesses(items), logger);
+    this.successes = new SuccessCommitter((items) => this.commitSuccesses(items), logger, { commitOne: (item) => this.commitOne(item) });
     this.pool = new AttemptPool(config, databaseUrl, logger, () => this.notify(), this.clock);
     // A full runner needs no probe: the relay claims when one of its attempts finishes.
     const wanted = () => !this.stopped && !this.filling && this.running.size + this.reserved < this.config.capacity;
@@ -190,8 +191,9 @@ export class TaskRunner {
     // (attempt-pool.ts): the others' processes are started, and each one ready claims again.
     while (!this.stopped && this.running.size + this.reserved < this.config.capacity) {
       const free = this.config.capacity - this.running.size - this.reserved;
-      const ready = this.pool.readyIdle();
-      if (ready < free) this.pool.want(free);
+      // The processes the reserved claims will take are not this claim's.
+      const ready = Math.max(0, this.pool.readyIdle() - this.reserved);
+      if (ready < free) this.pool.want(free + this.reserved);
       const room = Math.min(free, ready, MAX_CLAIM_BATCH);
       if (room === 0) return;
       const claimed = await this.tasks.claimBatch(this.workerId, this.config.leaseMs, this.registry.types_(), room);
@@ -326,7 +328,8 @@ export class TaskRunner {
    * on the next turn of the event loop, once the finished attempts gave their processes back.
    */
   private async commitSuccesses(items: SuccessItem[]): Promise<SuccessOutcome[]> {
-    const freed = this.stopped ? 0 : items.filter((i) => this.running.get(i.taskId)?.reported?.reusable === true).length;
+    const reusable = (i: SuccessItem) => this.running.get(i.taskId)?.reported?.reusable === true;
+    const freed = this.stopped ? 0 : items.filter(reusable).length;
     await this.beforeSuccessCommit?.(items);
     const { outcomes, claimed } = await this.tasks.succeedBatch(items, {
       workerId: this.workerId,
@@ -335,15 +338,21 @@ export class TaskRunner {
       maxCount: Math.min(freed, MAX_CLAIM_BATCH),
     });
     if (claimed.length > 0) {
-      this.claimedWithSuccesses += claimed.length;
-      this.reserved += claimed.length;
+      // A refused item keeps its slot until its process exited and the attempt was ended: the
+      // claims made for it go back to pending at once (they never started).
+      const room = this.stopped ? 0 : items.filter((i, n) => outcomes[n] === 'succeeded' && reusable(i)).length;
+      const extra = claimed.slice(room);
+      const launch = claimed.slice(0, room);
+      for (const task of extra) void this.track(this.giveBack(task));
+      this.claimedWithSuccesses += launch.length;
+      this.reserved += launch.length;
       setImmediate(() => {
-        this.reserved -= claimed.length;
+        this.reserved -= launch.length;
         if (this.stopped) {
-          for (const task of claimed) void this.track(this.giveBack(task));
+          for (const task of launch) void this.track(this.giveBack(task));
           return;
         }
-        for (const task of claimed) {
+        for (const task of launch) {
           faultPoint('task_claimed');
           this.stats.claimed(task.taskType);
           this.launch(task);
@@ -351,6 +360,19 @@ export class TaskRunner {
       });
     }
     return outcomes;
+  }
+
+  /** One success alone (pc_task_succeed), when its group commit failed whole: its refusal as an outcome. */
+  private async commitOne(item: SuccessItem): Promise<SuccessOutcome> {
+    try {
+      await this.tasks.succeed(item.taskId, item.attemptToken, item.resultJson === null ? null : JSON.parse(item.resultJson));
+      return 'succeeded';
+    } catch (error) {
+      if (error instanceof AttemptLostError) return 'attempt_lost';
+      const code = (error as { code?: unknown }).code;
+      if (code === 'cancel_requested' || code === 'task_not_found') return code;
+      throw error;
+    }
   }
 
   /** A task claimed while the runner began to stop, never started: back to pending, whatever its type. */
@@ -469,8 +491,9 @@ export class TaskRunner {
     this.readiness.stopTimer();
     this.probes.stop();
     await this.filling?.catch(() => undefined);
-    // Successes being committed finish, and what their batch claimed starts (then stops below).
-    await this.successes.idle();
+    // Successes being committed finish (bounded: a hung database call must not hold the stop),
+    // and what their batch claimed is given back.
+    await Promise.race([this.successes.idle(), new Promise((resolve) => setTimeout(resolve, this.config.terminateGraceMs + 5000))]);
     await new Promise((resolve) => setImmediate(resolve));
     await Promise.all([...this.running.values()].map((a) => this.stopAttempt(a, 'shutdown')));
     // A bound on the shutdown itself, in real time (a test's driven clock must not hold it open).

@@ -175,8 +175,13 @@ for (const backend of BACKENDS) {
         second.claimed.map((c) => c.taskId),
         [pending[1], pending[2]],
       );
+      // With slots to spare, still one claim per success written: a refused item's attempt keeps its slot.
+      await tasks.setCapacity(10);
+      for (let i = 0; i < 3; i += 1) await submit(tasks);
+      const fourth = await tasks.succeedBatch([item(second.claimed[1]!), { ...item(c0), attemptToken: FOREIGN }], { ...request, maxCount: 2 });
+      assert.deepEqual(fourth.outcomes, ['succeeded', 'attempt_lost']);
+      assert.equal(fourth.claimed.length, 1);
       // maxCount 0 claims nothing even with free slots.
-      await submit(tasks);
       const third = await tasks.succeedBatch([item(second.claimed[0]!)], { ...request, maxCount: 0 });
       assert.deepEqual([third.outcomes, third.claimed], [['succeeded'], []]);
     });

@@ -43,7 +43,7 @@ test('a batch holds one item per task and at most maxBatch items; the rest waits
       return items.map((): SuccessOutcome => 'attempt_lost');
     },
     logger,
-    2,
+    { maxBatch: 2 },
   );
   const all = [committer.commit(item(5)), committer.commit(item(3)), committer.commit(item(3)), committer.commit(item(4)), committer.commit(item(2))];
   first.open();
@@ -68,3 +68,63 @@ test('a batch that fails whole is tried once more, then its items end with error
   failures = 1;
   assert.equal(await committer.commit(item(3)), 'succeeded', 'one failure: the retry wrote it');
 });
+
+test('a batch that fails whole is committed item by item: one bad item fails only itself', async () => {
+  const singles: number[] = [];
+  const committer = new SuccessCommitter(
+    async (items) => {
+      if (items.some((i) => i.taskId === 2)) throw new Error('ER_NET_PACKET_TOO_LARGE');
+      return items.map((): SuccessOutcome => 'succeeded');
+    },
+    logger,
+    {
+      commitOne: async (i) => {
+        singles.push(i.taskId);
+        if (i.taskId === 2) throw new Error('ER_DATA_TOO_LONG');
+        return i.taskId === 3 ? 'cancel_requested' : 'succeeded';
+      },
+    },
+  );
+  const first = gateFirst(committer);
+  const all = [committer.commit(item(1)), committer.commit(item(2)), committer.commit(item(3))];
+  first.release();
+  assert.deepEqual(await Promise.all([first.done, ...all]), ['succeeded', 'succeeded', 'error', 'cancel_requested']);
+  assert.deepEqual(singles, [1, 2, 3]);
+});
+
+test('a batch holds at most maxBytes of results; a larger item goes alone', async () => {
+  const calls: number[][] = [];
+  const committer = new SuccessCommitter(
+    async (items) => {
+      calls.push(items.map((i) => i.taskId));
+      return items.map((): SuccessOutcome => 'succeeded');
+    },
+    logger,
+    { maxBytes: 10 },
+  );
+  const big = (taskId: number, n: number): SuccessItem => ({ ...item(taskId), resultJson: JSON.stringify('x'.repeat(n)) });
+  const first = gateFirst(committer);
+  const all = [committer.commit(big(1, 3)), committer.commit(big(2, 3)), committer.commit(big(3, 30)), committer.commit(big(4, 1))];
+  first.release();
+  await Promise.all([first.done, ...all]);
+  // 5 + 5 bytes fit, the 32-byte item goes alone, the last one after it.
+  assert.deepEqual(calls, [[1, 2], [3], [4]]);
+});
+
+/** Holds the committer's first batch (task 999) so that the items after it queue. */
+function gateFirst(committer: SuccessCommitter): { release: () => void; done: Promise<unknown> } {
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  const original = (committer as unknown as { commitBatch: (items: SuccessItem[]) => Promise<SuccessOutcome[]> }).commitBatch;
+  (committer as unknown as { commitBatch: typeof original }).commitBatch = async (items) => {
+    if (items.some((i) => i.taskId === 999)) {
+      await held;
+      (committer as unknown as { commitBatch: typeof original }).commitBatch = original;
+      return items.map((): SuccessOutcome => 'succeeded');
+    }
+    return original(items);
+  };
+  return { release, done: committer.commit(item(999)) };
+}
