@@ -493,7 +493,9 @@ export class TaskRunner {
     await this.filling?.catch(() => undefined);
     // Successes being committed finish (bounded: a hung database call must not hold the stop),
     // and what their batch claimed is given back.
-    await Promise.race([this.successes.idle(), new Promise((resolve) => setTimeout(resolve, this.config.terminateGraceMs + 5000))]);
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([this.successes.idle(), new Promise((resolve) => (bound = setTimeout(resolve, this.config.terminateGraceMs + 5000)))]);
+    clearTimeout(bound);
     await new Promise((resolve) => setImmediate(resolve));
     await Promise.all([...this.running.values()].map((a) => this.stopAttempt(a, 'shutdown')));
     // A bound on the shutdown itself, in real time (a test's driven clock must not hold it open).

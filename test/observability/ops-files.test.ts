@@ -24,6 +24,7 @@ async function registryMetrics(defaultMetrics = true): Promise<{ types: Map<stri
   const runner = {
     stats: { claims: [], outcomes: [], failures: [], sweeps: 0, sweepFailures: 0, onAttemptEnded: null },
     reconcilerHealthy: () => true,
+    successes: { batches: 0, items: 0 },
   } as unknown as TaskRunner;
   const metrics = createRuntimeMetrics(runtime, facts, { defaultMetrics });
   registerTaskMetrics(metrics.registry, facts, runner);
