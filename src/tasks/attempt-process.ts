@@ -129,7 +129,6 @@ export class AttemptProcess {
       leaseMs: this.config.leaseMs,
       progressMinStep: this.config.progressMinStep,
       terminateGraceMs: this.config.terminateGraceMs,
-      hostCommitsSuccess: true,
     };
     this.child.send(message); // from here on the child heartbeats (at once, then every lease / 3)
   }

@@ -188,20 +188,18 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
       // Without ctx.onComplete writes the host commits the success with others (its group
       // commit); it refuses it as pc_task_complete would (a recorded cancel, a lost lease) and
       // then ends the attempt itself. A result that is not JSON fails here, as a success would.
-      if (!onComplete && message.hostCommitsSuccess) return { ...result('returned'), resultJson: JSON.stringify(value ?? null) ?? 'null' };
-      // Otherwise the success is one call (pc_task_succeed, its own transaction).
-      const success = onComplete
-        ? tasks.transaction(async (tx) => {
-            await tasks.assertAttempt(tx, task.taskId, task.attemptToken); // locks the task row first
-            await withScopedTx(tx, store.backend, onComplete);
-            await tasks.complete(task.taskId, task.attemptToken, value ?? null, tx);
-          })
-        : tasks.succeed(task.taskId, task.attemptToken, value ?? null);
-      await success.catch((error: unknown) => {
-        // A cancel recorded before this success wins (pc_task_complete): end cancelled below.
-        if ((error as { code?: unknown }).code === 'cancel_requested') cancelRequested = true;
-        throw error;
-      });
+      if (!onComplete) return { ...result('returned'), resultJson: JSON.stringify(value ?? null) ?? 'null' };
+      await tasks
+        .transaction(async (tx) => {
+          await tasks.assertAttempt(tx, task.taskId, task.attemptToken); // locks the task row first
+          await withScopedTx(tx, store.backend, onComplete);
+          await tasks.complete(task.taskId, task.attemptToken, value ?? null, tx);
+        })
+        .catch((error: unknown) => {
+          // A cancel recorded before this success wins (pc_task_complete): end cancelled below.
+          if ((error as { code?: unknown }).code === 'cancel_requested') cancelRequested = true;
+          throw error;
+        });
       return result('succeeded');
     } catch (error) {
       if (lostError(error) || lost) return result('attempt_lost', 'attempt_lost', (error as Error).message);

@@ -14,11 +14,6 @@ export interface RunTaskMessage {
   progressMinStep: number;
   /** The host's TERMINATE_GRACE_SECONDS in ms: how long a SIGTERM'd attempt may take to stop. */
   terminateGraceMs: number;
-  /**
-   * The host commits the success of an attempt without ctx.onComplete writes (its group commit,
-   * pc_task_succeed_batch): the worker reports 'returned' with the result instead of writing it.
-   */
-  hostCommitsSuccess?: boolean;
 }
 
 /** Sent by the host right before SIGTERM: why the attempt must stop. */
@@ -30,8 +25,8 @@ export interface TerminateMessage {
 /**
  * 'interrupted': stopped by SIGTERM without a terminal write (the host converges it).
  * 'load_failed': the handler module could not be imported; no terminal write (the host converges it).
- * 'returned': the handler returned without ctx.onComplete writes and the host commits the success
- *   (hostCommitsSuccess); resultJson holds its result. Nothing of the attempt runs any more.
+ * 'returned': the handler returned without ctx.onComplete writes; the host commits the success
+ *   (its group commit, pc_task_succeed_batch); resultJson holds its result.
  */
 export type TaskOutcomeStatus = 'succeeded' | 'failed' | 'cancelled' | 'attempt_lost' | 'interrupted' | 'load_failed' | 'returned';
 export interface TaskResultMessage {
