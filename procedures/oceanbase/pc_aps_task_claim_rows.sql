@@ -2,9 +2,11 @@
 -- Purpose: claim up to p_max_count of the oldest pending tasks of the worker's types, each as
 --   pc_task_claim claims one, never past the database cap (ADR T6), in the caller's transaction.
 --   The rules are pc_task_claim's, taken once for the batch: the 'claims' row of
---   pc_durable_task_control is locked (FOR UPDATE) and the running tasks are counted after the
---   lock (READ COMMITTED: every claim committed before is seen), so at most
---   capacity - running tasks are taken, and no process setting can exceed the cap; only
+--   pc_durable_task_control is locked (FOR UPDATE) and its running count read under the lock
+--   (since migration 0028 kept by the triggers of pc_durable_tasks, which take the same row lock
+--   for every move into or out of 'running': the count is exact for every claim committed
+--   before), so at most capacity - running tasks are taken, and no process setting can exceed
+--   the cap; only
 --   'pending' tasks are taken, each with its own attempt token (UUID), attempt_count + 1 and a
 --   lease from the database clock; a task of a type the worker does not list stays pending;
 --   nothing is claimed during maintenance. Candidates are found by plain (non-locking) reads in
@@ -49,15 +51,14 @@ BEGIN
   DECLARE v_tries    INT DEFAULT 0;
   DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
 
-  SELECT capacity INTO v_capacity FROM pc_durable_task_control WHERE name = 'claims' FOR UPDATE;
+  -- The running count is the row's, not a COUNT(*): the state index keeps an entry for every
+  -- task that left 'running' until InnoDB purges it, hundreds under a steady flow (row 120).
+  SELECT capacity, running INTO v_capacity, v_running FROM pc_durable_task_control WHERE name = 'claims' FOR UPDATE;
   IF v_found = 0 OR v_capacity IS NULL THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'capacity_not_set';
   END IF;
   SET v_now = UTC_TIMESTAMP(3);
-  -- One statement after the lock: the running count and the maintenance flag.
-  SELECT COUNT(*), COALESCE((SELECT MAX(maintenance) FROM pc_artifact_processing_runtime WHERE runtime_id = 1), 0)
-    INTO v_running, v_maint
-    FROM pc_durable_tasks WHERE state = 'running';
+  SELECT COALESCE(MAX(maintenance), 0) INTO v_maint FROM pc_artifact_processing_runtime WHERE runtime_id = 1;
   SET v_room = IF(v_maint = 1, 0, LEAST(p_max_count, v_capacity - v_running));
   claim_loop: WHILE v_taken < v_room AND v_tries < v_room + 3 DO
     SET v_tries = v_tries + 1;

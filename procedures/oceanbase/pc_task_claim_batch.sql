@@ -1,8 +1,8 @@
 -- Operation: pc_task_claim_batch   (SQLite twin: sql/sqlite/pc_task_claim_batch.sql; TypeScript: TaskStore.claimBatch)
 -- Purpose: claim up to p_max_count of the oldest pending tasks of the worker's types in one transaction, each as pc_task_claim claims one, never past the database cap.
 --   The rules are pc_task_claim's, taken once for the batch: the 'claims' row of
---   pc_durable_task_control is locked (FOR UPDATE) and the running tasks are counted after the
---   lock (READ COMMITTED: every claim committed before is seen), so at most
+--   pc_durable_task_control is locked (FOR UPDATE) and its running count (kept by the triggers of
+--   pc_durable_tasks under the same lock since migration 0028) read after it, so at most
 --   capacity - running tasks are taken, and no process setting can exceed the cap (ADR T6);
 --   only 'pending' tasks are taken, each with its own attempt token (UUID), attempt_count + 1
 --   and a lease from the database clock; a task of a type the worker does not list stays

@@ -3,7 +3,9 @@
 --   `migrate up`): the most tasks running at once across every process (`apsup tasks
 --   set-capacity <n>`). Taken under the same row lock as every claim, so a claim sees either the
 --   old or the new cap. Lowering it below the running count stops claims until enough tasks end;
---   no running task is interrupted.
+--   no running task is interrupted. Since migration 0028 it also recounts the row's running
+--   count under that lock (exact: a move into or out of 'running' not yet committed holds the
+--   same lock, or has not counted itself yet), which repairs a count a DBA changed by hand.
 -- Locks: the 'claims' row of pc_durable_task_control (FOR UPDATE).
 -- Transaction: owns its transaction.
 -- Parameters:
@@ -35,8 +37,9 @@ BEGIN
   IF v_found = 0 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'capacity_not_set';
   END IF;
-  UPDATE pc_durable_task_control SET capacity = p_capacity, updated_at = UTC_TIMESTAMP(3) WHERE name = 'claims';
   SELECT COUNT(*) INTO v_running FROM pc_durable_tasks WHERE state = 'running';
+  UPDATE pc_durable_task_control SET capacity = p_capacity, running = v_running, updated_at = UTC_TIMESTAMP(3)
+   WHERE name = 'claims';
   COMMIT;
 
   SELECT v_previous AS previous_capacity, p_capacity AS capacity, v_running AS running;

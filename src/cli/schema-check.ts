@@ -52,8 +52,9 @@ export async function requireMigratedSchema(target: DatabaseTarget, need: Schema
       const procedures = status.procedures
         .filter((p) => p.state !== 'ok' && p.state !== 'pending' && p.state !== 'on_demand' && p.state !== 'unreadable')
         .map((p) => `procedure ${p.name} ${p.state}`);
+      const triggers = status.triggers.filter((t) => t.state === 'missing').map((t) => `trigger ${t.name} ${t.state}`);
       throw new MigrationDriftError(
-        `${need.command} refused: the schema has drifted (${[...migrations, ...procedures].slice(0, 5).join(', ')}); see apsup migrate status`,
+        `${need.command} refused: the schema has drifted (${[...migrations, ...procedures, ...triggers].slice(0, 5).join(', ')}); see apsup migrate status`,
       );
     }
     const applied = status.migrations.filter((m) => m.state !== 'pending').length;

@@ -17,7 +17,8 @@ import { TaskRunner } from '../tasks/task-runner.ts';
 import { publishOnce } from '../notify/start.ts';
 import { TaskService } from '../tasks/service.ts';
 import { TERMINAL_STATES, TaskStore, type TaskState } from '../tasks/task-store.ts';
-import { CliRefusal } from './errors.ts';
+import { MigrationDriftError } from '../migrations/catalog.ts';
+import { CliRefusal, EXIT } from './errors.ts';
 import { requireMigratedSchema } from './schema-check.ts';
 import { TasksUsageError, daysOption, intOption, readPayload, timeoutOption } from './tasks-input.ts';
 
@@ -67,6 +68,8 @@ const id = (value: string | undefined) => intOption('a task id', value, 1, Numbe
 export function tasksFailure(error: unknown): { code: number; message: string } {
   const message = (error as Error)?.message ?? String(error);
   if (error instanceof CliRefusal) return { code: error.exitCode, message };
+  // A drifted schema refuses the worker with the exit code of every command (README, "Exit codes").
+  if (error instanceof MigrationDriftError) return { code: EXIT.drift, message };
   const usage =
     error instanceof TasksUsageError || error instanceof InvalidArgumentError || error instanceof UnknownHandlerError || error instanceof ConfigError;
   if (usage) return { code: 2, message };

@@ -30,6 +30,7 @@ import type { MigrationDriver } from './drivers.ts';
 import { AdoptionRequiredError, detectUnadoptedBaseline } from './adoption-detect.ts';
 import type { PlannedStatement } from './catalog.ts';
 import { OPERATIONS, type OperationSpec } from '../store/operations.ts';
+import { triggerStatus, type TriggerStatusEntry } from './trigger-status.ts';
 
 function isAdoptionProcedure(name: string): boolean {
   const spec = (OPERATIONS as Record<string, OperationSpec>)[name];
@@ -62,6 +63,8 @@ export interface MigrationStatus {
   adoptions: AdoptionStatusEntry[];
   migrations: MigrationStatusEntry[];
   procedures: ProcedureStatusEntry[];
+  /** MySQL/OceanBase: the triggers of the applied migrations (trigger-status.ts). */
+  triggers: TriggerStatusEntry[];
   drift: boolean;
   pending: number;
   /**
@@ -234,8 +237,21 @@ export class Migrator {
       if (!this.files.some((f) => f.name === row.name)) migrations.push({ name: row.name, state: 'missing_file', appliedAt: row.appliedAt });
     }
     const procedures = this.backend === 'oceanbase' ? await this.procedureStatus(new Set(appliedByName.keys())) : [];
+    const triggers =
+      this.backend === 'oceanbase'
+        ? triggerStatus(
+            this.files,
+            new Set(appliedByName.keys()),
+            new Set(
+              (await this.driver.read('SELECT TRIGGER_NAME AS name FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()')).map((r) =>
+                String(r.name),
+              ),
+            ),
+          )
+        : [];
     const drift =
       migrations.some((m) => m.state === 'modified' || m.state === 'missing_file') ||
+      triggers.some((t) => t.state === 'missing') ||
       procedures.some((p) => p.state !== 'ok' && p.state !== 'pending' && p.state !== 'on_demand' && p.state !== 'unreadable');
     const adoptions = (await this.driver.tableExists('pc_aps_adoptions'))
       ? (await this.driver.read('SELECT adoption, state, summary, converted_at, retired_at FROM pc_aps_adoptions ORDER BY adoption')).map((r) => ({
@@ -253,6 +269,7 @@ export class Migrator {
       adoptions,
       migrations,
       procedures,
+      triggers,
       drift,
       pending: migrations.filter((m) => m.state === 'pending').length,
       demoTables: demo,
@@ -339,6 +356,10 @@ export function formatStatus(status: MigrationStatus): string {
   if (status.procedures.length > 0) {
     lines.push('procedures:');
     for (const p of status.procedures) lines.push(`  ${p.state.padEnd(18)} ${p.name}  ${p.detail}`);
+  }
+  if (status.triggers.length > 0) {
+    lines.push('triggers:');
+    for (const t of status.triggers) lines.push(`  ${t.state.padEnd(18)} ${t.name}  ${t.detail}`);
   }
   if (status.demoTables.length > 0) {
     lines.push(`demo tables (apsup start / migrate up --with-demo; not part of a production schema): ${status.demoTables.join(', ')}`);

@@ -163,14 +163,14 @@ async function readSchema(conn: mysql.Connection, schema: string): Promise<Pick<
     [schema, READY_MARKER],
   )) as unknown as [{ name: string }[]];
   const [views] = (await conn.query('SELECT COUNT(*) AS n FROM information_schema.VIEWS WHERE TABLE_SCHEMA = ?', [schema])) as unknown as [[{ n: number }]];
-  const [triggers] = (await conn.query('SELECT COUNT(*) AS n FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?', [schema])) as unknown as [
-    [{ n: number }],
-  ];
+  const [triggers] = (await conn.query('SELECT TRIGGER_NAME AS name FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ? ORDER BY TRIGGER_NAME', [
+    schema,
+  ])) as unknown as [{ name: string }[]];
   const [functions] = (await conn.query("SELECT COUNT(*) AS n FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ? AND ROUTINE_TYPE <> 'PROCEDURE'", [
     schema,
   ])) as unknown as [[{ n: number }]];
-  if (Number(views[0].n) + Number(triggers[0].n) + Number(functions[0].n) > 0) {
-    throw new Error(`template ${schema} has views, triggers or functions, which the clone does not copy yet (test/helpers/template-db.ts)`);
+  if (Number(views[0].n) + Number(functions[0].n) > 0) {
+    throw new Error(`template ${schema} has views or functions, which the clone does not copy yet (test/helpers/template-db.ts)`);
   }
   const [autoIncrement] = (await conn.query(
     "SELECT DISTINCT TABLE_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND EXTRA LIKE '%auto_increment%'",
@@ -200,7 +200,16 @@ async function readSchema(conn: mysql.Connection, schema: string): Promise<Pick<
     parts.push(`SET character_set_client = ${conn.escape(row.character_set_client)}, collation_connection = ${conn.escape(row.collation_connection)}`);
     parts.push(row['Create Procedure']);
   }
-  // Reset: counters restart (TRUNCATE), other tables are emptied, the template's rows come back.
+  // Triggers last (the rows above are the template's, already counted): each under its own
+  // sql_mode and character set, as a routine.
+  for (const { name } of triggers) {
+    const [[row]] = (await conn.query(`SHOW CREATE TRIGGER ${q(schema)}.${q(name)}`)) as unknown as [[Record<string, string>]];
+    parts.push(`SET SESSION sql_mode = ${conn.escape(row.sql_mode)}`);
+    parts.push(`SET character_set_client = ${conn.escape(row.character_set_client)}, collation_connection = ${conn.escape(row.collation_connection)}`);
+    parts.push(row['SQL Original Statement']);
+  }
+  // Reset: counters restart (TRUNCATE, which fires no trigger), other tables are emptied, the
+  // template's rows come back (the running count of pc_durable_task_control with them).
   const resetStatements = (database: string) =>
     [
       ...tables.map(({ name }) => (counters.has(name) ? `TRUNCATE TABLE ${q(database)}.${q(name)}` : `DELETE FROM ${q(database)}.${q(name)}`)),
@@ -209,7 +218,7 @@ async function readSchema(conn: mysql.Connection, schema: string): Promise<Pick<
   return { script: parts.join(';\n'), resetStatements };
 }
 
-/** Tables, columns, indexes and procedure bodies of a schema, without its name. */
+/** Tables, columns, indexes, procedure and trigger bodies of a schema, without its name. */
 async function fingerprint(conn: mysql.Connection, schema: string): Promise<string> {
   await conn.query('SET SESSION group_concat_max_len = 4194304');
   const [[row]] = (await conn.query(
@@ -221,10 +230,13 @@ async function fingerprint(conn: mysql.Connection, schema: string): Promise<stri
                     ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX SEPARATOR ','), 256)
           FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = ? AND TABLE_NAME <> ?) AS indexes_sum,
        (SELECT SHA2(GROUP_CONCAT(CONCAT_WS(':', ROUTINE_NAME, SHA2(ROUTINE_DEFINITION, 256), SQL_MODE) ORDER BY ROUTINE_NAME SEPARATOR ','), 256)
-          FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ?) AS routines_sum`,
-    [schema, READY_MARKER, schema, READY_MARKER, schema],
+          FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ?) AS routines_sum,
+       (SELECT SHA2(GROUP_CONCAT(CONCAT_WS(':', TRIGGER_NAME, EVENT_OBJECT_TABLE, ACTION_TIMING, EVENT_MANIPULATION, SHA2(ACTION_STATEMENT, 256))
+                    ORDER BY TRIGGER_NAME SEPARATOR ','), 256)
+          FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?) AS triggers_sum`,
+    [schema, READY_MARKER, schema, READY_MARKER, schema, schema],
   )) as unknown as [[Record<string, string | null>]];
-  return `${row.columns_sum}/${row.indexes_sum}/${row.routines_sum}`;
+  return `${row.columns_sum}/${row.indexes_sum}/${row.routines_sum}/${row.triggers_sum}`;
 }
 
 // Released clones of this process, reset and ready for the next test (per admin URL).
