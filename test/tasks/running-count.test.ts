@@ -208,7 +208,7 @@ for (const backend of BACKENDS) {
       test('a heartbeat or progress write never waits for the claims row lock; an attempt that ends does', async () => {
         const { fx, tasks } = await fresh(10);
         const [t, u] = await tasks.claimBatch('locker', LEASE, TEST_TASK_TYPES, 2);
-        const pool = (fx.store as unknown as { pool: { getConnection(): Promise<any> } }).pool;
+        const pool = (fx.store as unknown as { pool: import('mysql2/promise').Pool }).pool;
         const holder = await pool.getConnection();
         try {
           await holder.query('START TRANSACTION');
