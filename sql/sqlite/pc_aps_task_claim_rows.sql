@@ -1,8 +1,8 @@
 -- Operation: pc_aps_task_claim_rows   (include-only: the one body of pc_task_claim_batch and pc_task_succeed_batch's claims; MySQL twin: procedures/oceanbase/pc_aps_task_claim_rows.sql)
 -- Purpose: claim up to :max_count of the oldest pending tasks of the worker's types, each as
---   pc_task_claim claims one, never past the database cap (ADR T6), and, when the including
---   script holds items in pc_task_succeed_batch_items (pc_task_succeed_batch), at most one per
---   item that succeeded (the MySQL caller passes that bound itself): at most capacity - running
+--   pc_task_claim claims one, never past the database cap (ADR T6) (an includer may bind
+--   :max_count to an expression of its own, as pc_task_claim and pc_task_succeed_batch do; see
+--   src/store/sqlite/script-include.ts): at most capacity - running
 --   tasks (the 'claims' row of pc_durable_task_control) are taken, only 'pending' ones of the
 --   listed types, each with its own attempt token, attempt_count + 1 and a lease from the
 --   database clock; nothing during maintenance. The including script's BEGIN IMMEDIATE makes the
@@ -34,10 +34,7 @@ UPDATE pc_durable_tasks
                     -- A negative LIMIT means none in SQLite: the room is clamped at 0.
                     LIMIT max(0, min(:max_count,
                                      (SELECT capacity FROM pc_durable_task_control WHERE name = 'claims')
-                                     - (SELECT COUNT(*) FROM pc_durable_tasks WHERE state = 'running'),
-                                     -- included by pc_task_succeed_batch: one per success written
-                                     (SELECT CASE WHEN COUNT(*) = 0 THEN :max_count ELSE SUM(outcome = 'succeeded') END
-                                        FROM pc_task_succeed_batch_items))))
+                                     - (SELECT COUNT(*) FROM pc_durable_tasks WHERE state = 'running'))))
    AND NOT EXISTS (SELECT 1 FROM pc_artifact_processing_runtime WHERE runtime_id = 1 AND maintenance = 1)
 RETURNING task_id, task_type, handler_version, payload, timeout_ms, attempt_count, attempt_token,
           attempt_owner, lease_expires_at, resumed_from_task_id, strftime('%Y-%m-%d %H:%M:%f', 'now') AS db_now;

@@ -7,7 +7,8 @@
 --   that knows it (rolling deploys). Nothing is claimed while the maintenance window is on
 --   (pending tasks wait; running attempts are not affected). BEGIN IMMEDIATE makes the count and
 --   the claim one decision.
--- Transaction: BEGIN IMMEDIATE ... COMMIT.
+-- Transaction: BEGIN IMMEDIATE ... COMMIT; the claim is sql/sqlite/pc_aps_task_claim_rows.sql with
+--   :max_count bound to 1 (included below by the script loader).
 -- Parameters: :worker_id, :lease_ms (1000 .. 3600000), :task_types (comma-separated, non-empty)
 -- Result: zero rows or one row (task_id, task_type, handler_version, payload, timeout_ms,
 --   attempt_count, attempt_token, attempt_owner, lease_expires_at, resumed_from_task_id, db_now)
@@ -17,24 +18,6 @@ INSERT INTO pc_aps_signals (code)
 SELECT 'invalid_argument'
  WHERE :worker_id IS NULL OR :worker_id = '' OR :lease_ms IS NULL OR :lease_ms < 1000 OR :lease_ms > 3600000
     OR :task_types IS NULL OR :task_types = '';
-INSERT INTO pc_aps_signals (code)
-SELECT 'capacity_not_set'
- WHERE NOT EXISTS (SELECT 1 FROM pc_durable_task_control WHERE name = 'claims' AND capacity IS NOT NULL);
-UPDATE pc_durable_tasks
-   SET state = 'running',
-       attempt_count = attempt_count + 1,
-       attempt_token = lower(hex(randomblob(16))),
-       attempt_owner = :worker_id,
-       heartbeat_at = strftime('%Y-%m-%d %H:%M:%f', 'now'),
-       lease_expires_at = strftime('%Y-%m-%d %H:%M:%f', 'now', '+' || (:lease_ms / 1000.0) || ' seconds'),
-       started_at = COALESCE(started_at, strftime('%Y-%m-%d %H:%M:%f', 'now')),
-       updated_at = strftime('%Y-%m-%d %H:%M:%f', 'now')
- WHERE task_id = (SELECT task_id FROM pc_durable_tasks
-                   WHERE state = 'pending' AND instr(',' || :task_types || ',', ',' || task_type || ',') > 0
-                   ORDER BY task_id LIMIT 1)
-   AND (SELECT COUNT(*) FROM pc_durable_tasks WHERE state = 'running')
-       < (SELECT capacity FROM pc_durable_task_control WHERE name = 'claims')
-   AND NOT EXISTS (SELECT 1 FROM pc_artifact_processing_runtime WHERE runtime_id = 1 AND maintenance = 1)
-RETURNING task_id, task_type, handler_version, payload, timeout_ms, attempt_count, attempt_token,
-          attempt_owner, lease_expires_at, resumed_from_task_id, strftime('%Y-%m-%d %H:%M:%f', 'now') AS db_now;
+-- The claim body of pc_task_claim_batch, for one task (the MySQL twin calls the batch with 1).
+-- @include pc_aps_task_claim_rows max_count=1
 COMMIT;

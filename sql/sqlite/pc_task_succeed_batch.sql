@@ -77,7 +77,8 @@ UPDATE pc_durable_tasks
        finished_at = strftime('%Y-%m-%d %H:%M:%f', 'now'), updated_at = strftime('%Y-%m-%d %H:%M:%f', 'now')
   FROM pc_task_succeed_batch_items i
  WHERE pc_durable_tasks.task_id = i.task_id AND i.outcome = 'succeeded';
--- @include pc_aps_task_claim_rows
+-- At most one claim per success written: a refused item's attempt still holds its slot.
+-- @include pc_aps_task_claim_rows max_count=min(:max_count, (SELECT COUNT(*) FROM pc_task_succeed_batch_items WHERE outcome = 'succeeded'))
 SELECT (SELECT group_concat(outcome, ',') FROM (SELECT outcome FROM pc_task_succeed_batch_items ORDER BY ord)) AS outcomes;
 DELETE FROM pc_task_succeed_batch_items;
 COMMIT;

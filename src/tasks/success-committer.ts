@@ -6,9 +6,8 @@
  * The database decides each item by pc_task_complete's rules; a refused item comes back with its
  * reason. A batch that fails as a whole (a deadlock, a result too large for the packet or the
  * column, a lost connection: nothing was written) is committed item by item (`commitOne`), so
- * one bad item fails only itself; an item that fails alone too ends with 'error'. Without
- * commitOne the batch is tried once more. A batch holds at most maxBytes of results (an item
- * larger than that goes alone).
+ * one bad item fails only itself; an item that fails alone too ends with 'error'. A batch holds
+ * at most maxBytes of results (an item larger than that goes alone).
  */
 import type { Logger } from '../logging.ts';
 import { MAX_SUCCESS_BATCH, type SuccessItem, type SuccessOutcome } from './task-store.ts';
@@ -18,11 +17,9 @@ export type SuccessVerdict = SuccessOutcome | 'error';
 
 interface Waiting {
   item: SuccessItem;
-  tries: number;
   resolve: (verdict: SuccessVerdict) => void;
 }
 
-const TRIES = 2;
 /** Result text of one batch: well inside MySQL's default 16 MiB max_allowed_packet. */
 const MAX_BATCH_BYTES = 4_000_000;
 
@@ -36,16 +33,15 @@ export class SuccessCommitter {
 
   private readonly maxBatch: number;
   private readonly maxBytes: number;
-  private readonly commitOne: ((item: SuccessItem) => Promise<SuccessOutcome>) | null;
 
   constructor(
     private readonly commitBatch: (items: SuccessItem[]) => Promise<SuccessOutcome[]>,
+    private readonly commitOne: (item: SuccessItem) => Promise<SuccessOutcome>,
     private readonly logger: Logger,
-    options: { maxBatch?: number; maxBytes?: number; commitOne?: (item: SuccessItem) => Promise<SuccessOutcome> } = {},
+    options: { maxBatch?: number; maxBytes?: number } = {},
   ) {
     this.maxBatch = options.maxBatch ?? MAX_SUCCESS_BATCH;
     this.maxBytes = options.maxBytes ?? MAX_BATCH_BYTES;
-    this.commitOne = options.commitOne ?? null;
   }
 
   /** Successes waiting for the next batch. */
@@ -62,7 +58,7 @@ export class SuccessCommitter {
   /** Resolves once the success is written or refused; never rejects. */
   commit(item: SuccessItem): Promise<SuccessVerdict> {
     return new Promise((resolve) => {
-      this.waiting.push({ item, tries: 0, resolve });
+      this.waiting.push({ item, resolve });
       if (!this.busy) void this.drain();
     });
   }
@@ -79,17 +75,7 @@ export class SuccessCommitter {
           outcomes = await this.commitBatch(batch.map((w) => w.item));
         } catch (error) {
           this.logger.warn({ items: batch.length, err: (error as Error).message }, 'committing task successes failed');
-          if (this.commitOne) {
-            for (const w of batch) w.resolve(await this.one(w.item));
-            continue;
-          }
-          const again = batch.filter((w) => {
-            w.tries += 1;
-            if (w.tries < TRIES) return true;
-            w.resolve('error');
-            return false;
-          });
-          this.waiting.unshift(...again);
+          for (const w of batch) w.resolve(await this.one(w.item));
           continue;
         }
         for (const [i, w] of batch.entries()) w.resolve(outcomes[i]!);
@@ -102,7 +88,7 @@ export class SuccessCommitter {
 
   private async one(item: SuccessItem): Promise<SuccessVerdict> {
     try {
-      return await this.commitOne!(item);
+      return await this.commitOne(item);
     } catch (error) {
       this.logger.warn({ taskId: item.taskId, err: (error as Error).message }, 'committing a task success failed');
       return 'error';

@@ -99,7 +99,11 @@ export class TaskRunner {
     this.workerId = options.workerId ?? newTaskWorkerId();
     this.clock = options.clock ?? systemClock;
     this.converger = new Converger(tasks, registry, config, logger);
-    this.successes = new SuccessCommitter((items) => this.commitSuccesses(items), logger, { commitOne: (item) => this.commitOne(item) });
+    this.successes = new SuccessCommitter(
+      (items) => this.commitSuccesses(items),
+      (item) => this.commitOne(item),
+      logger,
+    );
     this.pool = new AttemptPool(config, databaseUrl, logger, () => this.notify(), this.clock);
     // A full runner needs no probe: the relay claims when one of its attempts finishes.
     const wanted = () => !this.stopped && !this.filling && this.running.size + this.reserved < this.config.capacity;

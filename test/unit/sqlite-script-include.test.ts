@@ -28,6 +28,28 @@ describe('SQLite script includes', () => {
     }
   });
 
+  it('binds one parameter of the included text to an expression of the includer', () => {
+    const read = reader({
+      a: 'A;\n-- @include b n=min(:n, (SELECT 2))\nZ;',
+      b: 'SELECT :n, :nn, :other;\nSELECT :n;',
+      c: '-- @include b n=1',
+      d: '-- @include b missing=1',
+    });
+    assert.equal(expandIncludes('a', read), 'A;\nSELECT (min(:n, (SELECT 2))), :nn, :other;\nSELECT (min(:n, (SELECT 2)));\nZ;');
+    assert.equal(expandIncludes('c', read), 'SELECT (1), :nn, :other;\nSELECT (1);');
+    assert.throws(() => expandIncludes('d', read), /binds :missing, which b does not use/);
+  });
+
+  it('the shipped claim scripts share one body: pc_task_claim binds :max_count to 1, pc_task_succeed_batch to the successes written', () => {
+    const body = sqliteScriptText('pc_aps_task_claim_rows');
+    assert.ok(sqliteScriptText('pc_task_claim').includes(body.replaceAll(':max_count', '(1)')));
+    assert.ok(sqliteScriptText('pc_task_claim_batch').includes(body));
+    assert.match(
+      sqliteScriptText('pc_task_succeed_batch'),
+      /LIMIT max\(0, min\(\(min\(:max_count, \(SELECT COUNT\(\*\) FROM pc_task_succeed_batch_items WHERE outcome = 'succeeded'\)\)\)/,
+    );
+  });
+
   it('refuses a missing script and one that owns a transaction', () => {
     assert.throws(() => expandIncludes('a', reader({ a: '-- @include nope' })), /nope\.sql cannot be read \(included by a\)/);
     assert.throws(() => expandIncludes('a', reader({ a: '-- @include t', t: 'BEGIN IMMEDIATE;\nSELECT 1;\nCOMMIT;' })), /includes t, which owns a transaction/);

@@ -1,5 +1,5 @@
 // The runner's group commit of reported successes (src/tasks/success-committer.ts), against a
-// scripted commit function: grouping, one item per task per batch, retry of a failed batch.
+// scripted commit function: grouping, one item per task per batch, a failed batch item by item.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createLogger } from '../../src/logging.ts';
@@ -7,6 +7,9 @@ import { SuccessCommitter } from '../../src/tasks/success-committer.ts';
 import type { SuccessItem, SuccessOutcome } from '../../src/tasks/task-store.ts';
 
 const logger = createLogger({ level: 'silent' });
+const neverAlone = async (): Promise<SuccessOutcome> => {
+  throw new Error('no item is committed alone in this test');
+};
 const item = (taskId: number): SuccessItem => ({ taskId, attemptToken: 'a'.repeat(32), resultJson: 'null' });
 
 function gate() {
@@ -20,11 +23,15 @@ function gate() {
 test('successes reported while a batch is in flight are committed together in the next call, by task id', async () => {
   const calls: number[][] = [];
   const first = gate();
-  const committer = new SuccessCommitter(async (items) => {
-    calls.push(items.map((i) => i.taskId));
-    if (calls.length === 1) await first.opened;
-    return items.map((i): SuccessOutcome => (i.taskId === 7 ? 'cancel_requested' : 'succeeded'));
-  }, logger);
+  const committer = new SuccessCommitter(
+    async (items) => {
+      calls.push(items.map((i) => i.taskId));
+      if (calls.length === 1) await first.opened;
+      return items.map((i): SuccessOutcome => (i.taskId === 7 ? 'cancel_requested' : 'succeeded'));
+    },
+    neverAlone,
+    logger,
+  );
   const a = committer.commit(item(1));
   const later = [9, 7, 8].map((id) => committer.commit(item(id)));
   first.open();
@@ -42,6 +49,7 @@ test('a batch holds one item per task and at most maxBatch items; the rest waits
       if (calls.length === 1) await first.opened;
       return items.map((): SuccessOutcome => 'attempt_lost');
     },
+    neverAlone,
     logger,
     { maxBatch: 2 },
   );
@@ -51,22 +59,26 @@ test('a batch holds one item per task and at most maxBatch items; the rest waits
   assert.deepEqual(calls, [[5], [3, 4], [2, 3]]);
 });
 
-test('a batch that fails whole is tried once more, then its items end with error; later batches go on', async () => {
-  let calls = 0;
-  let failures = 2;
-  const committer = new SuccessCommitter(async (items) => {
-    calls += 1;
-    if (failures > 0) {
-      failures -= 1;
+test('an item that fails alone too ends with error; the batches after it go on', async () => {
+  let failures = 1;
+  let alone = 0;
+  const committer = new SuccessCommitter(
+    async (items) => {
+      if (failures > 0) {
+        failures -= 1;
+        throw new Error('SQLITE_BUSY');
+      }
+      return items.map((): SuccessOutcome => 'succeeded');
+    },
+    async () => {
+      alone += 1;
       throw new Error('SQLITE_BUSY');
-    }
-    return items.map((): SuccessOutcome => 'succeeded');
-  }, logger);
+    },
+    logger,
+  );
   assert.equal(await committer.commit(item(1)), 'error');
-  assert.equal(calls, 2);
+  assert.equal(alone, 1, 'tried alone once');
   assert.equal(await committer.commit(item(2)), 'succeeded');
-  failures = 1;
-  assert.equal(await committer.commit(item(3)), 'succeeded', 'one failure: the retry wrote it');
 });
 
 test('a batch that fails whole is committed item by item: one bad item fails only itself', async () => {
@@ -76,14 +88,12 @@ test('a batch that fails whole is committed item by item: one bad item fails onl
       if (items.some((i) => i.taskId === 2)) throw new Error('ER_NET_PACKET_TOO_LARGE');
       return items.map((): SuccessOutcome => 'succeeded');
     },
-    logger,
-    {
-      commitOne: async (i) => {
-        singles.push(i.taskId);
-        if (i.taskId === 2) throw new Error('ER_DATA_TOO_LONG');
-        return i.taskId === 3 ? 'cancel_requested' : 'succeeded';
-      },
+    async (i) => {
+      singles.push(i.taskId);
+      if (i.taskId === 2) throw new Error('ER_DATA_TOO_LONG');
+      return i.taskId === 3 ? 'cancel_requested' : 'succeeded';
     },
+    logger,
   );
   const first = gateFirst(committer);
   const all = [committer.commit(item(1)), committer.commit(item(2)), committer.commit(item(3))];
@@ -99,6 +109,7 @@ test('a batch holds at most maxBytes of results; a larger item goes alone', asyn
       calls.push(items.map((i) => i.taskId));
       return items.map((): SuccessOutcome => 'succeeded');
     },
+    neverAlone,
     logger,
     { maxBytes: 10 },
   );

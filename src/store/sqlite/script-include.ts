@@ -1,10 +1,13 @@
 /**
  * `-- @include <name>` expansion of the SQLite operation scripts: the line is replaced by the
  * text of sql/sqlite/<name>.sql, itself expanded, so an operation runs another one's statements in
- * its own transaction without a copy. A cycle, a missing script, an included script that owns a
- * transaction, or any other `-- @include` line left unexpanded (a typo, a bad name) is an error.
+ * its own transaction without a copy. `-- @include <name> <param>=<expression>` also binds one
+ * parameter of the included text to an expression of the includer (every `:param` becomes
+ * `(<expression>)`), as a MySQL procedure passes an argument. A cycle, a missing script, an
+ * included script that owns a transaction, a bound parameter the included text does not use, or
+ * any other `-- @include` line left unexpanded (a typo, a bad name) is an error.
  */
-const INCLUDE = /^--\s*@include\s+([a-z0-9_]+)\s*$/gm;
+const INCLUDE = /^--\s*@include\s+([a-z0-9_]+)(?:\s+([a-z_][a-z0-9_]*)=(\S.*?))?\s*$/gm;
 const ANY_INCLUDE = /^.*--\s*@include\b.*$/m;
 
 export function expandIncludes(name: string, read: (name: string) => string, stack: string[] = []): string {
@@ -17,10 +20,13 @@ export function expandIncludes(name: string, read: (name: string) => string, sta
     const from = stack.length > 0 ? ` (included by ${stack[stack.length - 1]})` : '';
     throw new Error(`sql/sqlite/${name}.sql cannot be read${from}: ${(error as Error).message}`);
   }
-  const expanded = text.replace(INCLUDE, (_line, other: string) => {
+  const expanded = text.replace(INCLUDE, (_line, other: string, param?: string, expression?: string) => {
     const included = expandIncludes(other, read, chain);
     if (/^\s*(BEGIN|COMMIT)\b/im.test(included)) throw new Error(`sql/sqlite/${name}.sql includes ${other}, which owns a transaction`);
-    return included;
+    if (param === undefined || expression === undefined) return included;
+    const use = new RegExp(`:${param}\\b`, 'g');
+    if (!use.test(included)) throw new Error(`sql/sqlite/${name}.sql binds :${param}, which ${other} does not use`);
+    return included.replace(use, () => `(${expression})`);
   });
   const left = ANY_INCLUDE.exec(expanded);
   if (left) throw new Error(`sql/sqlite/${name}.sql: unexpanded include line ${JSON.stringify(left[0].trim())} (expected "-- @include <name>")`);
