@@ -4,12 +4,15 @@
 -- Every claim counted the running tasks under the claims row lock; on InnoDB that count walks
 -- the state index, which keeps an entry for every task that left 'running' until purge removes
 -- it (hundreds under a steady flow: most of a claim's cost). pc_durable_task_control gets a
--- `running` column, kept exact by three triggers of pc_durable_tasks: a row moving into or out of
--- 'running' (insert, update, delete; any writer, a procedure or a DBA's statement) adds or
+-- `running` column, kept exact by two triggers of pc_durable_tasks: a row moving into or out of
+-- 'running' (an update or a delete; any writer, a procedure or a DBA's statement) adds or
 -- subtracts one on the 'claims' row, taking its lock, so the count a claim reads under that lock
 -- is the committed truth (ADR T6). A write that does not change whether the row is running
 -- (a heartbeat, progress, a pending task cancelled) touches no row of the control table and never
--- waits for the claims lock (COMPATIBILITY row 120).
+-- waits for the claims lock (COMPATIBILITY row 120). No insert trigger: every task is inserted
+-- 'pending' and becomes running by a claim; a row inserted as 'running' by hand is not counted
+-- until `apsup tasks set-capacity` recounts (a trigger per inserted row cost batched submits a
+-- fifth of their speed).
 -- The count is filled under the claims row lock after the triggers exist: a move not yet
 -- committed either holds that lock (the count waits for it) or has not counted itself yet.
 -- pc_aps_task_claim_rows (changed): reads capacity and running from the locked row.
@@ -19,13 +22,9 @@
 -- pc_task_claim_batch: header only.
 -- Irreversible by design (no down file): the previous procedure texts are not kept.
 ALTER TABLE pc_durable_task_control ADD COLUMN running INT NOT NULL DEFAULT 0;
-DROP TRIGGER IF EXISTS pc_dt_running_insert;
 DROP TRIGGER IF EXISTS pc_dt_running_update;
 DROP TRIGGER IF EXISTS pc_dt_running_delete;
 -- One statement each (no BEGIN ... END): the WHERE names no row unless the running state changes.
-CREATE TRIGGER pc_dt_running_insert AFTER INSERT ON pc_durable_tasks FOR EACH ROW
-  UPDATE pc_durable_task_control SET running = running + 1
-   WHERE name = IF(NEW.state = 'running', 'claims', '');
 CREATE TRIGGER pc_dt_running_update AFTER UPDATE ON pc_durable_tasks FOR EACH ROW
   UPDATE pc_durable_task_control
      SET running = running + IF(NEW.state = 'running', 1, -1)
