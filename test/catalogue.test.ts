@@ -189,12 +189,16 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
       }
       const text = read(scriptFile(op));
       assert.doesNotMatch(text, /^\s*(BEGIN|COMMIT)\b/im, `sql/sqlite/${op}.sql is included: it owns no transaction`);
+      // An include may bind a parameter (`-- @include <op> <param>=<expression>`).
       const includers = OPERATION_NAMES.filter(
-        (other) => fs.existsSync(scriptFile(other)) && new RegExp(`^--\\s*@include\\s+${op}\\s*$`, 'm').test(read(scriptFile(other))),
+        (other) => fs.existsSync(scriptFile(other)) && new RegExp(`^--\\s*@include\\s+${op}(?:\\s+[a-z_][a-z0-9_]*=.*)?$`, 'm').test(read(scriptFile(other))),
       );
       assert.ok(includers.length > 0, `no operation script includes sql/sqlite/${op}.sql`);
-      // The procedure is called by the operations whose scripts include the twin, and only by them.
-      const callers = OPERATION_NAMES.filter((other) => new RegExp(`\\bCALL\\s+${op}\\b`, 'i').test(codeOf(read(procedureFile(other)))));
+      // The procedure is reached (CALL, directly or through another operation's procedure) by the
+      // operations whose scripts include the twin, and only by them.
+      const calls = (caller: string, callee: string) => new RegExp(`\\bCALL\\s+${callee}\\b`, 'i').test(codeOf(read(procedureFile(caller))));
+      const direct = OPERATION_NAMES.filter((other) => calls(other, op));
+      const callers = OPERATION_NAMES.filter((other) => direct.includes(other) || direct.some((via) => via !== other && calls(other, via)));
       assert.deepEqual(callers, includers, `${op}: the MySQL callers and the SQLite includers differ`);
     }
   });

@@ -1,0 +1,61 @@
+/**
+ * task-server (issue 12): the MySQL server's CPU per durable task in the runner's group commit,
+ * without worker processes or a host: one connection claims, then commits successes in groups
+ * of G (pc_task_succeed_batch with G claims in the same call), sequentially, N tasks. Printed:
+ * tasks/s and mariadbd/mysqld CPU ms per task (from /proc, Linux only), for each group size.
+ * Nothing else runs in the measured loop, so two commits compare well on a noisy machine (run
+ * it in two worktrees, interleaved). Self-contained: `npx tsx bench/suites/task-server.ts [N]
+ * [G,G,...]` (default 3000 and 1,2,4); nothing is asserted or written.
+ */
+import { execSync } from 'node:child_process';
+import fs from 'node:fs';
+import { openBenchDatabase } from '../lib/fixture.ts';
+import { prepareOurTasks, submitNoopBacklog } from '../lib/task-worker.ts';
+
+const n = Number(process.argv[2] ?? 3000);
+const groups = (process.argv[3] ?? '1,2,4').split(',').map(Number);
+if (!Number.isInteger(n) || n < 100 || groups.some((g) => !Number.isInteger(g) || g < 1 || g > 50)) {
+  console.error('usage: npx tsx bench/suites/task-server.ts [N >= 100] [G,G,... each 1..50]');
+  process.exit(2);
+}
+
+function serverPid(): number {
+  const pid = Number(execSync('pgrep -x mariadbd || pgrep -x mysqld').toString().trim().split('\n')[0]);
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error('no local mariadbd/mysqld process');
+  return pid;
+}
+
+/** User + system CPU seconds of one process. */
+function cpu(pid: number): number {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+const server = serverPid();
+for (const group of groups) {
+  const fx = await openBenchDatabase('mysql');
+  try {
+    const ours = await prepareOurTasks(fx, 4, 'NORMAL');
+    await submitNoopBacklog(ours, n + 2 * group);
+    const claim = { workerId: 'task-server', leaseMs: 60_000, taskTypes: ['bench-noop'] };
+    await ours.tasks.setCapacity(Math.max(4, group));
+    let held = await ours.tasks.claimBatch(claim.workerId, claim.leaseMs, claim.taskTypes, group);
+    let done = 0;
+    const c0 = cpu(server);
+    const t0 = performance.now();
+    while (done < n) {
+      const items = held.slice(0, group).map((t) => ({ taskId: t.taskId, attemptToken: t.attemptToken, resultJson: null }));
+      const r = await ours.tasks.succeedBatch(items, { ...claim, maxCount: items.length });
+      if (r.outcomes.some((o) => o !== 'succeeded')) throw new Error(`unexpected outcomes ${r.outcomes.join(',')}`);
+      held = [...held.slice(group), ...r.claimed];
+      done += items.length;
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const serverMs = ((cpu(server) - c0) * 1000) / done;
+    console.log(
+      `mysql, ${done} no-op tasks, groups of ${group}: ${(done / seconds).toFixed(0)} tasks/s (one connection); server CPU ms per task ${serverMs.toFixed(3)}`,
+    );
+  } finally {
+    await fx.close();
+  }
+}
