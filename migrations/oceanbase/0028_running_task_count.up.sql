@@ -20,6 +20,9 @@
 -- pc_task_set_capacity (changed): recounts the running tasks under the lock and stores the count
 -- (repairs a count changed by hand; `apsup tasks set-capacity <n>`).
 -- pc_task_claim_batch: header only.
+-- pc_task_submit_batch and pc_aps_intake_batch (changed): the UTF-8 check of each item compares
+-- with <=> (a server that turns invalid UTF-8 into NULL in CONVERT, MySQL 8.0.28+, made the
+-- comparison NULL and let the item through to a later error); same results on MariaDB.
 -- Irreversible by design (no down file): the previous procedure texts are not kept.
 ALTER TABLE pc_durable_task_control ADD COLUMN running INT NOT NULL DEFAULT 0;
 DROP TRIGGER IF EXISTS pc_dt_running_update;
@@ -42,3 +45,5 @@ COMMIT;
 -- @procedure pc_task_claim_batch sha256=8a3e8d3d1f563330d3798b2a3fbdd8aabd22b85aaa9cd4b5bc1d8a765f3d7c10
 -- @procedure pc_task_probe_pending sha256=926f488897c37e4834c6b74ef26f65b57215daa658bdf4ed4d3a073995fcba96
 -- @procedure pc_task_set_capacity sha256=02e1934568f2b402bf775fafe65e8ef8b19235e488ff22ff592132f08926b064
+-- @procedure pc_task_submit_batch sha256=91236f4c5144394f0e33b49911fa7e583ded7cc4f0df7172e07b3182b831c274
+-- @procedure pc_aps_intake_batch sha256=44317c113c1c35cc3498cf29248d39de95eb26e6b06630025c423135739878b1

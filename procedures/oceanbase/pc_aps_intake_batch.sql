@@ -70,12 +70,13 @@ BEGIN
   SET v_n = LENGTH(p_scope_ends) DIV 8;
 
   -- Every item non-empty, UTF-8, at most 191 characters, no trailing space; the index covers the list.
+  -- <=>: a server that turns invalid UTF-8 into NULL (MySQL 8.0.28+) must not let the item through.
   SELECT COUNT(*) INTO v_bad
     FROM (SELECT x.len, SUBSTRING(v_ids, x.start + 1, GREATEST(x.len, 0)) AS k
             FROM (SELECT CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED) AS start,
                          CAST(SUBSTRING(v_ends, o.n * 8 + 1, 8) AS SIGNED) - CAST(SUBSTRING(v_ends, o.n * 8 - 7, 8) AS SIGNED) AS len
                     FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x) y
-   WHERE y.len <= 0 OR RIGHT(y.k, 1) = ' ' OR CONVERT(CONVERT(y.k USING utf8mb4) USING binary) <> y.k
+   WHERE y.len <= 0 OR RIGHT(y.k, 1) = ' ' OR NOT (CONVERT(CONVERT(y.k USING utf8mb4) USING binary) <=> y.k)
       OR CHAR_LENGTH(CONVERT(y.k USING utf8mb4)) > 191;
   IF v_bad > 0 OR CAST(SUBSTRING(v_ends, v_n * 8 + 1, 8) AS SIGNED) <> LENGTH(v_ids) THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'invalid_argument';

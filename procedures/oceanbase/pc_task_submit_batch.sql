@@ -105,11 +105,13 @@ BEGIN
 
   -- Every item well-formed (one pass over the lists): ends ascending and covering each text,
   -- texts UTF-8, types 1..128 and keys 0..191 characters, versions in the INT range, timeouts > 0.
+  -- <=>: a server that turns invalid UTF-8 into NULL (MySQL 8.0.28+) must not let the item through
+  -- (SUM skips a NULL).
   SELECT SUM(y.te <= y.ts OR y.pe < y.ps OR y.ke < y.ks
              OR y.version > 2147483647 OR y.timeout <= 0
-             OR CONVERT(CONVERT(y.t USING utf8mb4) USING binary) <> y.t OR CHAR_LENGTH(CONVERT(y.t USING utf8mb4)) > 128
-             OR CONVERT(CONVERT(y.p USING utf8mb4) USING binary) <> y.p
-             OR CONVERT(CONVERT(y.k USING utf8mb4) USING binary) <> y.k OR CHAR_LENGTH(CONVERT(y.k USING utf8mb4)) > 191),
+             OR NOT (CONVERT(CONVERT(y.t USING utf8mb4) USING binary) <=> y.t) OR CHAR_LENGTH(CONVERT(y.t USING utf8mb4)) > 128
+             OR NOT (CONVERT(CONVERT(y.p USING utf8mb4) USING binary) <=> y.p)
+             OR NOT (CONVERT(CONVERT(y.k USING utf8mb4) USING binary) <=> y.k) OR CHAR_LENGTH(CONVERT(y.k USING utf8mb4)) > 191),
          SUM(y.ke = y.ks)
     INTO v_bad, v_unkeyed
     FROM (SELECT x.*, SUBSTRING(v_types, x.ts + 1, GREATEST(x.te - x.ts, 0)) AS t,
