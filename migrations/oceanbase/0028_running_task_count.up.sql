@@ -41,7 +41,7 @@ UPDATE pc_durable_task_control
    SET running = (SELECT COUNT(*) FROM pc_durable_tasks WHERE state = 'running')
  WHERE name = 'claims';
 COMMIT;
--- @procedure pc_aps_task_claim_rows sha256=c2d4e59bf3eeef9dcfa195df279b2dc4dfb02314c832e3867456861cc4eb0579
+-- @procedure pc_aps_task_claim_rows sha256=fe2975655403508bf6ca60b683eecbae18252d76c65de03e9acf06e735c8f623
 -- @procedure pc_task_claim_batch sha256=8a3e8d3d1f563330d3798b2a3fbdd8aabd22b85aaa9cd4b5bc1d8a765f3d7c10
 -- @procedure pc_task_probe_pending sha256=926f488897c37e4834c6b74ef26f65b57215daa658bdf4ed4d3a073995fcba96
 -- @procedure pc_task_set_capacity sha256=02e1934568f2b402bf775fafe65e8ef8b19235e488ff22ff592132f08926b064

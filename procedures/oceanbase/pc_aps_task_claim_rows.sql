@@ -6,15 +6,15 @@
 --   (since migration 0028 kept by the triggers of pc_durable_tasks, which take the same row lock
 --   for every move into or out of 'running': the count is exact for every claim committed
 --   before), so at most capacity - running tasks are taken, and no process setting can exceed
---   the cap; only
---   'pending' tasks are taken, each with its own attempt token (UUID), attempt_count + 1 and a
---   lease from the database clock; a task of a type the worker does not list stays pending;
---   nothing is claimed during maintenance. Candidates are found by plain (non-locking) reads in
---   task_id order and taken by an update guarded by state = 'pending' (a task cancelled between
---   the read and the update is skipped; at most p_max_count + 3 candidates per call). The
---   claimed rows are read back by primary key between the first and the last claimed id (the
---   running rows' index carries the entries InnoDB has not purged yet), unless that range is
---   wide (a requeued old task with new ones), then among the running rows (COMPATIBILITY row 116).
+--   the cap; only 'pending' tasks are taken, each with its own attempt token (UUID),
+--   attempt_count + 1 and a lease from the database clock; a task of a type the worker does not
+--   list stays pending; nothing is claimed during maintenance. Candidates are found by plain
+--   (non-locking) reads in task_id order and taken by an update guarded by state = 'pending' (a
+--   task cancelled between the read and the update is skipped; at most p_max_count + 3
+--   candidates per call). The claimed rows are read back by primary key between the first and
+--   the last claimed id (the running rows' index carries the entries InnoDB has not purged
+--   yet), unless that range is wide (a requeued old task with new ones), then among the running
+--   rows (COMPATIBILITY row 116).
 -- Locks: the 'claims' row of pc_durable_task_control (FOR UPDATE), then each claimed task row,
 --   until the caller commits.
 -- Transaction: runs INSIDE the caller's transaction (no START TRANSACTION, COMMIT or handler; the
