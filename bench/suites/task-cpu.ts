@@ -7,9 +7,8 @@
  * quiet machine and interleave it with the same probe of another commit (a second worktree) to
  * compare; nothing is asserted or written.
  */
-import { execSync } from 'node:child_process';
-import fs from 'node:fs';
 import { openBenchDatabase } from '../lib/fixture.ts';
+import { childPids, cpuSeconds, databaseServerPid } from '../lib/proc-cpu.ts';
 import { sleep } from '../lib/runtime-host.ts';
 import { claimToCompletionSeconds, prepareOurTasks, startTaskWorker, stopTaskWorker, submitNoopBacklog, waitTasksDone } from '../lib/task-worker.ts';
 
@@ -20,33 +19,15 @@ if ((backend !== 'sqlite' && backend !== 'mysql') || !Number.isInteger(n) || n <
   process.exit(2);
 }
 
-/** User + system CPU seconds of one process (0 once it is gone). */
-function cpu(pid: number): number {
-  try {
-    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-function children(pid: number): number[] {
-  try {
-    return execSync(`pgrep -P ${pid}`).toString().trim().split('\n').map(Number).filter(Boolean);
-  } catch {
-    return [];
-  }
-}
-
 const fx = await openBenchDatabase(backend);
 const ours = await prepareOurTasks(fx, 4, 'NORMAL');
 const host = startTaskWorker(ours, 'task-cpu');
 await sleep(3000);
 const warm = await submitNoopBacklog(ours, 20); // the pool's processes are started and warm
 await waitTasksDone(ours, warm[0]!, warm.at(-1)!, 60_000, host);
-const server = backend === 'mysql' ? Number(execSync('pidof mariadbd || pidof mysqld').toString().trim().split(' ')[0]) : 0;
-const workers = children(host.pid!);
-const sample = () => ({ host: cpu(host.pid!), workers: workers.reduce((sum, p) => sum + cpu(p), 0), server: server ? cpu(server) : 0 });
+const server = backend === 'mysql' ? databaseServerPid() : 0;
+const workers = childPids(host.pid!);
+const sample = () => ({ host: cpuSeconds(host.pid!), workers: workers.reduce((sum, p) => sum + cpuSeconds(p), 0), server: server ? cpuSeconds(server) : 0 });
 const ids = await submitNoopBacklog(ours, n);
 const before = sample();
 await waitTasksDone(ours, ids[0]!, ids.at(-1)!, 600_000, host);

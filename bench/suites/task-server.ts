@@ -7,9 +7,8 @@
  * it in two worktrees, interleaved). Self-contained: `npx tsx bench/suites/task-server.ts [N]
  * [G,G,...]` (default 3000 and 1,2,4); nothing is asserted or written.
  */
-import { execSync } from 'node:child_process';
-import fs from 'node:fs';
 import { openBenchDatabase } from '../lib/fixture.ts';
+import { cpuSeconds, databaseServerPid } from '../lib/proc-cpu.ts';
 import { prepareOurTasks, submitNoopBacklog } from '../lib/task-worker.ts';
 
 const n = Number(process.argv[2] ?? 3000);
@@ -19,19 +18,7 @@ if (!Number.isInteger(n) || n < 100 || groups.some((g) => !Number.isInteger(g) |
   process.exit(2);
 }
 
-function serverPid(): number {
-  const pid = Number(execSync('pgrep -x mariadbd || pgrep -x mysqld').toString().trim().split('\n')[0]);
-  if (!Number.isInteger(pid) || pid <= 0) throw new Error('no local mariadbd/mysqld process');
-  return pid;
-}
-
-/** User + system CPU seconds of one process. */
-function cpu(pid: number): number {
-  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
-
-const server = serverPid();
+const server = databaseServerPid();
 for (const group of groups) {
   const fx = await openBenchDatabase('mysql');
   try {
@@ -41,7 +28,7 @@ for (const group of groups) {
     await ours.tasks.setCapacity(Math.max(4, group));
     let held = await ours.tasks.claimBatch(claim.workerId, claim.leaseMs, claim.taskTypes, group);
     let done = 0;
-    const c0 = cpu(server);
+    const c0 = cpuSeconds(server);
     const t0 = performance.now();
     while (done < n) {
       const items = held.slice(0, group).map((t) => ({ taskId: t.taskId, attemptToken: t.attemptToken, resultJson: null }));
@@ -51,7 +38,7 @@ for (const group of groups) {
       done += items.length;
     }
     const seconds = (performance.now() - t0) / 1000;
-    const serverMs = ((cpu(server) - c0) * 1000) / done;
+    const serverMs = ((cpuSeconds(server) - c0) * 1000) / done;
     console.log(
       `mysql, ${done} no-op tasks, groups of ${group}: ${(done / seconds).toFixed(0)} tasks/s (one connection); server CPU ms per task ${serverMs.toFixed(3)}`,
     );

@@ -4,21 +4,18 @@
  * (no such task, an active task, a superseded resume, an unreachable database), 2 invalid command
  * or input (nothing written).
  */
-import { ConfigError, DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
+import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
 import { createLogger } from '../logging.ts';
 import type { BaseStore } from '../store/base-store.ts';
-import { InvalidArgumentError, StoreError } from '../store/errors.ts';
 import { openHostStore, openStore } from '../store/open.ts';
 import { databaseUrlOf } from '../runtime/runtime.ts';
 import { parseTaskConfig } from '../tasks/config.ts';
 import { loadTaskRegistry } from '../tasks/load.ts';
-import { UnknownHandlerError } from '../tasks/registry.ts';
 import { TaskRunner } from '../tasks/task-runner.ts';
 import { publishOnce } from '../notify/start.ts';
 import { TaskService } from '../tasks/service.ts';
 import { TERMINAL_STATES, TaskStore, type TaskState } from '../tasks/task-store.ts';
-import { MigrationDriftError } from '../migrations/catalog.ts';
-import { CliRefusal, EXIT } from './errors.ts';
+import { reportFailure } from './errors.ts';
 import { requireMigratedSchema } from './schema-check.ts';
 import { TasksUsageError, daysOption, intOption, readPayload, timeoutOption } from './tasks-input.ts';
 
@@ -64,26 +61,12 @@ export interface TasksArgs {
 
 const id = (value: string | undefined) => intOption('a task id', value, 1, Number.MAX_SAFE_INTEGER);
 
-/** One line and an exit code for any failure of `apsup tasks` (never a stack trace). */
-export function tasksFailure(error: unknown): { code: number; message: string } {
-  const message = (error as Error)?.message ?? String(error);
-  if (error instanceof CliRefusal) return { code: error.exitCode, message };
-  // A drifted schema refuses the worker with the exit code of every command (README, "Exit codes").
-  if (error instanceof MigrationDriftError) return { code: EXIT.drift, message };
-  const usage =
-    error instanceof TasksUsageError || error instanceof InvalidArgumentError || error instanceof UnknownHandlerError || error instanceof ConfigError;
-  if (usage) return { code: 2, message };
-  if (error instanceof StoreError) return { code: 1, message };
-  return { code: 1, message: message.split('\n')[0] };
-}
-
 export async function tasksCommand(args: TasksArgs): Promise<number> {
   try {
     return await run(args);
   } catch (error) {
-    const failure = tasksFailure(error);
-    console.error(`apsup: ${failure.message}`);
-    return failure.code;
+    // One line and the exit code every command gives the same error (README, "Exit codes").
+    return reportFailure(error, false);
   }
 }
 

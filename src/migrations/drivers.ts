@@ -27,6 +27,8 @@ export interface MigrationDriver {
   recordedProcedures(): Promise<RecordedProcedure[]>;
   /** Installed routine name -> SHA-256 of its body as the database reports it. */
   installedProcedures(): Promise<Map<string, string | null>>;
+  /** Names of the triggers in the database (MySQL/OceanBase; SQLite: none checked). */
+  installedTriggers(): Promise<Set<string>>;
   /** Whether the ledger table exists (read without creating it). */
   ledgerExists(): Promise<boolean>;
   /** Whether a table exists in the database (adoption detection). */
@@ -95,6 +97,10 @@ export class SqliteMigrationDriver implements MigrationDriver {
 
   async installedProcedures(): Promise<Map<string, string | null>> {
     return new Map();
+  }
+
+  async installedTriggers(): Promise<Set<string>> {
+    return new Set();
   }
 
   async ledgerExists(): Promise<boolean> {
@@ -197,6 +203,11 @@ export class MysqlMigrationDriver implements MigrationDriver {
     );
     // A NULL body: the account may not read routine bodies (COMPATIBILITY row 97).
     return new Map((rows as Array<{ name: string; checksum: string | null }>).map((r) => [String(r.name), r.checksum === null ? null : String(r.checksum)]));
+  }
+
+  async installedTriggers(): Promise<Set<string>> {
+    const [rows] = await this.conn.query('SELECT TRIGGER_NAME AS name FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()');
+    return new Set((rows as Array<{ name: string }>).map((r) => String(r.name)));
   }
 
   async ledgerExists(): Promise<boolean> {

@@ -237,18 +237,7 @@ export class Migrator {
       if (!this.files.some((f) => f.name === row.name)) migrations.push({ name: row.name, state: 'missing_file', appliedAt: row.appliedAt });
     }
     const procedures = this.backend === 'oceanbase' ? await this.procedureStatus(new Set(appliedByName.keys())) : [];
-    const triggers =
-      this.backend === 'oceanbase'
-        ? triggerStatus(
-            this.files,
-            new Set(appliedByName.keys()),
-            new Set(
-              (await this.driver.read('SELECT TRIGGER_NAME AS name FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()')).map((r) =>
-                String(r.name),
-              ),
-            ),
-          )
-        : [];
+    const triggers = this.backend === 'oceanbase' ? triggerStatus(this.files, new Set(appliedByName.keys()), await this.driver.installedTriggers()) : [];
     const drift =
       migrations.some((m) => m.state === 'modified' || m.state === 'missing_file') ||
       triggers.some((t) => t.state === 'missing') ||

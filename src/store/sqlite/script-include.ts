@@ -24,9 +24,9 @@ export function expandIncludes(name: string, read: (name: string) => string, sta
     const included = expandIncludes(other, read, chain);
     if (/^\s*(BEGIN|COMMIT)\b/im.test(included)) throw new Error(`sql/sqlite/${name}.sql includes ${other}, which owns a transaction`);
     if (param === undefined || expression === undefined) return included;
-    const use = new RegExp(`:${param}\\b`, 'g');
-    if (!use.test(included)) throw new Error(`sql/sqlite/${name}.sql binds :${param}, which ${other} does not use`);
-    return included.replace(use, () => `(${expression})`);
+    const uses = included.split(new RegExp(`:${param}\\b`));
+    if (uses.length === 1) throw new Error(`sql/sqlite/${name}.sql binds :${param}, which ${other} does not use`);
+    return uses.join(`(${expression})`);
   });
   const left = ANY_INCLUDE.exec(expanded);
   if (left) throw new Error(`sql/sqlite/${name}.sql: unexpanded include line ${JSON.stringify(left[0].trim())} (expected "-- @include <name>")`);
