@@ -7,12 +7,12 @@
  * TypeScript user module (ts-loader.ts). If compiling is not possible (no esbuild, a read-only
  * package directory) or APSUP_CHILD_PRECOMPILE=0, the child runs from source under tsx.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PACKAGE_ROOT, SRC_DIR } from '../paths.ts';
+import { writeContentAddressed } from './cache-dir.ts';
 
 export type ChildEntryName = 'task-worker-main' | 'worker-main';
 
@@ -85,25 +85,8 @@ export function compileEntries(sources: Record<string, string>, cacheDir: string
       if (fs.readFileSync(file, 'utf8').includes('import.meta'))
         throw new Error(`${path.relative(PACKAGE_ROOT, file)} uses import.meta; list it in entry.ts once its use is independent of its directory`);
     }
-    const hash = crypto.createHash('sha256');
-    for (const f of result.outputFiles) hash.update(path.relative(cacheDir, f.path)).update('\0').update(f.contents).update('\0');
-    const dir = path.join(cacheDir, hash.digest('hex').slice(0, 16));
-    if (!fs.existsSync(path.join(dir, 'complete'))) {
-      // Written to a private directory and renamed: a concurrent host never sees half a build.
-      const tmp = `${dir}.${process.pid}.${crypto.randomBytes(4).toString('hex')}`;
-      for (const f of result.outputFiles) {
-        const target = path.join(tmp, path.relative(cacheDir, f.path));
-        fs.mkdirSync(path.dirname(target), { recursive: true });
-        fs.writeFileSync(target, f.contents);
-      }
-      fs.writeFileSync(path.join(tmp, 'complete'), '');
-      try {
-        fs.renameSync(tmp, dir);
-      } catch (error) {
-        fs.rmSync(tmp, { recursive: true, force: true });
-        if (!fs.existsSync(path.join(dir, 'complete'))) throw error;
-      }
-    }
+    const files = result.outputFiles.map((f) => ({ name: path.relative(cacheDir, f.path), contents: f.contents }));
+    const dir = writeContentAddressed(cacheDir, files);
     return { dir };
   } catch (error) {
     const errors = (error as { errors?: { text: string }[] }).errors;
@@ -112,7 +95,7 @@ export function compileEntries(sources: Record<string, string>, cacheDir: string
 }
 
 /** esbuild as a dependency of tsx (hoisted or not). */
-function loadEsbuild(): typeof import('esbuild') {
+export function loadEsbuild(): typeof import('esbuild') {
   const require = createRequire(import.meta.url);
   try {
     return require('esbuild') as typeof import('esbuild');

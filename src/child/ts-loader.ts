@@ -1,14 +1,45 @@
 /**
  * Imports a user module (handler, processor, tasks module) in a child. A precompiled child
- * (entry.ts) has no TypeScript loader; it registers tsx once, on the first user module that is
- * not plain JavaScript, so a child running JavaScript modules never pays for it.
+ * (entry.ts) has no TypeScript loader: it imports the JavaScript the host compiled for the module
+ * (user-modules.ts) while the module's source is the one compiled, else it registers tsx once, on
+ * the first user module that is not plain JavaScript, so a child running JavaScript never pays for it.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { fileSignature } from './file-signature.ts';
 
 /** Set by the host when the child's user modules are TypeScript: register the loader before 'ready'. */
 export const PRELOAD_TS_VARIABLE = 'APSUP_CHILD_PRELOAD_TS';
 
+/** Set by the host: the manifest of the user modules it compiled (user-modules.ts). */
+export const USER_MODULES_VARIABLE = 'APSUP_CHILD_USER_MODULES';
+
 let registered: Promise<void> | null = null;
+/** Source -> compiled output of the host's manifest; null: none, or a source changed since. */
+let compiled: Map<string, { out: string; signature: string }> | null | undefined;
+
+function readManifest(file: string | undefined): Map<string, { out: string; signature: string }> | null {
+  if (!file) return null;
+  try {
+    const { modules } = JSON.parse(fs.readFileSync(file, 'utf8')) as { modules: Record<string, { out: string; signature: string }> };
+    const map = new Map(Object.entries(modules));
+    // An output imports the others: one changed source makes them all suspect.
+    for (const [source, m] of map) if (fileSignature(source) !== m.signature) return null;
+    process.setSourceMapsEnabled(true); // stack traces name the TypeScript sources, as under tsx
+    return map;
+  } catch {
+    return null;
+  }
+}
+
+/** The compiled output of a user module, while its source is the one the host compiled. */
+export function compiledOutput(file: string): string | null {
+  if (compiled === undefined) compiled = readManifest(process.env[USER_MODULES_VARIABLE]);
+  const source = path.resolve(file);
+  const m = compiled?.get(source);
+  return m && fileSignature(source) === m.signature ? m.out : null;
+}
 
 export function needsTsLoader(file: string): boolean {
   return !/\.(?:mjs|cjs|js|json)$/i.test(file.split('?')[0] ?? file);
@@ -27,10 +58,16 @@ export function ensureTsLoader(): Promise<void> {
   return registered;
 }
 
+/** Whether this process registered tsx (a child that imports only compiled or JavaScript modules does not). */
+export function tsLoaderRegistered(): boolean {
+  return registered !== null;
+}
+
 /** import() of a file path, with an optional query (a fresh module instance per query). */
 export async function importUserModule(file: string, query = ''): Promise<Record<string, unknown>> {
-  if (needsTsLoader(file)) await ensureTsLoader();
-  const mod = (await import(pathToFileURL(file).href + query)) as Record<string, unknown>;
+  const out = compiledOutput(file);
+  if (!out && needsTsLoader(file)) await ensureTsLoader();
+  const mod = (await import(pathToFileURL(out ?? file).href + query)) as Record<string, unknown>;
   // A CommonJS project's .ts module compiled from `export default`: import() sees its exports as
   // `default`; the module's own exports are what the caller looks for.
   const inner = mod.default as Record<string, unknown> | undefined;

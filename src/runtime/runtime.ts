@@ -158,6 +158,7 @@ export class Runtime {
         if (this.store.backend === 'sqlite') this.onFatal?.(`SQLite term superseded (${reason}): another runtime host started on this database`);
       });
     }
+    await Promise.all(this.pools.map((p) => p.prepare())); // before the first dispatch
     await Promise.all(this.supervisors.map((s) => s.start()));
     // Background hosts (leader or standby) keep warm workers: no cold start on the first
     // invocation after a start or a takeover.

@@ -11,7 +11,8 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { forkManagedChild, terminateChild, type ManagedChild } from '../child/managed-child.ts';
-import { needsTsLoader, PRELOAD_TS_VARIABLE } from '../child/ts-loader.ts';
+import { needsTsLoader, PRELOAD_TS_VARIABLE, USER_MODULES_VARIABLE } from '../child/ts-loader.ts';
+import { compileUserModules } from '../child/user-modules.ts';
 import type { ExecutionContext } from '../sdk/processor.ts';
 import type { IntentSnapshot } from '../store/types.ts';
 import { WORKER_GRACE_VARIABLE, type ChildMessage, type ErrorInfo, type InvocationReport, type ResultMessage } from '../worker/protocol.ts';
@@ -72,13 +73,26 @@ export class WorkerPool {
     this.clock = options.clock ?? systemClock;
   }
 
+  /** Manifest of the processor module compiled for the processes (user-modules.ts), if any. */
+  private userModules: string | null = null;
+
+  /** Compiles the processor module and its imports before processes start (they then need no tsx). */
+  async prepare(): Promise<void> {
+    const r = await compileUserModules([this.options.processorModule]);
+    this.userModules = 'manifest' in r ? r.manifest : null;
+    if ('reason' in r && needsTsLoader(this.options.processorModule)) {
+      this.options.logger.info({ family: this.options.family, reason: r.reason }, 'worker processes load their TypeScript modules through tsx');
+    }
+  }
+
   private spawn(): WorkerProcess {
     const handle = forkManagedChild('worker-main', {
       ...process.env,
       ...this.options.env,
       POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: this.options.databaseUrl,
       [WORKER_GRACE_VARIABLE]: String(this.options.graceMs),
-      [PRELOAD_TS_VARIABLE]: needsTsLoader(this.options.processorModule) ? '1' : '0',
+      [PRELOAD_TS_VARIABLE]: needsTsLoader(this.options.processorModule) && !this.userModules ? '1' : '0',
+      [USER_MODULES_VARIABLE]: this.userModules ?? '',
     });
     const { child } = handle;
     this.spawned += 1;

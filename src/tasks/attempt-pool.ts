@@ -16,7 +16,8 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { forkManagedChild, isAlive, terminateChild, type ManagedChild } from '../child/managed-child.ts';
-import { needsTsLoader, PRELOAD_TS_VARIABLE } from '../child/ts-loader.ts';
+import { needsTsLoader, PRELOAD_TS_VARIABLE, USER_MODULES_VARIABLE } from '../child/ts-loader.ts';
+import { compileUserModules } from '../child/user-modules.ts';
 import type { Logger } from '../logging.ts';
 import { systemClock, type Clock, type ClockTimer } from '../runtime/clock.ts';
 import type { TaskConfig } from './config.ts';
@@ -83,6 +84,18 @@ export class AttemptPool {
     return this.all.size;
   }
 
+  /** Manifest of the user modules compiled for the processes (user-modules.ts), if any. */
+  private userModules: string | null = null;
+
+  /** Compiles the tasks module and its handlers before processes start (the processes then need no tsx). */
+  async prepare(entries: string[]): Promise<void> {
+    const r = await compileUserModules(entries);
+    this.userModules = 'manifest' in r ? r.manifest : null;
+    if ('reason' in r && needsTsLoader(this.config.tasksModule)) {
+      this.logger.info({ reason: r.reason }, 'task worker processes load their TypeScript modules through tsx');
+    }
+  }
+
   get idleCount(): number {
     return this.idle.length;
   }
@@ -91,7 +104,8 @@ export class AttemptPool {
     const handle = forkManagedChild('task-worker-main', {
       ...process.env,
       POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: this.databaseUrl,
-      [PRELOAD_TS_VARIABLE]: needsTsLoader(this.config.tasksModule) ? '1' : '0',
+      [PRELOAD_TS_VARIABLE]: needsTsLoader(this.config.tasksModule) && !this.userModules ? '1' : '0',
+      [USER_MODULES_VARIABLE]: this.userModules ?? '',
       [PRELOAD_TASKS_MODULE_VARIABLE]: this.config.tasksModule,
       [MODULE_ISOLATION_VARIABLE]: this.config.moduleIsolation,
     });

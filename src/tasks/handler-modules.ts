@@ -8,8 +8,8 @@
  *            (no module state survives an attempt; each import costs milliseconds under tsx).
  * Modules a handler imports itself are shared within the process in both modes.
  */
-import fs from 'node:fs';
 import path from 'node:path';
+import { fileSignature } from '../child/file-signature.ts';
 import { loadTaskRegistry } from './load.ts';
 import type { TaskRegistry } from './registry.ts';
 
@@ -19,16 +19,6 @@ export interface LoadedRegistry {
   registry: TaskRegistry;
   /** True when this attempt imported the registry module (it may import its handler too). */
   imported: boolean;
-}
-
-/** What identifies one version of a file on disk; null when it cannot be read. */
-function signature(file: string): string | null {
-  try {
-    const s = fs.statSync(file, { bigint: true });
-    return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
-  } catch {
-    return null;
-  }
 }
 
 export class HandlerModules {
@@ -47,7 +37,7 @@ export class HandlerModules {
       this.imports += 1;
       const file = path.resolve(this.tasksModule);
       const registry = await loadTaskRegistry(file, { importQuery: `?modules=${this.imports}` });
-      this.current = { registry, tasksSig: signature(file), handlerSigs: new Map() };
+      this.current = { registry, tasksSig: fileSignature(file), handlerSigs: new Map() };
       this.remember(taskType, version);
       return { registry, imported: true };
     }
@@ -83,14 +73,14 @@ export class HandlerModules {
 
   private readUnchanged(taskType: string, version: number): boolean {
     const c = this.current!;
-    if (signature(path.resolve(this.tasksModule)) !== c.tasksSig) return false;
+    if (fileSignature(path.resolve(this.tasksModule)) !== c.tasksSig) return false;
     const file = this.handlerFile(taskType, version);
     if (file === null || !c.handlerSigs.has(file)) return true;
-    return signature(file) === c.handlerSigs.get(file);
+    return fileSignature(file) === c.handlerSigs.get(file);
   }
 
   private remember(taskType: string, version: number): void {
     const file = this.handlerFile(taskType, version);
-    if (file !== null && !this.current!.handlerSigs.has(file)) this.current!.handlerSigs.set(file, signature(file));
+    if (file !== null && !this.current!.handlerSigs.has(file)) this.current!.handlerSigs.set(file, fileSignature(file));
   }
 }

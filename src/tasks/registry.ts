@@ -82,6 +82,11 @@ export class TaskRegistry {
     return [...this.types.keys()];
   }
 
+  /** Every handler module path of every registered type and version. */
+  moduleFiles(): string[] {
+    return [...this.types.values()].flatMap((d) => Object.keys(d.versions).map((v) => this.modulePath(d.taskType, Number(v))));
+  }
+
   /** Resolves the handler module path of (type, version); unknown versions fail closed. */
   modulePath(taskType: string, version: number): string {
     const d = this.definition(taskType);

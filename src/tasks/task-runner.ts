@@ -130,6 +130,7 @@ export class TaskRunner {
       void this.sweep();
     }, this.config.sweepMs);
     this.probes.start(this.config.wakeupPollMs);
+    await this.pool.prepare([this.config.tasksModule, ...this.registry.moduleFiles()]);
     this.pool.prewarm(); // processes start while the first sweep runs
     await this.sweep(); // start-up: reconcile lost attempts and pick up pending work
   }

@@ -188,16 +188,19 @@ for (const backend of BACKENDS) {
       assert.equal(peak, 2, 'two handlers ran at once, never more');
     });
 
-    test('a handler module changed on disk is rebuilt from the registry for the next attempt in the same process', async () => {
+    test('a handler module changed on disk is rebuilt from the registry for the next attempt in the same process (compiled by the host first, from its source through tsx after the change)', async () => {
       const dir = fs.mkdtempSync(path.join(REPO_ROOT, 'var', 'warm-'));
       try {
         const handler = path.join(dir, 'changing.ts');
         const write = (version: number) =>
           fs.writeFileSync(
             handler,
-            `export default { async run(_p: unknown, ctx: any) {
+            `import { createRequire } from 'node:module';
+// tsx registers a .ts extension for require(); a process running the host-compiled modules has none.
+const tsx = Boolean((createRequire(import.meta.url)('node:module') as any)._extensions['.ts']);
+export default { async run(_p: unknown, ctx: any) {
   await ctx.commit((tx: any) => ctx.query(tx, 'INSERT INTO fx_task_events (task_id, event, at_ms, pid, attempt) VALUES (?, ?, ?, ?, ?)', [ctx.taskId, 'code-${version}', Date.now(), process.pid, ctx.attemptCount]));
-  return { code: ${version} };
+  return { code: ${version}, tsx };
 } };\n`,
           );
         write(1);
@@ -217,7 +220,13 @@ export default [{ taskType: 'fx-changing', currentVersion: 1, versions: { 1: './
         const a = await run();
         write(2);
         const b = await run();
-        assert.deepEqual([a.result, b.result], [{ code: 1 }, { code: 2 }]);
+        assert.deepEqual(
+          [a.result, b.result],
+          [
+            { code: 1, tsx: false },
+            { code: 2, tsx: true },
+          ],
+        );
         assert.equal(b.pid, a.pid, 'the same warm process ran the new code');
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });

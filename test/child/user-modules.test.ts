@@ -1,0 +1,120 @@
+// The host compiles a child's TypeScript user modules (src/child/user-modules.ts) so that its
+// worker processes import them without tsx: one output per source (a shared module stays one
+// instance), each with its source's import.meta, never run once a source changed, and the
+// graphs it cannot compile faithfully left to tsx with the reason.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { after, test } from 'node:test';
+import { USER_MODULES_VARIABLE } from '../../src/child/ts-loader.ts';
+import { compileUserModules } from '../../src/child/user-modules.ts';
+import { PACKAGE_ROOT } from '../../src/paths.ts';
+import { fixtureChild } from '../helpers/fixture-child.ts';
+
+// Inside the package (gitignored var/): package imports resolve from here as from a project.
+const dir = path.join(PACKAGE_ROOT, 'var', `test-user-modules-${crypto.randomBytes(4).toString('hex')}`);
+const cache = path.join(dir, 'cache');
+fs.mkdirSync(dir, { recursive: true });
+after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function write(name: string, text: string): string {
+  const file = path.join(dir, name);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+function runChild(manifest: string, files: string[]): { values: Record<string, unknown>[]; outputs: (string | null)[]; tsx: boolean } {
+  const child = fixtureChild('test/fixtures/user-modules-child.ts');
+  const out = execFileSync(process.execPath, [...child.args, ...files], {
+    env: { ...process.env, ...child.env, [USER_MODULES_VARIABLE]: manifest },
+    encoding: 'utf8',
+  });
+  return JSON.parse(out);
+}
+
+const shared = write(
+  'lib/shared.ts',
+  'let count = 0;\nexport function bump(): number {\n  return ++count;\n}\nexport const sharedUrl: string = import.meta.url;\n',
+);
+const a = write(
+  'a.ts',
+  [
+    "import { z } from 'zod';",
+    "import { defineTaskHandler } from 'artifact-processing-supervisor/tasks';",
+    "import { bump, sharedUrl } from './lib/shared.ts';",
+    'const n: number = bump();',
+    'export default { n, sharedUrl, url: import.meta.url, dirname: import.meta.dirname, parsed: z.number().parse(7), sdk: typeof defineTaskHandler };',
+    '',
+  ].join('\n'),
+);
+const b = write('b.ts', "import { bump } from './lib/shared.ts';\nexport default { n: bump(), version: 'one' };\n");
+
+test('compiled modules load without tsx, share one instance of a module they both import, and keep their sources’ import.meta', async () => {
+  const r = await compileUserModules([a, b], cache);
+  assert.ok('manifest' in r, JSON.stringify(r));
+  const seen = runChild(r.manifest, [a, b]);
+  assert.equal(seen.tsx, false, 'no TypeScript loader registered');
+  assert.ok(seen.outputs.every((o) => o !== null && o.startsWith(cache + path.sep)));
+  assert.deepEqual(
+    seen.values.map((v) => v.n),
+    [1, 2],
+    'one module instance of lib/shared.ts for both',
+  );
+  const [va] = seen.values;
+  assert.equal(va!.url, pathToFileURL(a).href);
+  assert.equal(va!.dirname, dir);
+  assert.equal(va!.sharedUrl, pathToFileURL(shared).href);
+  assert.equal(va!.parsed, 7);
+  assert.equal(va!.sdk, 'function', 'the SDK imported by package name, TypeScript in the package, compiled too');
+  const again = await compileUserModules([b, a], cache);
+  assert.deepEqual(again, r, 'reused while no source changed');
+});
+
+test('an edited source is never run stale: the child loads the sources through tsx', async () => {
+  const r = await compileUserModules([a, b], cache);
+  assert.ok('manifest' in r);
+  // An edit of the shared module, which the compiled a.ts and b.ts import: none of them is used.
+  const before = fs.readFileSync(shared, 'utf8');
+  fs.writeFileSync(shared, before.replace('return ++count;', 'return 100 + ++count;'));
+  try {
+    const seen = runChild(r.manifest, [b]);
+    assert.equal(seen.tsx, true);
+    assert.deepEqual(seen.outputs, [null]);
+    assert.equal(seen.values[0]!.n, 101);
+  } finally {
+    fs.writeFileSync(shared, before);
+  }
+  // An edit of the entry itself.
+  const r2 = await compileUserModules([a, b], cache);
+  assert.ok('manifest' in r2);
+  fs.writeFileSync(b, fs.readFileSync(b, 'utf8').replace("'one'", "'two'"));
+  const seen = runChild(r2.manifest, [b]);
+  assert.equal(seen.tsx, true);
+  assert.equal(seen.values[0]!.version, 'two');
+  const r3 = await compileUserModules([a, b], cache);
+  assert.ok('manifest' in r3);
+  assert.notEqual(r3.manifest, r2.manifest, 'recompiled after the edit');
+  assert.equal(runChild(r3.manifest, [b]).values[0]!.version, 'two');
+});
+
+test('graphs that cannot be compiled faithfully are left to tsx, with the reason', async () => {
+  const cjs = write('cjs/legacy.ts', "const x = require('node:path');\nmodule.exports = { x };\n");
+  const importsCjs = write('cjs/entry.ts', "import './legacy.ts';\nexport default 1;\n");
+  const computed = write('computed.ts', "const name = './b.ts';\nexport default () => import(name);\n");
+  const resolves = write('resolves.ts', "export default import.meta.resolve('./b.ts');\n");
+  const json = write('json.ts', "import data from './data.json' with { type: 'json' };\nexport default data;\n");
+  write('data.json', '{"a":1}');
+  const reasons = await Promise.all([importsCjs, computed, resolves, json].map((f) => compileUserModules([f], cache)));
+  assert.match(String((reasons[0] as { reason: string }).reason), /legacy\.ts is CommonJS/);
+  assert.match(String((reasons[1] as { reason: string }).reason), /computed\.ts uses import\.meta\.resolve or an import\(\) of a computed specifier/);
+  assert.match(String((reasons[2] as { reason: string }).reason), /resolves\.ts uses import\.meta\.resolve/);
+  assert.match(String((reasons[3] as { reason: string }).reason), /data\.json is not a JavaScript or TypeScript module/);
+  assert.deepEqual(await compileUserModules([path.join(PACKAGE_ROOT, 'bench', 'fixtures', 'noop.processor.ts').replace('.ts', '.mjs')], cache), {
+    reason: 'no TypeScript module',
+  });
+  void cjs;
+});
