@@ -58,7 +58,7 @@ test('compiled modules load without tsx, share one instance of a module they bot
   assert.ok('manifest' in r, JSON.stringify(r));
   const seen = runChild(r.manifest, [a, b]);
   assert.equal(seen.tsx, false, 'no TypeScript loader registered');
-  assert.ok(seen.outputs.every((o) => o !== null && o.startsWith(cache + path.sep)));
+  assert.ok(seen.outputs.every((o) => o?.startsWith(cache + path.sep) === true));
   assert.deepEqual(
     seen.values.map((v) => v.n),
     [1, 2],
