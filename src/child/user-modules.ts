@@ -15,7 +15,8 @@
  * changed since (ts-loader.ts): an edited module is never run stale.
  * Left to tsx as before (the reason is returned for a log line): CommonJS, a module that uses
  * import.meta.resolve or an import() whose specifier is not a string literal (it would resolve
- * from the output's directory), an import that is neither JavaScript nor TypeScript, no esbuild.
+ * from the output's directory), an import that is neither JavaScript nor TypeScript, no esbuild
+ * or no writable cache, APSUP_CHILD_PRECOMPILE=0.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -25,7 +26,7 @@ import { pathToFileURL } from 'node:url';
 import type { BuildOptions, Plugin } from 'esbuild';
 import { PACKAGE_ROOT } from '../paths.ts';
 import { writeContentAddressed } from './cache-dir.ts';
-import { loadEsbuild } from './entry.ts';
+import { loadEsbuild, PRECOMPILE_VARIABLE } from './entry.ts';
 import { fileSignature } from './file-signature.ts';
 import { needsTsLoader } from './ts-loader.ts';
 
@@ -89,6 +90,7 @@ const common = {
   conditions: [] as string[],
   logLevel: 'silent',
   keepNames: true,
+  absWorkingDir: '/', // outputs independent of the host's working directory
 } satisfies BuildOptions;
 
 /** Every module of the entries' graph that this compiles, or why the graph is left to tsx. */
@@ -97,7 +99,6 @@ async function sourcesOf(esbuild: ReturnType<typeof loadEsbuild>, entries: strin
     ...common,
     entryPoints: entries,
     outdir: '/',
-    absWorkingDir: '/',
     metafile: true,
     plugins: [resolver((_importer, file) => (compiles(file) ? { path: file, external: false } : { path: file, external: true }))],
   });
@@ -155,6 +156,7 @@ function unchanged(signatures: Map<string, string>): boolean {
 export async function compileUserModules(entries: string[], cacheDir = USER_MODULES_DIR): Promise<CompileResult> {
   const files = [...new Set(entries.map((e) => path.resolve(e)))].sort();
   if (!files.some(needsTsLoader)) return { reason: 'no TypeScript module' };
+  if (process.env[PRECOMPILE_VARIABLE] === '0') return { reason: `${PRECOMPILE_VARIABLE}=0` };
   const key = `${cacheDir}\0${files.join('\0')}`;
   const known = builds.get(key);
   if (known && unchanged(known.signatures) && fs.existsSync(known.manifest)) return { manifest: known.manifest };

@@ -117,4 +117,10 @@ test('graphs that cannot be compiled faithfully are left to tsx, with the reason
     reason: 'no TypeScript module',
   });
   void cjs;
+  process.env.APSUP_CHILD_PRECOMPILE = '0';
+  try {
+    assert.deepEqual(await compileUserModules([a], cache), { reason: 'APSUP_CHILD_PRECOMPILE=0' });
+  } finally {
+    delete process.env.APSUP_CHILD_PRECOMPILE;
+  }
 });
