@@ -13,7 +13,12 @@ export const PRECOMPILE_VARIABLE = 'APSUP_CLI_PRECOMPILE';
 export const PACKAGE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** Bundled modules whose import.meta use works from any directory of the package (as in src/child/entry.ts). */
 // child/user-modules.ts only names import.meta (the define keys of the modules it compiles).
-const META_USERS = new Set(['paths.ts', path.join('store', 'sqlite', 'sqlite-read-process.ts'), path.join('child', 'entry.ts'), path.join('child', 'user-modules.ts')]);
+const META_USERS = new Set([
+  'paths.ts',
+  path.join('store', 'sqlite', 'sqlite-read-process.ts'),
+  path.join('child', 'entry.ts'),
+  path.join('child', 'user-modules.ts'),
+]);
 /** Builds kept besides the current one; older ones go once they are an hour old (a running CLI may still load a lazy chunk). */
 const KEEP = 3;
 const PRUNE_AGE_MS = 3600_000;
