@@ -6,8 +6,8 @@
  */
 import fs from 'node:fs';
 import pino, { type Logger } from 'pino';
-import pretty from 'pino-pretty';
 import { ConfigError } from './config/database-url.ts';
+import { requirePackage } from './paths.ts';
 
 /** Field names whose values are never logged, at the top level and up to two levels deep. */
 export const REDACTED_FIELDS = [
@@ -151,6 +151,7 @@ export function logFormatOf(env: NodeJS.ProcessEnv = process.env, isTty = proces
 function defaultDestination(): pino.DestinationStream {
   if (logFormatOf() === 'json') return new GroupedStdout(1);
   // Synchronous on fd 1: a line is out before the process exits (no worker thread).
+  const pretty = requirePackage('pino-pretty') as typeof import('pino-pretty');
   return pretty({
     destination: 1,
     sync: true,

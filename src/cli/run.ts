@@ -18,7 +18,7 @@ import { loadTaskRegistry } from '../tasks/load.ts';
 import { TaskRunner } from '../tasks/task-runner.ts';
 import { TaskStore } from '../tasks/task-store.ts';
 import { OBSERVABILITY_ADDRESS_VARIABLE, parseObservabilityAddress, type ObservabilityAddress } from '../observability/config.ts';
-import { ObservabilityServer } from '../observability/server.ts';
+import type { ObservabilityServer } from '../observability/server.ts';
 import { parseNotifyConfig, type NotifyConfig } from '../notify/config.ts';
 import { startNotify } from '../notify/start.ts';
 import type { NotifyChannel } from '../notify/channel.ts';
@@ -144,6 +144,8 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     // is taken by another process on this host) is reported and left out.
     if (observabilityAddress) {
       const explicit = (options.env ?? process.env)[OBSERVABILITY_ADDRESS_VARIABLE] !== undefined;
+      // Imported here: prom-client is for a runtime that serves /metrics, not for every command.
+      const { ObservabilityServer } = await import('../observability/server.ts');
       observability = await ObservabilityServer.start(runtime, { address: observabilityAddress, logger, taskRunner: runner }).catch((error: Error) => {
         (explicit ? logger.error : logger.info).call(
           logger,

@@ -5,7 +5,7 @@
  * MySQL/OceanBase, installed procedures are compared with their files and with the body recorded
  * at install time, so a drifted database is reported by `status`.
  */
-import { Umzug, type UmzugStorage } from 'umzug';
+import type { Umzug, UmzugStorage } from 'umzug';
 import {
   MigrationDriftError,
   demoSchemaPlan,
@@ -96,7 +96,9 @@ export class Migrator {
     this.context = { files: this.files, proceduresRoot };
   }
 
-  private umzug(): Umzug {
+  private async umzug(): Promise<Umzug> {
+    // Loaded for up and down only: every command checks the schema, few change it (CLI start).
+    const { Umzug } = await import('umzug');
     const driver = this.driver;
     const storage: UmzugStorage = {
       // The ledger row is written by the migration plan itself (same transaction on SQLite).
@@ -187,7 +189,7 @@ export class Migrator {
     if (options.to !== undefined && (await this.appliedRows()).some((m) => m.name === options.to)) return [];
     await this.checkPending(options.to);
     await this.driver.bootstrap();
-    const done = await this.umzug().up(options.to === undefined ? undefined : { to: options.to });
+    const done = await (await this.umzug()).up(options.to === undefined ? undefined : { to: options.to });
     return done.map((m) => m.name);
   }
 
@@ -203,7 +205,7 @@ export class Migrator {
   async down(): Promise<string[]> {
     await this.checkAppliedUnchanged();
     await this.driver.bootstrap();
-    const done = await this.umzug().down();
+    const done = await (await this.umzug()).down();
     return done.map((m) => m.name);
   }
 

@@ -10,9 +10,10 @@
  * lost meanwhile: look everything up once).
  */
 import crypto from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { DatabaseTarget } from '../config/database-url.ts';
 import type { Logger } from '../logging.ts';
+import { requirePackage } from '../paths.ts';
 import type { NotifyConfig } from './config.ts';
 
 export type NotifyTopic = 'request' | 'dirty' | 'task';
@@ -58,6 +59,8 @@ export class NotifyChannel {
     private readonly logger: Logger,
     options: { subscribe?: boolean } = {},
   ) {
+    // Loaded only when a notification URL is set (off by default).
+    const { Redis } = requirePackage('ioredis') as typeof import('ioredis');
     const common = { lazyConnect: true, connectTimeout: 2000, retryStrategy: backoff, maxRetriesPerRequest: 1 } as const;
     this.pub = new Redis(config.url, { ...common, enableOfflineQueue: false });
     this.sub =

@@ -26,7 +26,8 @@ for (const backend of BACKENDS) {
       const { tasks, runner } = await makeRunner(fx, { SWEEP_SECONDS: '0.3', READINESS_TTL_SECONDS: '1' });
       runners.push(runner);
       await runner.start();
-      assert.equal((await tasks.readReadiness()).liveWorkers, 1);
+      // A 1 s TTL can lapse on a loaded machine between two publications: wait for the fact.
+      await waitFor(async () => (await tasks.readReadiness()).liveWorkers === 1, 5_000, 50);
       assert.equal(runner.reconcilerHealthy(), true);
       // The reconciler's table goes away (a broken schema): every sweep fails, the timers still run.
       const rename = (from: string, to: string) => fx.query(backend === 'sqlite' ? `ALTER TABLE ${from} RENAME TO ${to}` : `RENAME TABLE ${from} TO ${to}`);

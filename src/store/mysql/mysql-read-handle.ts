@@ -5,8 +5,8 @@
  * setup is verified before a connection serves a read; statements that could change the session
  * (SET, START, COMMIT, CALL, ...) never reach it (assertReadStatement).
  */
-import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection } from 'mysql2/promise';
+import { requirePackage } from '../../paths.ts';
 import { ReadOnlyError } from '../errors.ts';
 import { assertReadStatement, type ReadHandle, type ReadHandleOptions, type ReadOptions, type ReadRow } from '../read-handle.ts';
 import { createMysqlPool, sessionProblem, type MysqlConnectionOptions } from './mysql-store.ts';
@@ -119,6 +119,7 @@ export class MysqlReadHandle implements ReadHandle {
   private async killQuery(threadId: number | undefined): Promise<void> {
     if (!Number.isSafeInteger(threadId)) return;
     try {
+      const mysql = requirePackage('mysql2/promise') as typeof import('mysql2/promise');
       const killer = await mysql.createConnection(this.connection);
       await killer.query('KILL QUERY ?', [threadId]).finally(() => killer.end());
     } catch {

@@ -7,8 +7,8 @@
  * NO_BACKSLASH_ESCAPES, or the operation is refused. The server also bounds how long a
  * transaction of the store can stay open while its client is idle (transaction-bound.ts).
  */
-import mysql from 'mysql2/promise';
 import type { Pool, PoolConnection, Connection } from 'mysql2/promise';
+import { requirePackage } from '../../paths.ts';
 import { BaseStore, type Params } from '../base-store.ts';
 import { InvalidArgumentError, isStoreErrorCode, storeErrorFromCode } from '../errors.ts';
 import { OPERATIONS, type OperationName } from '../operations.ts';
@@ -88,6 +88,7 @@ export interface MysqlConnectionOptions {
 }
 
 export function createMysqlPool(options: MysqlConnectionOptions, connectionLimit = 10): Pool {
+  const mysql = requirePackage('mysql2/promise') as typeof import('mysql2/promise');
   const pool = mysql.createPool({
     ...options,
     connectionLimit,
