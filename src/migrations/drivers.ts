@@ -2,7 +2,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { DatabaseTarget } from '../config/database-url.ts';
 import { openSqliteDatabase } from '../store/sqlite/sqlite-store.ts';
-import { LEDGER_TABLE, MigrationDriftError, PROCEDURE_LEDGER_TABLE, ledgerBootstrap, type MigrationBackend, type PlannedStatement } from './catalog.ts';
+import { LEDGER_TABLE, ledgerBootstrap, type MigrationBackend, type PlannedStatement } from './catalog.ts';
 
 export interface AppliedMigration {
   name: string;
