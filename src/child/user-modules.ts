@@ -26,7 +26,8 @@ import { pathToFileURL } from 'node:url';
 import type { BuildOptions, Plugin } from 'esbuild';
 import { PACKAGE_ROOT } from '../paths.ts';
 import { writeContentAddressed } from './cache-dir.ts';
-import { loadEsbuild, PRECOMPILE_VARIABLE } from './entry.ts';
+import { PRECOMPILE_VARIABLE } from './entry.ts';
+import { withEsbuild, type Esbuild } from './esbuild.ts';
 import { fileSignature } from './file-signature.ts';
 import { needsTsLoader } from './ts-loader.ts';
 
@@ -94,7 +95,7 @@ const common = {
 } satisfies BuildOptions;
 
 /** Every module of the entries' graph that this compiles, or why the graph is left to tsx. */
-async function sourcesOf(esbuild: ReturnType<typeof loadEsbuild>, entries: string[]): Promise<string[] | string> {
+async function sourcesOf(esbuild: Esbuild, entries: string[]): Promise<string[] | string> {
   const result = await esbuild.build({
     ...common,
     entryPoints: entries,
@@ -115,7 +116,7 @@ async function sourcesOf(esbuild: ReturnType<typeof loadEsbuild>, entries: strin
 }
 
 /** One source compiled alone, its imports rewritten (see the header). */
-async function compileOne(esbuild: ReturnType<typeof loadEsbuild>, source: string, all: Set<string>): Promise<string> {
+async function compileOne(esbuild: Esbuild, source: string, all: Set<string>): Promise<string> {
   const result = await esbuild.build({
     ...common,
     entryPoints: [source],
@@ -161,12 +162,16 @@ export async function compileUserModules(entries: string[], cacheDir = USER_MODU
   const known = builds.get(key);
   if (known && unchanged(known.signatures) && fs.existsSync(known.manifest)) return { manifest: known.manifest };
   try {
-    const esbuild = loadEsbuild();
-    const graph = await sourcesOf(esbuild, files);
-    if (typeof graph === 'string') return { reason: graph };
-    const signatures = new Map(graph.map((f) => [f, fileSignature(f) ?? '']));
-    const all = new Set(graph);
-    const outputs = await Promise.all(graph.map(async (f) => ({ name: outputName(f), contents: await compileOne(esbuild, f, all) })));
+    const built = await withEsbuild(async (esbuild) => {
+      const graph = await sourcesOf(esbuild, files);
+      if (typeof graph === 'string') return graph;
+      const signatures = new Map(graph.map((f) => [f, fileSignature(f) ?? '']));
+      const all = new Set(graph);
+      const outputs = await Promise.all(graph.map(async (f) => ({ name: outputName(f), contents: await compileOne(esbuild, f, all) })));
+      return { graph, signatures, outputs };
+    });
+    if (typeof built === 'string') return { reason: built };
+    const { graph, signatures, outputs } = built;
     const dir = writeContentAddressed(cacheDir, outputs);
     const manifest: UserModulesManifest = { modules: {} };
     for (const f of graph) manifest.modules[f] = { out: path.join(dir, outputName(f)), signature: signatures.get(f)! };
