@@ -5,6 +5,7 @@
  * the exit is confirmed (a slot is released on a confirmed exit, never on a signal sent).
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { systemClock, type Clock, type ClockTimer } from '../runtime/clock.ts';
 import { childEntry, type ChildEntryName } from './entry.ts';
 
 export interface ManagedChild {
@@ -35,23 +36,24 @@ export function forkManagedChild(name: ChildEntryName, env: NodeJS.ProcessEnv): 
 /**
  * SIGTERM, wait up to graceMs for the exit, then SIGKILL and wait for the exit. Returns true when
  * the child left within the grace period (or was already gone), false when it had to be killed.
- * `beforeKill` runs right before the SIGKILL (a log line).
+ * `beforeKill` runs right before the SIGKILL (a log line). The grace period runs on the host's
+ * clock (tests drive it instead of waiting).
  */
-export async function terminateChild(handle: ManagedChild, graceMs: number, beforeKill?: () => void): Promise<boolean> {
+export async function terminateChild(handle: ManagedChild, graceMs: number, beforeKill?: () => void, clock: Clock = systemClock): Promise<boolean> {
   const { child } = handle;
   if (!isAlive(child)) {
     await handle.exited;
     return true;
   }
   child.kill('SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
+  let timer: ClockTimer | undefined;
   const graceful = await Promise.race([
     handle.exited.then(() => true),
     new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), graceMs);
+      timer = clock.setTimeout(() => resolve(false), graceMs);
     }),
   ]);
-  clearTimeout(timer);
+  timer?.cancel();
   if (graceful || !isAlive(child)) {
     await handle.exited;
     return true;

@@ -256,12 +256,17 @@ export class WorkerPool {
     this.terminating += 1;
     worker.terminating = (async () => {
       try {
-        await terminateChild(worker.handle, this.options.graceMs, () => {
-          this.options.logger.warn(
-            { family: this.options.family, workerPid: worker.child.pid, graceMs: this.options.graceMs },
-            'worker did not exit within the grace period; killing it',
-          );
-        });
+        await terminateChild(
+          worker.handle,
+          this.options.graceMs,
+          () => {
+            this.options.logger.warn(
+              { family: this.options.family, workerPid: worker.child.pid, graceMs: this.options.graceMs },
+              'worker did not exit within the grace period; killing it',
+            );
+          },
+          this.clock,
+        );
         await worker.exited;
       } finally {
         this.terminating -= 1;

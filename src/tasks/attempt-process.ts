@@ -10,6 +10,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { terminateChild } from '../child/managed-child.ts';
+import { systemClock, type Clock } from '../runtime/clock.ts';
 import type { Logger } from '../logging.ts';
 import { AttemptLostError } from '../store/errors.ts';
 import type { TaskWorker } from './attempt-pool.ts';
@@ -56,6 +57,7 @@ export class AttemptProcess {
     private readonly tasks: TaskStore,
     private readonly config: TaskConfig,
     private readonly logger: Logger,
+    private readonly clock: Clock = systemClock,
   ) {
     this.child = worker.child;
     this.ended = new Promise<void>((resolve) => {
@@ -104,7 +106,7 @@ export class AttemptProcess {
 
   /** Terminates the process without a stop reason (its attempt is over; it is not reused). */
   retire(): Promise<boolean> {
-    return terminateChild(this.worker.handle, this.config.terminateGraceMs);
+    return terminateChild(this.worker.handle, this.config.terminateGraceMs, undefined, this.clock);
   }
 
   /** How the attempt ended, as far as this process and the runner's commit of its success tell. */
@@ -165,6 +167,6 @@ export class AttemptProcess {
       const message: TerminateMessage = { type: 'terminate', reason };
       await new Promise<void>((resolve) => this.child.send(message, () => resolve()));
     }
-    await terminateChild(this.worker.handle, this.config.terminateGraceMs);
+    await terminateChild(this.worker.handle, this.config.terminateGraceMs, undefined, this.clock);
   }
 }

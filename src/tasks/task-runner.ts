@@ -279,7 +279,7 @@ export class TaskRunner {
     }
     const span = startSpan(SPANS.taskAttempt, { [ATTR.taskType]: task.taskType });
     const worker = this.pool.take();
-    const attempt = new AttemptProcess(task, worker, this.tasks, this.config, this.logger);
+    const attempt = new AttemptProcess(task, worker, this.tasks, this.config, this.logger, this.clock);
     this.running.set(task.taskId, attempt);
     this.launchedAt.set(task.taskId, this.clock.monotonic());
     const timer = setLongTimeout(
@@ -502,9 +502,12 @@ export class TaskRunner {
     await Promise.race([this.successes.idle(), new Promise((resolve) => (bound = setTimeout(resolve, this.config.terminateGraceMs + 5000)))]);
     clearTimeout(bound);
     await new Promise((resolve) => setImmediate(resolve));
-    await Promise.all([...this.running.values()].map((a) => this.stopAttempt(a, 'shutdown')));
-    // A bound on the shutdown itself, in real time (a test's driven clock must not hold it open).
+    // A bound on the shutdown itself, in real time (a test's driven clock must not hold it open:
+    // the grace periods run on that clock).
     const deadline = Date.now() + this.config.terminateGraceMs + this.config.failureHookTimeoutMs + 5000;
+    const stops = Promise.all([...this.running.values()].map((a) => this.stopAttempt(a, 'shutdown')));
+    await Promise.race([stops, new Promise((r) => (bound = setTimeout(r, Math.max(0, deadline - Date.now()))))]);
+    clearTimeout(bound);
     while ((this.running.size > 0 || this.inflight.size > 0) && Date.now() < deadline) {
       await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, 50))]);
     }

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, afterEach, describe, test } from 'node:test';
 import { txQuery } from '../../src/store/tx-query.ts';
+import { ManualClock } from '../../src/runtime/manual-clock.ts';
 import type { TaskRunner } from '../../src/tasks/task-runner.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import {
@@ -20,6 +21,7 @@ import {
   settledWithin,
   tempDir,
   waitForTask,
+  waitLeaseExpired,
   type RunnerKit,
 } from './harness.ts';
 
@@ -29,13 +31,13 @@ for (const backend of BACKENDS) {
   describe(`durable task verdicts (${backend})`, () => {
     const fixtures: BackendFixture[] = [];
     const runners: TaskRunner[] = [];
-    async function setup(overrides: Record<string, string> = {}, fx?: BackendFixture): Promise<RunnerKit & { fx: BackendFixture }> {
+    async function setup(overrides: Record<string, string> = {}, fx?: BackendFixture, clock?: ManualClock): Promise<RunnerKit & { fx: BackendFixture }> {
       if (!fx) {
         fx = await createBackend(backend);
         fixtures.push(fx);
         await createFixtureTables(fx);
       }
-      const kit = await makeRunner(fx, { SWEEP_SECONDS: '3600', ...overrides });
+      const kit = await makeRunner(fx, { SWEEP_SECONDS: '3600', ...overrides }, undefined, { clock });
       runners.push(kit.runner);
       return { ...kit, fx };
     }
@@ -48,8 +50,10 @@ for (const backend of BACKENDS) {
     });
 
     test('verdict 1: a timeout whose lease expired during the grace period ends timeout, is never retried, and frees its slot at once', async () => {
-      // The issue's scenario: a handler blocking its event loop, timeout 3 s, lease 2 s, grace 4 s.
-      const { fx, tasks, service, runner } = await setup({ LEASE_SECONDS: '2', TERMINATE_GRACE_SECONDS: '4' });
+      // The issue's scenario: a handler blocking its event loop, timeout 3 s, lease 2 s, grace 4 s;
+      // the host's timers on a clock the test drives, the lease on the database's.
+      const clock = new ManualClock();
+      const { fx, tasks, service, runner } = await setup({ LEASE_SECONDS: '2', TERMINATE_GRACE_SECONDS: '4' }, undefined, clock);
       await runner.start();
       // Each row is bound to its task at submit, so the hook has it to converge even if a slow
       // child start-up lets the timeout fire before the handler ran.
@@ -62,6 +66,13 @@ for (const backend of BACKENDS) {
       const plain = await bound('fx-busy', 'to-plain');
       const idem = await bound('fx-busy-idem', 'to-idem');
       runner.notify();
+      for (const id of [plain.taskId, idem.taskId]) await waitFor(async () => (await events(fx, id)).some((e) => e.event === 'start'), 30_000);
+      await clock.advance(3000); // the timeouts: verdicts recorded, SIGTERM (ignored: the loops are blocked)
+      for (const id of [plain.taskId, idem.taskId]) {
+        await waitLeaseExpired(tasks, id, 20_000);
+        assert.equal((await tasks.read(id))?.state, 'running', 'still running inside the grace period');
+      }
+      await clock.advance(4000); // the grace period ends: SIGKILL
       for (const [id, row] of [
         [plain.taskId, 'to-plain'],
         [idem.taskId, 'to-idem'],
@@ -81,14 +92,18 @@ for (const backend of BACKENDS) {
     });
 
     test('verdict 1: a second runner sweeping during the grace period records the timeout verdict, not lost, and does not requeue', async () => {
-      const { fx, tasks, service, runner } = await setup({ LEASE_SECONDS: '2', TERMINATE_GRACE_SECONDS: '6' });
+      const clock = new ManualClock(); // this runner's timers; the sweeper's are real
+      const { fx, tasks, service, runner } = await setup({ LEASE_SECONDS: '2', TERMINATE_GRACE_SECONDS: '6' }, undefined, clock);
       await runner.start();
+      // Heartbeats until the timeout's stop reaches it, then blocks: the lease expires inside the
+      // grace period (never ended here: the test's clock does not reach it), while the other
+      // runner, started once this one runs the attempt, sweeps every 200 ms.
+      const r = await service.submit({ taskType: 'fx-busy-idem', payload: { rowId: 'sw-row', busyOnAbort: true }, timeoutMs: 4000 });
+      await insertRow(fx, 'sw-row');
+      await waitFor(async () => (await events(fx, r.taskId)).some((e) => e.event === 'start'), 30_000);
       const sweeper = await setup({ SWEEP_SECONDS: '0.2' }, fx);
       await sweeper.runner.start();
-      // Heartbeats for 4.5 s (past the 4 s timeout), then blocks: the lease expires inside the
-      // grace period, while the other runner sweeps every 200 ms.
-      const r = await service.submit({ taskType: 'fx-busy-idem', payload: { rowId: 'sw-row', busyAfterMs: 4500 }, timeoutMs: 4000 });
-      await insertRow(fx, 'sw-row');
+      await clock.advance(4000);
       const t = await waitForTask(tasks, r.taskId, isTerminal, 30_000);
       assert.deepEqual([t.state, t.errorCode, t.attemptCount], ['failed', 'timeout', 1], t.errorMessage ?? '');
       assert.deepEqual(
@@ -96,6 +111,8 @@ for (const backend of BACKENDS) {
         [],
         'not requeued',
       );
+      await clock.advance(6000); // this runner's grace period ends: SIGKILL of the blocked process
+      await waitFor(() => runner.runningCount === 0, 10_000);
     });
 
     test('verdict 2: a running task whose cancel was recorded never ends succeeded, with or without control points', async () => {

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, afterEach, describe, test } from 'node:test';
+import { ManualClock } from '../../src/runtime/manual-clock.ts';
 import type { TaskRunner } from '../../src/tasks/task-runner.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import {
@@ -29,11 +30,11 @@ for (const backend of BACKENDS) {
     const fixtures: BackendFixture[] = [];
     const runners: TaskRunner[] = [];
     const stopped: number[] = [];
-    async function setup(overrides: Record<string, string> = {}, tasksModule?: string): Promise<RunnerKit & { fx: BackendFixture }> {
+    async function setup(overrides: Record<string, string> = {}, tasksModule?: string, clock?: ManualClock): Promise<RunnerKit & { fx: BackendFixture }> {
       const fx = await createBackend(backend);
       fixtures.push(fx);
       await createFixtureTables(fx);
-      const kit = await makeRunner(fx, { SWEEP_SECONDS: '3600', TERMINATE_GRACE_SECONDS: '1', CAPACITY: '1', ...overrides }, tasksModule);
+      const kit = await makeRunner(fx, { SWEEP_SECONDS: '3600', TERMINATE_GRACE_SECONDS: '1', CAPACITY: '1', ...overrides }, tasksModule, { clock });
       runners.push(kit.runner);
       return { ...kit, fx };
     }
@@ -123,12 +124,15 @@ for (const backend of BACKENDS) {
     });
 
     test('a process whose attempt was cancelled and did not return is never given another attempt', async () => {
-      const kit = await setup();
+      // The timeout ends the attempt that ignores the cancel, on a clock the test drives: never
+      // before the cancel, however slow the start-up on a loaded host.
+      const clock = new ManualClock();
+      const kit = await setup({}, undefined, clock);
       await kit.runner.start();
-      // The timeout ends the attempt that ignores the cancel; long enough for a start-up on a loaded host.
       const { taskId } = await kit.service.submit({ taskType: 'fx-hang', payload: { sleepMs: 60_000 }, timeoutMs: 15_000 });
       const started = await waitFor(async () => (await events(kit.fx, taskId)).find((e) => e.event === 'start'), 15_000);
       assert.equal((await kit.service.cancel(taskId)).outcome, 'cancel_requested');
+      await clock.advance(15_000);
       const t = await waitForTask(kit.tasks, taskId, isTerminal, 30_000);
       assert.ok(t.state === 'cancelled' || t.state === 'failed', `${t.state} ${t.errorCode}`);
       await assertNotReused(kit, started!.pid);
