@@ -12,7 +12,7 @@
 import mysql from 'mysql2/promise';
 import { parseDatabaseUrl } from '../../src/config/database-url.ts';
 import { openSqliteDatabase } from '../../src/store/sqlite/sqlite-store.ts';
-import { MYSQL_SESSION_SETUP } from '../../src/store/mysql/mysql-store.ts';
+import { MYSQL_SESSION_SETUP, mysqlConnectionConfig } from '../../src/store/mysql/mysql-store.ts';
 
 type Go =
   | { type: 'go'; shape: 'single' | 'fenced'; durationMs: number; row: number; slot: number }
@@ -50,15 +50,7 @@ async function open(): Promise<Runner> {
       },
     };
   }
-  const conn = await mysql.createConnection({
-    host: target.host,
-    port: target.port,
-    user: target.user,
-    password: target.password,
-    database: target.database,
-    dateStrings: true,
-    timezone: 'Z',
-  });
+  const conn = await mysql.createConnection(mysqlConnectionConfig(target));
   for (const sql of MYSQL_SESSION_SETUP) await conn.query(sql);
   return {
     async tx(statements) {

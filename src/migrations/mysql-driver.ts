@@ -2,7 +2,7 @@
 import mysql from 'mysql2/promise';
 import type { Connection } from 'mysql2/promise';
 import type { DatabaseTarget } from '../config/database-url.ts';
-import { MYSQL_SESSION_SETUP, sessionProblem } from '../store/mysql/mysql-store.ts';
+import { MYSQL_SESSION_SETUP, mysqlConnectionConfig, sessionProblem } from '../store/mysql/mysql-store.ts';
 import { LEDGER_TABLE, MigrationDriftError, PROCEDURE_LEDGER_TABLE, ledgerBootstrap, type PlannedStatement } from './catalog.ts';
 import { namedParams, type AppliedMigration, type MigrationDriver, type RecordedProcedure } from './drivers.ts';
 
@@ -11,17 +11,7 @@ export class MysqlMigrationDriver implements MigrationDriver {
   constructor(private readonly conn: Connection) {}
 
   static async connect(target: Extract<DatabaseTarget, { backend: 'mysql' }>): Promise<MysqlMigrationDriver> {
-    const conn = await mysql.createConnection({
-      host: target.host,
-      port: target.port,
-      user: target.user,
-      password: target.password,
-      database: target.database,
-      dateStrings: true,
-      timezone: 'Z',
-      multipleStatements: false,
-      charset: 'utf8mb4',
-    });
+    const conn = await mysql.createConnection(mysqlConnectionConfig(target));
     try {
       // Procedures are created with this session's sql_mode (a routine keeps the mode of its CREATE).
       for (const sql of MYSQL_SESSION_SETUP) await conn.query(sql);
