@@ -3,7 +3,12 @@
  * the registry (src/registry). A module of its own, importing neither: the registry validates
  * registrations without loading the configuration, and the configuration reads registrations.
  */
-import { CronExpressionParser } from 'cron-parser';
+import { requirePackage } from '../paths.ts';
+
+/** cron-parser, loaded by the first cron check (a command without cron schedules never loads it). */
+export function cronParser(): typeof import('cron-parser').CronExpressionParser {
+  return (requirePackage('cron-parser') as typeof import('cron-parser')).CronExpressionParser;
+}
 
 export function isValidTimezone(tz: string): boolean {
   try {
@@ -19,7 +24,7 @@ export function cronProblem(expression: string, timezone: string, what: string):
   const fields = expression.trim().split(/\s+/);
   if (fields.length !== 5 && fields.length !== 6) return `${what} must have 5 (or 6, with seconds) fields, got ${JSON.stringify(expression)}`;
   try {
-    CronExpressionParser.parse(expression, { tz: timezone, currentDate: new Date() }).next();
+    cronParser().parse(expression, { tz: timezone, currentDate: new Date() }).next();
     return null;
   } catch (error) {
     return `${what} is not a valid cron expression (${(error as Error).message})`;
@@ -28,12 +33,13 @@ export function cronProblem(expression: string, timezone: string, what: string):
 
 /** The latest fire at or before `dbNow` (the policy of a cron check: missed fires merge into one). */
 export function cronFireAtOrBefore(expression: string, timezone: string, dbNow: Date): Date {
-  return CronExpressionParser.parse(expression, { currentDate: new Date(dbNow.getTime() + 1), tz: timezone })
+  return cronParser()
+    .parse(expression, { currentDate: new Date(dbNow.getTime() + 1), tz: timezone })
     .prev()
     .toDate();
 }
 
 /** The first fire after `dbNow`. */
 export function cronFireAfter(expression: string, timezone: string, dbNow: Date): Date {
-  return CronExpressionParser.parse(expression, { currentDate: dbNow, tz: timezone }).next().toDate();
+  return cronParser().parse(expression, { currentDate: dbNow, tz: timezone }).next().toDate();
 }
