@@ -73,7 +73,14 @@ export class Runtime {
   constructor(
     readonly config: RuntimeConfig,
     private readonly logger: Logger,
-    options: { holderId?: string; store?: Store; workerEnv?: NodeJS.ProcessEnv; clock?: Clock } = {},
+    options: {
+      holderId?: string;
+      store?: Store;
+      workerEnv?: NodeJS.ProcessEnv;
+      clock?: Clock;
+      /** The worker pools' clock (invocation timeouts, grace periods); default: clock. Tests drive it while terms renew in real time. */
+      workerClock?: Clock;
+    } = {},
   ) {
     this.clock = options.clock ?? systemClock;
     // SQLite: the host's own store never waits for the write lock on its event loop (issue 17 item 1).
@@ -112,7 +119,7 @@ export class Runtime {
         maxIdle: familyConfig.maxWorkers,
         logger,
         env: options.workerEnv,
-        clock: this.clock,
+        clock: options.workerClock ?? this.clock,
       });
       const partition = new FamilyPartition(
         familyConfig,

@@ -9,6 +9,7 @@
 //     the grace period ends, and its budget slot stays held until that exit.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { ManualClock } from '../../src/runtime/manual-clock.ts';
 import type { Runtime } from '../../src/runtime/runtime.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import {
@@ -31,16 +32,17 @@ for (const backend of BACKENDS) {
     let fx: BackendFixture;
     let runtime: Runtime;
     const logs: Array<Record<string, unknown>> = [];
+    // Invocation timeouts and grace periods on a clock the tests drive; the term renews in real time.
+    const workers = new ManualClock();
 
     before(async () => {
       fx = await createBackend(backend);
       await createFixtureTables(fx);
       await setBehaviour(fx, F, 'coop', 'gate', { remaining: 1 }); // honours ctx.signal; the retry succeeds
       await setBehaviour(fx, F, 'stub', 'stubborn', { remaining: 1 });
-      // One worker, a 1 s grace period (FAST_TUNING) and a 6 s timeout: the timeout includes a cold
-      // worker's start-up, and the key after each terminated worker starts a new process (which
-      // took over 2 s on 2 loaded cores).
-      runtime = await startRuntime(fx, [testFamily(F, { maxWorkers: 1, timeoutSeconds: 6 })], { logSink: logs });
+      // One worker, a 1 s grace period (FAST_TUNING) and a 6 s timeout, both reached only when a
+      // test advances the workers' clock (never during a slow start-up).
+      runtime = await startRuntime(fx, [testFamily(F, { maxWorkers: 1, timeoutSeconds: 6 })], { logSink: logs, workerClock: workers });
       // Warm the family's worker first, so the timed-out invocations below run on a warm one.
       await runtime.trigger(F, 'warm-up');
       await waitForState(fx, runtime, [F], async () => (await intentOf(fx, F, 'warm-up'))?.handledGeneration === 1, 30_000);
@@ -70,6 +72,7 @@ for (const backend of BACKENDS) {
       }, 20_000)) as [RunRow];
       // Queued behind it (budget 1): dispatched the moment the budget slot is free.
       await runtime.trigger(F, 'next');
+      await workers.advance(6000); // the timeout: SIGTERM; the processor honours it and leaves within the grace
       await budgetHeldUntilExit(run.pid, 'coop');
       await waitForState(
         fx,
@@ -97,9 +100,12 @@ for (const backend of BACKENDS) {
         return list.length === 1 ? list : undefined;
       }, 20_000)) as [RunRow];
       await runtime.trigger(F, 'next2');
+      await workers.advance(6000); // the timeout: SIGTERM, which this process ignores
       // The processor has thrown (its `failed` reply is on its way) while the process lives on.
       await waitFor(async () => (await runs(fx, F, 'stub'))[0]?.endedMs !== null, 20_000);
       assert.ok(isAlive(run.pid), 'the stubborn process outlives its reply');
+      assert.equal(statsOf(runtime, F).running, 1, 'the budget is held during the grace period');
+      await workers.advance(1000); // the grace period ends: SIGKILL
       await budgetHeldUntilExit(run.pid, 'stub');
       await waitForState(
         fx,
