@@ -5,23 +5,21 @@
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import { PACKAGE_ROOT } from '../paths.ts';
 import path from 'node:path';
+import { requirePackage } from '../paths.ts';
 
 export type Esbuild = typeof import('esbuild');
 
-const require = createRequire(path.join(PACKAGE_ROOT, 'package.json'));
-
 function resolveEsbuild(file: string): string {
   try {
-    return require.resolve(`esbuild/${file}`);
+    return requirePackage.resolve(`esbuild/${file}`);
   } catch {
-    return createRequire(require.resolve('tsx/package.json')).resolve(`esbuild/${file}`);
+    return createRequire(requirePackage.resolve('tsx/package.json')).resolve(`esbuild/${file}`);
   }
 }
 
 export function loadEsbuild(): Esbuild {
-  return require(path.dirname(resolveEsbuild('package.json'))) as Esbuild;
+  return requirePackage(path.dirname(resolveEsbuild('package.json'))) as Esbuild;
 }
 
 /** esbuild's version without loading it (a cache key). */

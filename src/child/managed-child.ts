@@ -36,10 +36,14 @@ export function forkManagedChild(name: ChildEntryName, env: NodeJS.ProcessEnv): 
 /**
  * SIGTERM, wait up to graceMs for the exit, then SIGKILL and wait for the exit. Returns true when
  * the child left within the grace period (or was already gone), false when it had to be killed.
- * `beforeKill` runs right before the SIGKILL (a log line). The grace period runs on the host's
- * clock (tests drive it instead of waiting).
+ * `beforeKill` runs right before the SIGKILL (a log line). The grace period runs on `clock`, the
+ * pool's (tests drive it instead of waiting).
  */
-export async function terminateChild(handle: ManagedChild, graceMs: number, beforeKill?: () => void, clock: Clock = systemClock): Promise<boolean> {
+export async function terminateChild(
+  handle: ManagedChild,
+  graceMs: number,
+  { beforeKill, clock = systemClock }: { beforeKill?: () => void; clock?: Clock } = {},
+): Promise<boolean> {
   const { child } = handle;
   if (!isAlive(child)) {
     await handle.exited;

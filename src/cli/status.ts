@@ -19,7 +19,7 @@ import { openStore } from '../store/open.ts';
 import type { BindingState } from '../store/types.ts';
 import { buildRuntimeConfig } from '../config/load.ts';
 import { requireMigratedSchema } from './schema-check.ts';
-import { cronParser } from '../schedule/cron.ts';
+import { cronFireAfter } from '../schedule/cron.ts';
 
 export interface StatusOptions {
   familiesModule?: string;
@@ -87,7 +87,7 @@ export function nextDueOf(policy: SchedulePolicyDecl, state: BindingState): Date
   if (policy.kind === 'interval') {
     return state.lastScheduleCheckpointAt ? new Date(state.lastScheduleCheckpointAt.getTime() + policy.seconds * 1000) : state.dbNow;
   }
-  return cronParser().parse(policy.expression, { currentDate: state.dbNow, tz: policy.timezone }).next().toDate();
+  return cronFireAfter(policy.expression, policy.timezone, state.dbNow);
 }
 
 export async function collectStatus(options: StatusOptions): Promise<StatusReport> {

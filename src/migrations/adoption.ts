@@ -35,7 +35,7 @@ import { procedureInstall, procedureRemoval, renderPlan, type MigrationBackend, 
 import { TOPIC_MEMORY_PR1490, TOPIC_MEMORY_PR1490_LEDGER_NAME, topicMemoryPr1490Phase } from './adoption-detect.ts';
 import type { MigrationDriver } from './drivers.ts';
 import type { Migrator } from './migrator.ts';
-import { cronParser } from '../schedule/cron.ts';
+import { cronFireAtOrBefore, cronFireBefore } from '../schedule/cron.ts';
 
 export const PROFILE_APSCHEDULER = 'profile-apscheduler';
 export const ADOPTION_SOURCES = [TOPIC_MEMORY_PR1490, PROFILE_APSCHEDULER] as const;
@@ -322,12 +322,9 @@ export function decideProfileCheckpoint(
     return { ...base, checkpointAt: null, reason: 'paused APScheduler job: treated as a first enable, the first check catches up at once' };
   }
   const next = new Date(Math.round(job.nextRunTime * 1000));
-  const fireAtOrBefore = cronParser()
-    .parse(cron.expression, { currentDate: new Date(next.getTime() + 1), tz: cron.timezone })
-    .prev()
-    .toDate();
+  const fireAtOrBefore = cronFireAtOrBefore(cron.expression, cron.timezone, next);
   if (fireAtOrBefore.getTime() === next.getTime()) {
-    const taken = cronParser().parse(cron.expression, { currentDate: next, tz: cron.timezone }).prev().toDate();
+    const taken = cronFireBefore(cron.expression, cron.timezone, next);
     if (taken.getTime() > dbNow.getTime()) {
       return {
         ...base,

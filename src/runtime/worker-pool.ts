@@ -256,17 +256,15 @@ export class WorkerPool {
     this.terminating += 1;
     worker.terminating = (async () => {
       try {
-        await terminateChild(
-          worker.handle,
-          this.options.graceMs,
-          () => {
+        await terminateChild(worker.handle, this.options.graceMs, {
+          clock: this.clock,
+          beforeKill: () => {
             this.options.logger.warn(
               { family: this.options.family, workerPid: worker.child.pid, graceMs: this.options.graceMs },
               'worker did not exit within the grace period; killing it',
             );
           },
-          this.clock,
-        );
+        });
         await worker.exited;
       } finally {
         this.terminating -= 1;

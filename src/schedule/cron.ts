@@ -5,9 +5,11 @@
  */
 import { requirePackage } from '../paths.ts';
 
+let parser: typeof import('cron-parser').CronExpressionParser | undefined;
 /** cron-parser, loaded by the first cron check (a command without cron schedules never loads it). */
-export function cronParser(): typeof import('cron-parser').CronExpressionParser {
-  return (requirePackage('cron-parser') as typeof import('cron-parser')).CronExpressionParser;
+function cronParser(): typeof import('cron-parser').CronExpressionParser {
+  parser ??= (requirePackage('cron-parser') as typeof import('cron-parser')).CronExpressionParser;
+  return parser;
 }
 
 export function isValidTimezone(tz: string): boolean {
@@ -42,4 +44,9 @@ export function cronFireAtOrBefore(expression: string, timezone: string, dbNow: 
 /** The first fire after `dbNow`. */
 export function cronFireAfter(expression: string, timezone: string, dbNow: Date): Date {
   return cronParser().parse(expression, { currentDate: dbNow, tz: timezone }).next().toDate();
+}
+
+/** The latest fire strictly before `at`. */
+export function cronFireBefore(expression: string, timezone: string, at: Date): Date {
+  return cronParser().parse(expression, { currentDate: at, tz: timezone }).prev().toDate();
 }

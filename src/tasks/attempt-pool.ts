@@ -240,14 +240,12 @@ export class AttemptPool {
     worker.retiring = true;
     const i = this.idle.indexOf(worker);
     if (i >= 0) this.idle.splice(i, 1);
-    return terminateChild(
-      worker.handle,
-      this.config.terminateGraceMs,
-      () => {
+    return terminateChild(worker.handle, this.config.terminateGraceMs, {
+      clock: this.clock,
+      beforeKill: () => {
         this.logger.warn({ pid: worker.pid, graceMs: this.config.terminateGraceMs }, 'task worker did not exit within the grace period; killing it');
       },
-      this.clock,
-    );
+    });
   }
 
   /** Stops the idle processes (busy ones are stopped with their attempts); resolves when they exited. */

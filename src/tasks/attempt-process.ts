@@ -106,7 +106,7 @@ export class AttemptProcess {
 
   /** Terminates the process without a stop reason (its attempt is over; it is not reused). */
   retire(): Promise<boolean> {
-    return terminateChild(this.worker.handle, this.config.terminateGraceMs, undefined, this.clock);
+    return terminateChild(this.worker.handle, this.config.terminateGraceMs, { clock: this.clock });
   }
 
   /** How the attempt ended, as far as this process and the runner's commit of its success tell. */
@@ -167,6 +167,6 @@ export class AttemptProcess {
       const message: TerminateMessage = { type: 'terminate', reason };
       await new Promise<void>((resolve) => this.child.send(message, () => resolve()));
     }
-    await terminateChild(this.worker.handle, this.config.terminateGraceMs, undefined, this.clock);
+    await terminateChild(this.worker.handle, this.config.terminateGraceMs, { clock: this.clock });
   }
 }

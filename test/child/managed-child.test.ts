@@ -26,8 +26,10 @@ test('a child that leaves on SIGTERM is not killed', async () => {
   const h = await child("process.on('SIGTERM', () => process.exit(7))");
   let forced = false;
   assert.equal(
-    await terminateChild(h, 10_000, () => {
-      forced = true;
+    await terminateChild(h, 10_000, {
+      beforeKill: () => {
+        forced = true;
+      },
     }),
     true,
   );
@@ -39,8 +41,10 @@ test('a child that ignores SIGTERM is killed after the grace period; the call re
   const h = await child("process.on('SIGTERM', () => {})");
   let forced = false;
   assert.equal(
-    await terminateChild(h, 300, () => {
-      forced = true;
+    await terminateChild(h, 300, {
+      beforeKill: () => {
+        forced = true;
+      },
     }),
     false,
   );
@@ -60,7 +64,7 @@ test('an already exited child: resolves at once, no signal sent', async () => {
   const h = await child('');
   h.child.kill('SIGKILL');
   await h.exited;
-  assert.equal(await terminateChild(h, 10_000, () => assert.fail('no forced kill')), true);
+  assert.equal(await terminateChild(h, 10_000, { beforeKill: () => assert.fail('no forced kill') }), true);
 });
 
 test('forkManagedChild starts a child entry that reports ready over IPC and leaves on SIGTERM', async () => {
@@ -77,7 +81,7 @@ test('forkManagedChild starts a child entry that reports ready over IPC and leav
       ),
     ]);
     assert.equal(r, 'ready');
-    assert.equal(await terminateChild(h, 10_000, () => assert.fail('an idle worker leaves on SIGTERM')), true);
+    assert.equal(await terminateChild(h, 10_000, { beforeKill: () => assert.fail('an idle worker leaves on SIGTERM') }), true);
     assert.equal((await h.exited).code, 143);
   } finally {
     await db.drop();

@@ -6,10 +6,9 @@
  * (SET, START, COMMIT, CALL, ...) never reach it (assertReadStatement).
  */
 import type { Pool, PoolConnection } from 'mysql2/promise';
-import { requirePackage } from '../../paths.ts';
 import { ReadOnlyError } from '../errors.ts';
 import { assertReadStatement, type ReadHandle, type ReadHandleOptions, type ReadOptions, type ReadRow } from '../read-handle.ts';
-import { createMysqlPool, sessionProblem, type MysqlConnectionOptions } from './mysql-store.ts';
+import { createMysqlPool, mysql2, sessionProblem, type MysqlConnectionOptions } from './mysql-store.ts';
 
 const OP = 'read handle';
 const ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION = 1792;
@@ -119,8 +118,7 @@ export class MysqlReadHandle implements ReadHandle {
   private async killQuery(threadId: number | undefined): Promise<void> {
     if (!Number.isSafeInteger(threadId)) return;
     try {
-      const mysql = requirePackage('mysql2/promise') as typeof import('mysql2/promise');
-      const killer = await mysql.createConnection(this.connection);
+      const killer = await mysql2().createConnection(this.connection);
       await killer.query('KILL QUERY ?', [threadId]).finally(() => killer.end());
     } catch {
       // The server's statement bound ends it anyway.

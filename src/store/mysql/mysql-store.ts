@@ -87,6 +87,11 @@ export interface MysqlConnectionOptions {
   database: string;
 }
 
+/** mysql2's promise API, loaded with the first MySQL connection (a SQLite process never loads it). */
+export function mysql2(): typeof import('mysql2/promise') {
+  return requirePackage('mysql2/promise') as typeof import('mysql2/promise');
+}
+
 /** The options every connection of ours opens with: dates as text in UTC, one statement per query, utf8mb4. */
 export function mysqlConnectionConfig(options: MysqlConnectionOptions) {
   const { host, port, user, password, database } = options;
@@ -94,8 +99,7 @@ export function mysqlConnectionConfig(options: MysqlConnectionOptions) {
 }
 
 export function createMysqlPool(options: MysqlConnectionOptions, connectionLimit = 10): Pool {
-  const mysql = requirePackage('mysql2/promise') as typeof import('mysql2/promise');
-  const pool = mysql.createPool({
+  const pool = mysql2().createPool({
     ...mysqlConnectionConfig(options),
     connectionLimit,
     supportBigNumbers: true,
