@@ -1,13 +1,19 @@
 #!/usr/bin/env node
-// Runs every test/**/*.test.ts, one Node test process per file (through tsx), APSUP_TEST_CONCURRENCY
-// at a time (default 2), the longest first (scripts/test-weights.json: seconds measured on a
-// 2-core machine; a new file counts as 30 s). A passing file prints one line, a failing one its
-// whole output; the end lists the slowest files by wall time and CPU (the file's process and
-// every process it started, read from /proc/self/stat as each one is reaped; Linux only).
-// MySQL-backed tests use APSUP_TEST_MYSQL_URL (default mysql://root@127.0.0.1:3306/test) and are
-// never skipped. Arguments: substrings of the files to run.
+// Runs every test/**/*.test.ts, one Node process per file (through tsx, the tests in that process:
+// `node --test` would start a second process per file). The longest files start first, and a file
+// starts while the cores it is expected to keep busy fit (scripts/test-weights.json: wall and CPU
+// seconds per file, measured on a 2-core machine; a new file counts as 30 s on one core): the suite
+// is CPU-bound, and a file that mostly waits on a database clock can run next to one that computes.
+// APSUP_TEST_CONCURRENCY caps the files running at once (default twice the cores), APSUP_TEST_CORES
+// sets the cores to fill (default all). A passing file prints one line, a failing one its whole
+// output; the end lists the slowest files by wall time and CPU (the file's process and every process
+// it started, read from /proc/self/stat as each one is reaped; Linux only). `--record` rewrites the
+// weights from this run (a full run on a quiet machine). MySQL-backed tests use APSUP_TEST_MYSQL_URL
+// (default mysql://root@127.0.0.1:3306/test) and are never skipped. Other arguments: substrings of
+// the files to run.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 function collect(dir) {
@@ -30,26 +36,36 @@ function childrenCpu() {
   }
 }
 
-const filters = process.argv.slice(2);
+const args = process.argv.slice(2);
+const record = args.includes('--record');
+const filters = args.filter((a) => a !== '--record');
 let files = collect('test').sort();
 if (filters.length > 0) files = files.filter((f) => filters.some((needle) => f.includes(needle)));
 if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
 }
-const weights = JSON.parse(fs.readFileSync(new URL('./test-weights.json', import.meta.url), 'utf8'));
-const weight = (f) => weights[f.split(path.sep).join('/')] ?? 30;
-files.sort((a, b) => weight(b) - weight(a) || a.localeCompare(b));
+const weightsUrl = new URL('./test-weights.json', import.meta.url);
+const weights = JSON.parse(fs.readFileSync(weightsUrl, 'utf8'));
+const key = (f) => f.split(path.sep).join('/');
+/** Expected wall seconds and cores kept busy (CPU / wall) of a file. */
+function expected(f) {
+  const w = weights[key(f)];
+  if (w === undefined) return { wall: 30, cores: 1 };
+  if (typeof w === 'number') return { wall: w, cores: 1 };
+  return { wall: w.wall, cores: Math.min(Math.max(w.cpu / Math.max(w.wall, 0.1), 0.05), cores) };
+}
+const cores = Math.max(1, Number(process.env.APSUP_TEST_CORES ?? os.availableParallelism()) || 1);
+const concurrency = Math.max(1, Number(process.env.APSUP_TEST_CONCURRENCY ?? String(2 * cores)) || 2 * cores);
+files.sort((a, b) => expected(b).wall - expected(a).wall || a.localeCompare(b));
 
-const concurrency = Math.max(1, Number(process.env.APSUP_TEST_CONCURRENCY ?? '2') || 2);
 const started = performance.now();
 const results = [];
-let next = 0;
 
 function runFile(file) {
   return new Promise((resolve) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', file], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test-reporter=spec', file], {
       env: process.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -86,17 +102,36 @@ function runFile(file) {
 }
 
 let lastCpu = childrenCpu() ?? 0;
-async function lane() {
-  while (next < files.length) await runFile(files[next++]);
-}
-await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, lane));
+// The longest waiting file that fits next to the running ones starts; one always runs.
+await new Promise((done) => {
+  const waiting = [...files];
+  let running = 0;
+  let busy = 0;
+  const fill = () => {
+    if (waiting.length === 0 && running === 0) return done();
+    while (waiting.length > 0 && running < concurrency) {
+      const i = running === 0 ? 0 : waiting.findIndex((f) => busy + expected(f).cores <= cores + 1e-9);
+      if (i < 0) break;
+      const [file] = waiting.splice(i, 1);
+      const need = expected(file).cores;
+      running += 1;
+      busy += need;
+      void runFile(file).then(() => {
+        running -= 1;
+        busy -= need;
+        fill();
+      });
+    }
+  };
+  fill();
+});
 
 const failed = results.filter((r) => !r.ok);
 const total = (performance.now() - started) / 1000;
 const cpuSum = results.every((r) => r.cpu !== null) ? results.reduce((s, r) => s + r.cpu, 0) : null;
 const tests = results.reduce((s, r) => s + r.tests, 0);
 console.log(
-  `\n${results.length} files, ${tests} tests in ${total.toFixed(0)} s${cpuSum === null ? '' : `, ${cpuSum.toFixed(0)} CPU-s`} (concurrency ${concurrency})`,
+  `\n${results.length} files, ${tests} tests in ${total.toFixed(0)} s${cpuSum === null ? '' : `, ${cpuSum.toFixed(0)} CPU-s`} (at most ${concurrency} at once on ${cores} cores)`,
 );
 console.log('slowest files:');
 for (const r of [...results].sort((a, b) => b.wall - a.wall).slice(0, 10)) {
@@ -106,4 +141,11 @@ if (failed.length > 0) {
   console.log(`\n${failed.length} file(s) failed:`);
   for (const r of failed) console.log(`  ✖ ${r.file}`);
   process.exit(1);
+}
+if (record) {
+  const out = filters.length > 0 ? { ...weights } : {};
+  for (const r of results) out[key(r.file)] = { wall: Number(r.wall.toFixed(1)), cpu: Number((r.cpu ?? r.wall).toFixed(1)) };
+  const sorted = Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+  fs.writeFileSync(weightsUrl, `${JSON.stringify(sorted, null, 2)}\n`);
+  console.log(`weights of ${results.length} files written to scripts/test-weights.json`);
 }
