@@ -12,7 +12,9 @@
  * outputs are written content-addressed under var/cache/user-modules/<hash>/ with a manifest of
  * source -> output and the source's file signature at compile time. A child uses an output only
  * while its source still has that signature, and none at all if any source of the manifest
- * changed since (ts-loader.ts): an edited module is never run stale.
+ * changed since (ts-loader.ts): an edited module is never run stale. A graph-<key>.json record
+ * lets a later host reuse a build without starting esbuild while no source, no source directory
+ * and no imported package file changed.
  * Left to tsx as before (the reason is returned for a log line): CommonJS, a module that uses
  * import.meta.resolve or an import() whose specifier is not a string literal (it would resolve
  * from the output's directory), an import that is neither JavaScript nor TypeScript, no esbuild
@@ -27,7 +29,7 @@ import type { BuildOptions, Plugin } from 'esbuild';
 import { PACKAGE_ROOT } from '../paths.ts';
 import { writeContentAddressed } from './cache-dir.ts';
 import { PRECOMPILE_VARIABLE } from './entry.ts';
-import { withEsbuild, type Esbuild } from './esbuild.ts';
+import { esbuildVersion, withEsbuild, type Esbuild } from './esbuild.ts';
 import { fileSignature } from './file-signature.ts';
 import { needsTsLoader } from './ts-loader.ts';
 
@@ -94,14 +96,24 @@ const common = {
   absWorkingDir: '/', // outputs independent of the host's working directory
 } satisfies BuildOptions;
 
-/** Every module of the entries' graph that this compiles, or why the graph is left to tsx. */
-async function sourcesOf(esbuild: Esbuild, entries: string[]): Promise<string[] | string> {
+/**
+ * Every module of the entries' graph that this compiles and the package files they import, or why
+ * the graph is left to tsx.
+ */
+async function graphOf(esbuild: Esbuild, entries: string[]): Promise<{ sources: string[]; externals: string[] } | string> {
+  const externals = new Set<string>();
   const result = await esbuild.build({
     ...common,
     entryPoints: entries,
     outdir: '/',
     metafile: true,
-    plugins: [resolver((_importer, file) => (compiles(file) ? { path: file, external: false } : { path: file, external: true }))],
+    plugins: [
+      resolver((_importer, file) => {
+        if (compiles(file)) return { path: file, external: false };
+        externals.add(file);
+        return { path: file, external: true };
+      }),
+    ],
   });
   const sources: string[] = [];
   for (const [key, input] of Object.entries(result.metafile?.inputs ?? {})) {
@@ -112,7 +124,7 @@ async function sourcesOf(esbuild: Esbuild, entries: string[]): Promise<string[] 
     if (UNSAFE.some((re) => re.test(text))) return `${file} uses import.meta.resolve or an import() of a computed specifier`;
     sources.push(file);
   }
-  return sources;
+  return { sources, externals: [...externals].sort() };
 }
 
 /** One source compiled alone, its imports rewritten (see the header). */
@@ -143,11 +155,61 @@ async function compileOne(esbuild: Esbuild, source: string, all: Set<string>): P
 }
 
 /** Builds of this process by entry list, reused while no source changed. */
-const builds = new Map<string, { manifest: string; signatures: Map<string, string> }>();
+const builds = new Map<string, Reusable>();
 
-function unchanged(signatures: Map<string, string>): boolean {
+interface Reusable {
+  manifest: string;
+  signatures: Map<string, string>;
+  stamps: Record<string, string | null>;
+}
+
+function stillValid(b: Reusable): boolean {
+  return unchanged(b.signatures) && unchanged(new Map(Object.entries(b.stamps)));
+}
+/** esbuild compiles run by this process (tests: a recorded graph is not compiled again). */
+export const userModuleBuilds = { count: 0 };
+
+function unchanged(signatures: Map<string, string | null>): boolean {
   for (const [file, sig] of signatures) if (fileSignature(file) !== sig) return false;
   return true;
+}
+
+/**
+ * What a later host needs to reuse a build without esbuild: the manifest (the sources and their
+ * signatures), and the signatures of the package files the outputs import by path and of the
+ * sources' directories (a file added beside a source can change what an import resolves to).
+ */
+interface GraphRecord {
+  manifest: string;
+  stamps: Record<string, string | null>;
+}
+
+function recordPath(cacheDir: string, key: string, version: string): string {
+  return path.join(cacheDir, `graph-${crypto.createHash('sha256').update(`${version}\0${key}`).digest('hex').slice(0, 16)}.json`);
+}
+
+/** The recorded build for `record`, when nothing it depends on changed since. */
+function recorded(record: string): Reusable | null {
+  try {
+    const r = JSON.parse(fs.readFileSync(record, 'utf8')) as GraphRecord;
+    const manifest = JSON.parse(fs.readFileSync(r.manifest, 'utf8')) as UserModulesManifest;
+    const modules = Object.entries(manifest.modules);
+    if (!modules.every(([, m]) => fs.existsSync(m.out))) return null;
+    const reuse = { manifest: r.manifest, signatures: new Map(modules.map(([f, m]) => [f, m.signature])), stamps: r.stamps };
+    return stillValid(reuse) ? reuse : null;
+  } catch {
+    return null; // none yet, or unreadable: compile
+  }
+}
+
+function writeRecord(record: string, value: GraphRecord): void {
+  try {
+    const tmp = `${record}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify(value));
+    fs.renameSync(tmp, record);
+  } catch {
+    // an unwritable record only costs the next host a compile
+  }
 }
 
 /**
@@ -160,18 +222,30 @@ export async function compileUserModules(entries: string[], cacheDir = USER_MODU
   if (process.env[PRECOMPILE_VARIABLE] === '0') return { reason: `${PRECOMPILE_VARIABLE}=0` };
   const key = `${cacheDir}\0${files.join('\0')}`;
   const known = builds.get(key);
-  if (known && unchanged(known.signatures) && fs.existsSync(known.manifest)) return { manifest: known.manifest };
+  if (known && stillValid(known) && fs.existsSync(known.manifest)) return { manifest: known.manifest };
   try {
+    // A build recorded by an earlier host is reused without starting esbuild (host start-up).
+    const record = recordPath(cacheDir, key, esbuildVersion());
+    const reuse = recorded(record);
+    if (reuse) {
+      builds.set(key, reuse);
+      return { manifest: reuse.manifest };
+    }
+    userModuleBuilds.count += 1;
     const built = await withEsbuild(async (esbuild) => {
-      const graph = await sourcesOf(esbuild, files);
-      if (typeof graph === 'string') return graph;
+      const found = await graphOf(esbuild, files);
+      if (typeof found === 'string') return found;
+      const { sources: graph, externals } = found;
+      const dirs = [...new Set(graph.map((f) => path.dirname(f)))];
+      // Stamped before compiling: a change made meanwhile makes the record stale, not the build.
+      const stamps = Object.fromEntries([...externals, ...dirs].map((f) => [f, fileSignature(f)]));
       const signatures = new Map(graph.map((f) => [f, fileSignature(f) ?? '']));
       const all = new Set(graph);
       const outputs = await Promise.all(graph.map(async (f) => ({ name: outputName(f), contents: await compileOne(esbuild, f, all) })));
-      return { graph, signatures, outputs };
+      return { graph, signatures, stamps, outputs };
     });
     if (typeof built === 'string') return { reason: built };
-    const { graph, signatures, outputs } = built;
+    const { graph, signatures, stamps, outputs } = built;
     const dir = writeContentAddressed(cacheDir, outputs);
     const manifest: UserModulesManifest = { modules: {} };
     for (const f of graph) manifest.modules[f] = { out: path.join(dir, outputName(f)), signature: signatures.get(f)! };
@@ -184,7 +258,8 @@ export async function compileUserModules(entries: string[], cacheDir = USER_MODU
       fs.renameSync(tmp, manifestPath);
     }
     if (!unchanged(signatures)) return { reason: 'a module changed while it was compiled' };
-    builds.set(key, { manifest: manifestPath, signatures });
+    builds.set(key, { manifest: manifestPath, signatures, stamps });
+    writeRecord(record, { manifest: manifestPath, stamps });
     return { manifest: manifestPath };
   } catch (error) {
     const errors = (error as { errors?: { text: string }[] }).errors;

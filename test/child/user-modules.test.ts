@@ -36,6 +36,13 @@ function runChild(manifest: string, files: string[]): { values: Record<string, u
   return JSON.parse(out);
 }
 
+/** A host's start-up compile in a new process: its result and whether it ran esbuild. */
+function compileInChild(files: string[]): { result: { manifest?: string; reason?: string }; builds: number } {
+  const child = fixtureChild('test/fixtures/user-modules-compile-child.ts');
+  const out = execFileSync(process.execPath, [...child.args, cache, ...files], { env: { ...process.env, ...child.env }, encoding: 'utf8' });
+  return JSON.parse(out);
+}
+
 const shared = write(
   'lib/shared.ts',
   'let count = 0;\nexport function bump(): number {\n  return ++count;\n}\nexport const sharedUrl: string = import.meta.url;\n',
@@ -99,6 +106,42 @@ test('an edited source is never run stale: the child loads the sources through t
   assert.ok('manifest' in r3);
   assert.notEqual(r3.manifest, r2.manifest, 'recompiled after the edit');
   assert.equal(runChild(r3.manifest, [b]).values[0]!.version, 'two');
+});
+
+test('a later host reuses the recorded build without esbuild until a source, a file beside one or an imported package file changes', async () => {
+  const pkg = write('node_modules/recorded-pkg/index.js', 'export const version = 1;\n');
+  write('node_modules/recorded-pkg/package.json', '{"name":"recorded-pkg","type":"module","main":"index.js"}');
+  const entry = write('rec/entry.ts', "import { version } from 'recorded-pkg';\nimport { part } from './part';\nexport default { version, part };\n");
+  write('rec/part/index.ts', "export const part = 'directory';\n");
+  const first = compileInChild([entry]);
+  assert.ok(first.result.manifest, JSON.stringify(first.result));
+  assert.equal(first.builds, 1, 'the first host compiles');
+  const second = compileInChild([entry]);
+  assert.deepEqual(second, { result: first.result, builds: 0 }, 'a later host reuses the record without esbuild');
+  assert.deepEqual(runChild(second.result.manifest!, [entry]).values, [{ version: 1, part: 'directory' }]);
+
+  // A file added beside the importer changes what './part' resolves to: compiled again, and run.
+  write('rec/part.ts', "export const part = 'file';\n");
+  const shadowed = compileInChild([entry]);
+  assert.equal(shadowed.builds, 1, 'a new file beside a source compiles the graph again');
+  const seen = runChild(shadowed.result.manifest!, [entry]);
+  assert.equal(seen.tsx, false);
+  assert.deepEqual(seen.values, [{ version: 1, part: 'file' }]);
+  assert.equal(compileInChild([entry]).builds, 0);
+
+  // A package reinstalled in place (a new file at the same path): compiled again.
+  fs.rmSync(pkg);
+  write('node_modules/recorded-pkg/index.js', 'export const version = 2;\n');
+  const upgraded = compileInChild([entry]);
+  assert.equal(upgraded.builds, 1, 'a changed package file compiles the graph again');
+  assert.deepEqual(runChild(upgraded.result.manifest!, [entry]).values, [{ version: 2, part: 'file' }]);
+
+  // An edited source: compiled again (the outputs of the old one are never used, test above).
+  fs.writeFileSync(path.join(dir, 'rec/part.ts'), "export const part = 'edited';\n");
+  const edited = compileInChild([entry]);
+  assert.equal(edited.builds, 1);
+  assert.notEqual(edited.result.manifest, upgraded.result.manifest);
+  assert.deepEqual(runChild(edited.result.manifest!, [entry]).values, [{ version: 2, part: 'edited' }]);
 });
 
 test('graphs that cannot be compiled faithfully are left to tsx, with the reason', async () => {
