@@ -1,5 +1,5 @@
 /**
- * Imports a user module (handler, processor, tasks module) in a child. A precompiled child
+ * Imports a user module (handler, processor, tasks module) in a child or a host. A precompiled child
  * (entry.ts) has no TypeScript loader: it imports the JavaScript the host compiled for the module
  * (user-modules.ts) while the module's source is the one compiled, else it registers tsx once, on
  * the first user module that is not plain JavaScript, so a child running JavaScript never pays for it.
@@ -31,6 +31,16 @@ function readManifest(file: string | undefined): Map<string, { out: string; sign
   } catch {
     return null;
   }
+}
+
+/**
+ * Adds the outputs of a manifest this process compiled (a host importing its own user modules,
+ * host-import.ts); a manifest whose sources changed since adds nothing.
+ */
+export function useCompiledModules(manifest: string): void {
+  if (compiled === undefined) compiled = readManifest(process.env[USER_MODULES_VARIABLE]);
+  const more = readManifest(manifest);
+  if (more) compiled = new Map([...(compiled ?? []), ...more]);
 }
 
 /** The compiled output of a user module, while its source is the one the host compiled. */

@@ -14,7 +14,7 @@ import type { BaseStore } from '../store/base-store.ts';
 import { StoreError } from '../store/errors.ts';
 import { openStore } from '../store/open.ts';
 import { parseTaskConfig, type TaskConfig } from '../tasks/config.ts';
-import { loadTaskRegistry } from '../tasks/load.ts';
+import { loadHostTaskRegistry } from '../child/host-import.ts';
 import { TaskRunner } from '../tasks/task-runner.ts';
 import { TaskStore } from '../tasks/task-store.ts';
 import { OBSERVABILITY_ADDRESS_VARIABLE, parseObservabilityAddress, type ObservabilityAddress } from '../observability/config.ts';
@@ -135,7 +135,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     await runtime.start();
     // Durable tasks run in every process that runs background work (role all/background).
     if (runtime.config.role !== 'api') {
-      const registry = await loadTaskRegistry(taskConfig.tasksModule);
+      const registry = await loadHostTaskRegistry(taskConfig.tasksModule);
       runner = new TaskRunner(new TaskStore(runtime.store as BaseStore), registry, taskConfig, databaseUrlOf(runtime.config.database), logger);
       await runner.start();
     }

@@ -10,7 +10,7 @@ import type { BaseStore } from '../store/base-store.ts';
 import { openHostStore, openStore } from '../store/open.ts';
 import { databaseUrlOf } from '../runtime/runtime.ts';
 import { parseTaskConfig } from '../tasks/config.ts';
-import { loadTaskRegistry } from '../tasks/load.ts';
+import { loadHostTaskRegistry } from '../child/host-import.ts';
 import { TaskRunner } from '../tasks/task-runner.ts';
 import { publishOnce } from '../notify/start.ts';
 import { TaskService } from '../tasks/service.ts';
@@ -93,7 +93,7 @@ async function run(args: TasksArgs): Promise<number> {
   try {
     switch (action) {
       case 'submit': {
-        const registry = await loadTaskRegistry(config.tasksModule);
+        const registry = await loadHostTaskRegistry(config.tasksModule);
         const service = new TaskService(tasks, registry, config);
         const submitted = await service.submit({
           taskType: arg!,
@@ -134,7 +134,7 @@ async function run(args: TasksArgs): Promise<number> {
         return 0;
       }
       case 'cancel': {
-        const service = new TaskService(tasks, await loadTaskRegistry(config.tasksModule), config);
+        const service = new TaskService(tasks, await loadHostTaskRegistry(config.tasksModule), config);
         out(await service.cancel(input.taskId!));
         return 0;
       }
@@ -146,7 +146,7 @@ async function run(args: TasksArgs): Promise<number> {
         out({ deleted: await tasks.prune(new Date(Date.now() - input.days! * 86_400_000), 10_000) });
         return 0;
       case 'resume': {
-        const service = new TaskService(tasks, await loadTaskRegistry(config.tasksModule), config);
+        const service = new TaskService(tasks, await loadHostTaskRegistry(config.tasksModule), config);
         out(await service.resume(input.taskId!));
         return 0;
       }
@@ -154,7 +154,7 @@ async function run(args: TasksArgs): Promise<number> {
         out(await tasks.setCapacity(input.capacity!));
         return 0;
       default: {
-        const registry = await loadTaskRegistry(config.tasksModule);
+        const registry = await loadHostTaskRegistry(config.tasksModule);
         const logger = createLogger({ name: 'apsup-tasks' });
         const runner = new TaskRunner(tasks, registry, config, databaseUrlOf(target), logger);
         // Signals are handled from before the start-up sweep: a SIGTERM during it stops cleanly.

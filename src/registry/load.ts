@@ -5,7 +5,7 @@
  * family not yet integrated registers no fake background capability under a real name).
  */
 import path from 'node:path';
-import { importUserModule } from '../child/ts-loader.ts';
+import { importHostModule } from '../child/host-import.ts';
 import { SRC_DIR } from '../paths.ts';
 import { RegistrationError, validateRegistrations, type FamilyRegistration } from './registration.ts';
 
@@ -42,8 +42,8 @@ export async function loadFamilies(
   }
   let mod: Record<string, unknown>;
   try {
-    // Through importUserModule: a precompiled CLI registers the TypeScript loader only now.
-    mod = await importUserModule(module);
+    // A precompiled CLI imports the module's compiled graph, else registers tsx only now.
+    mod = await importHostModule(module);
   } catch (error) {
     throw new RegistrationError(`cannot load families module ${module}: ${(error as Error).message}`);
   }

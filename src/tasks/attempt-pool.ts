@@ -17,6 +17,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { forkManagedChild, isAlive, terminateChild, type ManagedChild } from '../child/managed-child.ts';
 import { needsTsLoader, PRELOAD_TS_VARIABLE, USER_MODULES_VARIABLE } from '../child/ts-loader.ts';
+import { useForHost } from '../child/host-import.ts';
 import { compileUserModules } from '../child/user-modules.ts';
 import type { Logger } from '../logging.ts';
 import { systemClock, type Clock, type ClockTimer } from '../runtime/clock.ts';
@@ -91,6 +92,8 @@ export class AttemptPool {
   async prepare(entries: string[]): Promise<void> {
     const r = await compileUserModules(entries);
     this.userModules = 'manifest' in r ? r.manifest : null;
+    // The host's own imports of these modules (failure hooks it runs) use the same JavaScript.
+    if (this.userModules) useForHost(this.userModules);
     if ('reason' in r && needsTsLoader(this.config.tasksModule)) {
       this.logger.info({ reason: r.reason }, 'task worker processes load their TypeScript modules through tsx');
     }

@@ -8,7 +8,7 @@ export const REFERENCE_TASKS_MODULE = path.join(SRC_DIR, 'tasks', 'reference', '
 
 /**
  * `importQuery` (a task worker process: one per attempt) imports the tasks module and, later, its
- * handler modules as fresh module instances.
+ * handler modules as fresh module instances. A host loads it with loadHostTaskRegistry.
  */
 export async function loadTaskRegistry(modulePath: string, options: { importQuery?: string } = {}): Promise<TaskRegistry> {
   const file = path.resolve(modulePath);
