@@ -7,9 +7,9 @@
  * connection is destroyed (the server rolls back; a statement still running on the server, e.g.
  * a lock wait, is ended with KILL). A callback blocked synchronously cannot be cut short here.
  */
-import Database from 'better-sqlite3';
 import type { PoolConnection } from 'mysql2/promise';
 import type { BaseStore } from '../store/base-store.ts';
+import { isSqliteConnection } from '../store/tx-query.ts';
 import type { TxHandle } from '../store/types.ts';
 
 export class TransactionBoundError extends Error {
@@ -56,7 +56,7 @@ export async function boundedTransaction<T>(store: BaseStore, boundMs: number, f
     try {
       return await Promise.race([fn(tx, guard.handle), bound]);
     } catch (error) {
-      if (error instanceof TransactionBoundError && !(tx instanceof Database)) {
+      if (error instanceof TransactionBoundError && !isSqliteConnection(tx)) {
         const conn = tx as PoolConnection;
         const threadId = conn.threadId;
         conn.destroy();
