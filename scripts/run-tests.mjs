@@ -15,6 +15,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { bundleTests } from './test-bundle.mjs';
 
 function collect(dir) {
   const out = [];
@@ -59,13 +60,18 @@ const cores = Math.max(1, Number(process.env.APSUP_TEST_CORES ?? os.availablePar
 const concurrency = Math.max(1, Number(process.env.APSUP_TEST_CONCURRENCY ?? String(2 * cores)) || 2 * cores);
 files.sort((a, b) => expected(b).wall - expected(a).wall || a.localeCompare(b));
 
+// Compiled test files (scripts/test-bundle.mjs) start without tsx; APSUP_TEST_BUNDLE=0 runs the sources.
+const bundle = process.env.APSUP_TEST_BUNDLE === '0' ? null : await bundleTests(collect('test').sort().map(key));
 const started = performance.now();
 const results = [];
 
 function runFile(file) {
   return new Promise((resolve) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test-reporter=spec', file], {
+    const args = bundle
+      ? ['--enable-source-maps', '--test-reporter=spec', path.join(bundle, file.replace(/\.ts$/, '.mjs'))]
+      : ['--import', 'tsx', '--test-reporter=spec', file];
+    const child = spawn(process.execPath, args, {
       env: process.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -15,6 +15,10 @@ export const PRELOAD_TS_VARIABLE = 'APSUP_CHILD_PRELOAD_TS';
 /** Set by the host: the manifest of the user modules it compiled (user-modules.ts). */
 export const USER_MODULES_VARIABLE = 'APSUP_CHILD_USER_MODULES';
 
+/** Defined by the test bundler (scripts/test-bundle.mjs): this code runs compiled, without a loader. */
+declare const __APSUP_COMPILED__: boolean | undefined;
+const BUNDLED = typeof __APSUP_COMPILED__ !== 'undefined';
+
 let registered: Promise<void> | null = null;
 /** Source -> compiled output of the host's manifest; null: none, or a source changed since. */
 let compiled: Map<string, { out: string; signature: string }> | null | undefined;
@@ -56,11 +60,12 @@ export function needsTsLoader(file: string): boolean {
 }
 
 /**
- * Registers tsx's hooks in this process if it runs precompiled and does not have them yet: ESM,
+ * Registers tsx's hooks in this process if it runs precompiled (a child entry, the CLI, a compiled
+ * test) and does not have them yet: ESM,
  * and CJS for a CommonJS project's .ts modules (a default `npm init -y`, as bin/apsup.mjs does).
  */
 export function ensureTsLoader(): Promise<void> {
-  if (process.env.APSUP_CHILD_PRECOMPILED !== '1') return Promise.resolve();
+  if (process.env.APSUP_CHILD_PRECOMPILED !== '1' && !BUNDLED) return Promise.resolve();
   registered ??= Promise.all([import('tsx/esm/api'), import('tsx/cjs/api')]).then(([esm, cjs]) => {
     esm.register();
     cjs.register();
