@@ -15,6 +15,7 @@ import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backend
 import { REFERENCE_TASKS_MODULE as REFERENCE, REPO_ROOT, isTerminal, makeRunner, runCli, startCli, waitForTask, processTestHooks } from './harness.ts';
 import { ResumeSupersededError } from '../../src/tasks/reference/intents.ts';
 import { fixtureChild } from '../helpers/fixture-child.ts';
+import { isInstanceOf } from '../../src/child/ts-loader.ts';
 
 function submitChild(fx: BackendFixture, requests: unknown[]): Promise<{ code: number | null; out: string; err: string }> {
   const entry = fixtureChild('test/fixtures/tasks/submit-child.ts');
@@ -149,7 +150,8 @@ for (const backend of BACKENDS) {
 
       await assert.rejects(
         service.resume(first.taskId),
-        (e: unknown) => e instanceof ResumeSupersededError && new RegExp(`already completed by task ${resumed.taskId}`).test(e.message),
+        // The reference registry is loaded by path, as a host loads a tasks module: its own copy of the class.
+        (e: unknown) => isInstanceOf(e, ResumeSupersededError) && new RegExp(`already completed by task ${resumed.taskId}`).test(e.message),
       );
       const cli = await runCli(fx, ['tasks', 'resume', String(first.taskId)]);
       assert.equal(cli.code, 1, cli.stderr);
