@@ -6,7 +6,12 @@
  * and each clone replays its tables (SHOW CREATE TABLE), their rows and its procedures (SHOW CREATE
  * PROCEDURE, under the sql_mode and character set each was created with) in one round trip.
  * A clone has the ledger rows and procedure checksums of a migrated database, so `migrate status`
- * reports no drift on it.
+ * reports no drift on it. Clones are shared by the test processes of the server and kept between
+ * runs (`apsup_tp_<template hash>_<random>`): one is in use while a session holds the named lock
+ * of its name (the admin connection of the test that has it; a killed process releases it), and a
+ * process that takes a free one resets it (objects a test added dropped, the template's rows back)
+ * unless another session is still connected to it or the test changed the template's objects,
+ * then it is dropped. Building a clone costs the server about ten times a reset.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -93,12 +98,14 @@ async function cloneSqlite(prefix: string): Promise<EphemeralDatabase> {
 
 const READY_MARKER = 'zz_apsup_template_ready';
 
-interface MysqlTemplate {
+export interface MysqlTemplate {
   schema: string;
   /** One multi-statement text that builds a clone inside the current database. */
   script: string;
   /** Statements that bring a used clone back to the template's rows (see release). */
   resetStatements: (database: string) => string;
+  /** The template's tables, procedures and triggers (anything else in a used clone is a test's). */
+  objects: { tables: Set<string>; procedures: Set<string>; triggers: Set<string> };
   fingerprint: string;
 }
 
@@ -131,7 +138,7 @@ async function buildMysqlTemplate(adminUrl: string): Promise<MysqlTemplate> {
   const schema = `apsup_tpl_${templateHash()}`;
   const { conn, base } = await adminConnection(adminUrl);
   try {
-    await sweepDeadPools(conn);
+    await sweepStaleClones(conn, templateHash());
     const [[locked]] = (await conn.query('SELECT GET_LOCK(?, 300) AS ok', [schema])) as unknown as [[{ ok: number }]];
     if (Number(locked.ok) !== 1) throw new Error(`could not take the template lock ${schema}`);
     try {
@@ -156,7 +163,7 @@ async function buildMysqlTemplate(adminUrl: string): Promise<MysqlTemplate> {
 }
 
 /** The statements that rebuild `schema`'s tables, rows and procedures in the current database. */
-async function readSchema(conn: mysql.Connection, schema: string): Promise<Pick<MysqlTemplate, 'script' | 'resetStatements'>> {
+async function readSchema(conn: mysql.Connection, schema: string): Promise<Pick<MysqlTemplate, 'script' | 'resetStatements' | 'objects'>> {
   const parts: string[] = [];
   const [tables] = (await conn.query(
     "SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' AND TABLE_NAME <> ? ORDER BY TABLE_NAME",
@@ -215,7 +222,12 @@ async function readSchema(conn: mysql.Connection, schema: string): Promise<Pick<
       ...tables.map(({ name }) => (counters.has(name) ? `TRUNCATE TABLE ${q(database)}.${q(name)}` : `DELETE FROM ${q(database)}.${q(name)}`)),
       ...withRows.map((name) => `INSERT INTO ${q(database)}.${q(name)} SELECT * FROM ${q(schema)}.${q(name)}`),
     ].join(';\n');
-  return { script: parts.join(';\n'), resetStatements };
+  const objects = {
+    tables: new Set(tables.map((t) => t.name)),
+    procedures: new Set(procedures.map((p) => p.name)),
+    triggers: new Set(triggers.map((t) => t.name)),
+  };
+  return { script: parts.join(';\n'), resetStatements, objects };
 }
 
 /** Tables, columns, indexes, procedure and trigger bodies of a schema, without its name. */
@@ -239,10 +251,11 @@ async function fingerprint(conn: mysql.Connection, schema: string): Promise<stri
   return `${row.columns_sum}/${row.indexes_sum}/${row.routines_sum}/${row.triggers_sum}`;
 }
 
-// Released clones of this process, reset and ready for the next test (per admin URL).
 const POOL_PREFIX = 'apsup_tp';
-const idle = new Map<string, string[]>();
-let exitHook = false;
+/** A shared clone's name: the template's hash (16 hex digits) and a random part. */
+const SHARED = /^apsup_tp_([0-9a-f]{16})_[0-9a-f]{8}$/;
+/** The per-process clones of earlier versions of this file, named after their process. */
+const PER_PROCESS = /^apsup_tp_(\d{1,10})_[0-9a-f]{8}$/;
 
 function alive(pid: number): boolean {
   try {
@@ -253,60 +266,120 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Drops pooled clones left by test processes of this machine that are gone. */
-async function sweepDeadPools(conn: mysql.Connection): Promise<void> {
+async function lock(conn: mysql.Connection, name: string): Promise<boolean> {
+  const [[row]] = (await conn.query('SELECT GET_LOCK(?, 0) AS ok', [name])) as unknown as [[{ ok: number | null }]];
+  return Number(row.ok) === 1;
+}
+
+async function sessionsOn(conn: mysql.Connection, database: string): Promise<number> {
+  const [[row]] = (await conn.query('SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()', [
+    database,
+  ])) as unknown as [[{ n: number }]];
+  return Number(row.n);
+}
+
+async function poolNames(conn: mysql.Connection): Promise<string[]> {
   const [rows] = (await conn.query(`SHOW DATABASES LIKE '${POOL_PREFIX}\\_%'`)) as unknown as [Record<string, string>[]];
-  for (const row of rows) {
-    const name = Object.values(row)[0];
-    const pid = Number(/^apsup_tp_(\d+)_[0-9a-f]+$/.exec(name)?.[1]);
-    if (Number.isInteger(pid) && pid > 0 && !alive(pid)) await conn.query(`DROP DATABASE IF EXISTS ${q(name)}`).catch(() => undefined);
+  return rows.map((row) => String(Object.values(row)[0]));
+}
+
+/** Drops the clones of other templates that nobody uses, and per-process clones whose process is gone. */
+async function sweepStaleClones(conn: mysql.Connection, hash: string): Promise<void> {
+  for (const name of await poolNames(conn)) {
+    const old = PER_PROCESS.exec(name);
+    if (old) {
+      if (!alive(Number(old[1]))) await conn.query(`DROP DATABASE IF EXISTS ${q(name)}`).catch(() => undefined);
+      continue;
+    }
+    const shared = SHARED.exec(name);
+    if (!shared || shared[1] === hash || !(await lock(conn, name))) continue;
+    try {
+      if ((await sessionsOn(conn, name)) === 0) await conn.query(`DROP DATABASE IF EXISTS ${q(name)}`).catch(() => undefined);
+    } finally {
+      await conn.query('SELECT RELEASE_LOCK(?)', [name]);
+    }
   }
 }
 
-function dropIdleAtExit(adminUrl: string): void {
-  if (exitHook) return;
-  exitHook = true;
-  // beforeExit may run async work; the process exits once the loop is empty again.
-  process.on('beforeExit', () => {
-    const names = [...idle.entries()].flatMap(([url, list]) => list.splice(0).map((name) => ({ url, name })));
-    if (names.length === 0) return;
-    void (async () => {
-      const { conn } = await adminConnection(adminUrl);
-      try {
-        for (const { name } of names) await conn.query(`DROP DATABASE IF EXISTS ${q(name)}`).catch(() => undefined);
-      } finally {
-        await conn.end();
-      }
-    })().catch(() => undefined);
-  });
+/**
+ * Makes a locked, used clone the template again: the tables, procedures and triggers a test added
+ * are dropped, the rows reset. False (drop it) when the test changed the template's own objects;
+ * null (leave it) while another session is still connected to it (a test's child process).
+ */
+export async function resetClone(admin: mysql.Connection, template: MysqlTemplate, database: string): Promise<boolean | null> {
+  if ((await sessionsOn(admin, database)) > 0) return null;
+  const [tables] = (await admin.query('SELECT TABLE_NAME AS name, TABLE_TYPE AS type FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?', [
+    database,
+  ])) as unknown as [{ name: string; type: string }[]];
+  const [routines] = (await admin.query('SELECT ROUTINE_NAME AS name, ROUTINE_TYPE AS type FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ?', [
+    database,
+  ])) as unknown as [{ name: string; type: string }[]];
+  const [triggers] = (await admin.query('SELECT TRIGGER_NAME AS name FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = ?', [database])) as unknown as [
+    { name: string }[],
+  ];
+  const drops = [
+    ...triggers.filter((t) => !template.objects.triggers.has(t.name)).map((t) => `DROP TRIGGER ${q(database)}.${q(t.name)}`),
+    ...tables.filter((t) => !template.objects.tables.has(t.name)).map((t) => `DROP ${t.type === 'VIEW' ? 'VIEW' : 'TABLE'} ${q(database)}.${q(t.name)}`),
+    ...routines
+      .filter((r) => r.type !== 'PROCEDURE' || !template.objects.procedures.has(r.name))
+      .map((r) => `DROP ${r.type === 'PROCEDURE' ? 'PROCEDURE' : 'FUNCTION'} ${q(database)}.${q(r.name)}`),
+  ];
+  if (drops.length > 0) await admin.query(drops.join(';\n'));
+  if ((await fingerprint(admin, database)) !== template.fingerprint) return false;
+  await admin.query(template.resetStatements(database));
+  return true;
 }
 
-async function cloneMysql(adminUrl: string, prefix: string): Promise<EphemeralDatabase> {
-  void prefix;
+/** A free shared clone of the template, locked by `admin` and reset, or null. */
+export async function claimClone(admin: mysql.Connection, template: MysqlTemplate, hash: string): Promise<string | null> {
+  const names = (await poolNames(admin)).filter((n) => SHARED.exec(n)?.[1] === hash);
+  // Start anywhere: concurrent claimers try different clones first.
+  const from = crypto.randomInt(Math.max(1, names.length));
+  for (const name of [...names.slice(from), ...names.slice(0, from)]) {
+    if (!(await lock(admin, name))) continue;
+    const reset = await resetClone(admin, template, name).catch(() => false);
+    if (reset) return name;
+    if (reset === false) await admin.query(`DROP DATABASE IF EXISTS ${q(name)}`).catch(() => undefined);
+    await admin.query('SELECT RELEASE_LOCK(?)', [name]);
+  }
+  return null;
+}
+
+/** The server's template (built once per process, under its lock). */
+export function mysqlTemplate(adminUrl: string): Promise<MysqlTemplate> {
   let pending = mysqlTemplates.get(adminUrl);
   if (!pending) {
     pending = buildMysqlTemplate(adminUrl);
     mysqlTemplates.set(adminUrl, pending);
     pending.catch(() => mysqlTemplates.delete(adminUrl));
   }
-  const template = await pending;
-  dropIdleAtExit(adminUrl);
+  return pending;
+}
+
+async function cloneMysql(adminUrl: string, prefix: string): Promise<EphemeralDatabase> {
+  void prefix;
+  const template = await mysqlTemplate(adminUrl);
+  const hash = templateHash();
+  const share = process.env.APSUP_TEST_REUSE !== '0';
+  // This connection holds the clone's named lock until the test drops the database.
   const { conn: admin, base } = await adminConnection(adminUrl, true);
-  let database = idle.get(adminUrl)?.pop();
-  if (!database) {
-    database = `${POOL_PREFIX}_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
-    try {
+  let database: string | null = null;
+  try {
+    database = share ? await claimClone(admin, template, hash) : null;
+    if (!database) {
+      database = `${POOL_PREFIX}_${hash}_${crypto.randomBytes(4).toString('hex')}`;
+      if (!(await lock(admin, database))) throw new Error(`could not lock the new clone ${database}`);
       await admin.query(`CREATE DATABASE ${database} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
       await admin.query(`USE ${database}`);
       await admin.query(template.script);
       // Back to the admin database and a plain session.
       await admin.query(`USE ${q(base.database)}`);
       await admin.query('SET SESSION sql_mode = DEFAULT, NAMES utf8mb4');
-    } catch (error) {
-      await admin.query(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);
-      await admin.end().catch(() => undefined);
-      throw error;
     }
+  } catch (error) {
+    if (database) await admin.query(`DROP DATABASE IF EXISTS ${q(database)}`).catch(() => undefined);
+    await admin.end().catch(() => undefined);
+    throw error;
   }
   const name = database;
   const target: DatabaseTarget = { ...base, database: name };
@@ -317,36 +390,13 @@ async function cloneMysql(adminUrl: string, prefix: string): Promise<EphemeralDa
     url: `mysql://${auth}@${base.host}:${base.port}/${name}`,
     async drop() {
       try {
-        if (await reusable(admin, template, name)) {
-          await admin.query(template.resetStatements(name));
-          let list = idle.get(adminUrl);
-          if (!list) idle.set(adminUrl, (list = []));
-          list.push(name);
-        } else {
-          await admin.query(`DROP DATABASE IF EXISTS ${q(name)}`);
-        }
+        // Shared: left as it is for the next claimer, which resets it (the lock goes with this session).
+        if (!share) await admin.query(`DROP DATABASE IF EXISTS ${q(name)}`);
       } finally {
         await admin.end();
       }
     },
   };
-}
-
-/**
- * A used clone is reset and kept only when no other session is still connected to it (a child
- * process of the test could still write) and its tables and procedures are the template's.
- */
-async function reusable(admin: mysql.Connection, template: MysqlTemplate, database: string): Promise<boolean> {
-  if (process.env.APSUP_TEST_REUSE === '0') return false;
-  for (let attempt = 0; ; attempt++) {
-    const [[row]] = (await admin.query('SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()', [
-      database,
-    ])) as unknown as [[{ n: number }]];
-    if (Number(row.n) === 0) break;
-    if (attempt >= 3) return false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return (await fingerprint(admin, database)) === template.fingerprint;
 }
 
 /** A fresh, migrated database: a copy of the per-run template (see the header). */

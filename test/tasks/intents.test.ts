@@ -151,7 +151,7 @@ for (const backend of BACKENDS) {
       await assert.rejects(
         service.resume(first.taskId),
         // The reference registry is loaded by path, as a host loads a tasks module: its own copy of the class.
-        (e: unknown) => isInstanceOf(e, ResumeSupersededError) && new RegExp(`already completed by task ${resumed.taskId}`).test(e.message),
+        (e: unknown) => isInstanceOf(e, ResumeSupersededError) && new RegExp(`already completed by task ${resumed.taskId}`).test((e as Error).message),
       );
       const cli = await runCli(fx, ['tasks', 'resume', String(first.taskId)]);
       assert.equal(cli.code, 1, cli.stderr);
