@@ -5,7 +5,8 @@
  * strings. Redaction below is a second line of defence for fields that might carry them.
  */
 import fs from 'node:fs';
-import pino, { type Logger } from 'pino';
+import type pino from 'pino';
+import type { Logger } from 'pino';
 import { ConfigError } from './config/database-url.ts';
 import { requirePackage } from './paths.ts';
 
@@ -162,7 +163,11 @@ function defaultDestination(): pino.DestinationStream {
   });
 }
 
-export function createLogger(options: { level?: string; name?: string; destination?: pino.DestinationStream } = {}): Logger {
+type LoggerOptions = { level?: string; name?: string; destination?: pino.DestinationStream };
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  // Loaded here, not at import: a worker process that never logs never loads it (createLazyLogger).
+  const pino = requirePackage('pino') as typeof import('pino');
   return guardChildren(
     pino(
       {
@@ -174,6 +179,28 @@ export function createLogger(options: { level?: string; name?: string; destinati
       options.destination ?? (stdoutDestination ??= defaultDestination()),
     ),
   );
+}
+
+/**
+ * createLogger on first use: a worker process logs only when something goes wrong, and pino costs
+ * a process start about 30 ms of CPU. Methods are bound to the real logger.
+ */
+export function createLazyLogger(options: LoggerOptions = {}): Logger {
+  let real: Logger | null = null;
+  const get = (): Logger => (real ??= createLogger(options));
+  return new Proxy({} as Logger, {
+    get(_target, prop) {
+      const logger = get();
+      const value = Reflect.get(logger, prop, logger) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(logger) : value;
+    },
+    set(_target, prop, value) {
+      return Reflect.set(get(), prop, value);
+    },
+    has(_target, prop) {
+      return Reflect.has(get(), prop);
+    },
+  });
 }
 
 /** Whether this process's logs are human-readable (then a refusal is printed once, not also logged). */

@@ -15,7 +15,7 @@
 import path from 'node:path';
 import { ensureTsLoader, importUserModule, PRELOAD_TS_VARIABLE } from '../child/ts-loader.ts';
 import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
-import { createLogger } from '../logging.ts';
+import { createLazyLogger } from '../logging.ts';
 import type { BaseStore } from '../store/base-store.ts';
 import { openStoreLazily } from '../store/open-lazy.ts';
 import { HandlerModules, type ModuleIsolation } from './handler-modules.ts';
@@ -30,7 +30,7 @@ import {
 
 export type { RunTaskMessage, TaskOutcomeStatus, TaskResultMessage, TerminateMessage } from './worker-protocol.ts';
 
-const logger = createLogger({ name: 'apsup-task-worker' });
+const logger = createLazyLogger({ name: 'apsup-task-worker' });
 const control: AttemptControl = { terminating: false, terminateReason: null, abort: null };
 let running: Extract<TaskHostMessage, { type: 'run-task' }> | null = null;
 let env: AttemptEnvironment | null = null;

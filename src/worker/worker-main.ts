@@ -7,7 +7,7 @@
  */
 import { ensureTsLoader, importUserModule, isInstanceOf, PRELOAD_TS_VARIABLE } from '../child/ts-loader.ts';
 import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
-import { createLogger } from '../logging.ts';
+import { createLazyLogger } from '../logging.ts';
 import { AuthorizationError, ConflictError, type Processor, type ProcessorContext } from '../sdk/processor.ts';
 import { StoreError, TermLostError } from '../store/errors.ts';
 import { openStoreLazily } from '../store/open-lazy.ts';
@@ -27,7 +27,7 @@ import {
 import { faultPoint } from '../devtools/fault.ts';
 import { tracedInvocation } from '../observability/tracing.ts';
 
-const logger = createLogger({ name: 'apsup-worker' });
+const logger = createLazyLogger({ name: 'apsup-worker' });
 let store: Store | null = null;
 let reader: ReadHandle | null = null;
 const processors = new Map<string, Processor>();
@@ -115,7 +115,12 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
       snapshot,
       read: reader!,
       readBindingState: () => db.readBindingState(context.bindingName),
-      logger: logger.child({ binding: context.bindingName, family: context.artifactFamily, workerId: context.workerId }),
+      // Made on first use: most processors never log, and the first child loads pino.
+      get logger() {
+        const child = logger.child({ binding: context.bindingName, family: context.artifactFamily, workerId: context.workerId });
+        Object.defineProperty(this, 'logger', { value: child });
+        return child;
+      },
       principal: { kind: 'background', id: `apsup-background:${context.artifactFamily}`, family: context.artifactFamily },
       signal: current.signal,
       async commit(fn, options = {}) {

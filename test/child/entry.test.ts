@@ -53,6 +53,7 @@ test('a precompiled task worker on SQLite reaches ready without loading mysql2 o
     assert.ok(loaded.includes('better-sqlite3'), 'the SQLite driver is loaded');
     assert.ok(!loaded.includes(`${path.sep}mysql2${path.sep}`), 'mysql2 is not loaded on SQLite');
     assert.ok(!loaded.includes(`${path.sep}tsx${path.sep}`), 'no TypeScript loader');
+    assert.ok(!loaded.includes(`${path.sep}pino${path.sep}`), 'pino waits for the first log line');
   } finally {
     await db.drop();
   }
@@ -65,6 +66,7 @@ test('a precompiled task worker on MySQL reaches ready without loading better-sq
     assert.ok(loaded.includes(`${path.sep}mysql2${path.sep}`), 'the MySQL driver is loaded');
     assert.ok(!loaded.includes('better-sqlite3'), 'the SQLite driver is not loaded on MySQL');
     assert.ok(!loaded.includes(`${path.sep}tsx${path.sep}`), 'no TypeScript loader');
+    assert.ok(!loaded.includes(`${path.sep}pino${path.sep}`), 'pino waits for the first log line');
   } finally {
     await db.drop();
   }

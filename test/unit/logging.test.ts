@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
-import { createLogger } from '../../src/logging.ts';
+import { createLazyLogger, createLogger } from '../../src/logging.ts';
 
 function capture() {
   const lines: string[] = [];
@@ -69,4 +69,27 @@ test('ordinary fields and the level are kept', () => {
   const all = records();
   assert.equal(all.length, 1);
   assert.deepEqual([all[0]!.family, all[0]!.maxWorkers, all[0]!.schedule, all[0]!.level], ['experience', 2, { kind: 'interval', seconds: 900 }, 30]);
+});
+
+test('a lazy logger (worker processes) logs, makes children and redacts like the real one', () => {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, callback) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      callback();
+    },
+  });
+  const logger = createLazyLogger({ level: 'info', destination, name: 'lazy' });
+  assert.equal(lines.length, 0);
+  logger.child({ family: 'f', password: 'pw-child' }).warn({ url: 'mysql://u:pw@h/db', n: 1 }, 'from a child');
+  logger.debug('below the level');
+  assert.equal(logger.level, 'info');
+  assert.equal(logger.isLevelEnabled('debug'), false);
+  const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.equal(records.length, 1);
+  assert.equal(records[0]!.msg, 'from a child');
+  assert.equal(records[0]!.name, 'lazy');
+  assert.equal(records[0]!.family, 'f');
+  assert.equal(records[0]!.n, 1);
+  assert.ok(!lines[0]!.includes('pw'), 'the child bindings and the fields are redacted');
 });
