@@ -138,6 +138,10 @@ async function start(): Promise<void> {
     // imports it, with its own error.
     await importUserModule(path.resolve(tasksModule), '?preload').catch(() => undefined);
   }
+  // The process's own stdio streams, made now: Node makes process.stderr on the first socket
+  // destroyed (a read handle closed after an attempt), which would look like the attempt's.
+  void process.stdout;
+  void process.stderr;
   baseline = resources();
   baselineConnections = storeConnections();
   await send({ type: 'ready', pid: process.pid });
