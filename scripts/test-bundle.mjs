@@ -32,6 +32,19 @@ function loadEsbuild() {
   }
 }
 
+/** Removes the builds of earlier states (older than an hour: a concurrent run may still use a recent one). */
+function prune(cache, keep) {
+  const cutoff = Date.now() - 3_600_000;
+  for (const name of fs.readdirSync(cache)) {
+    const full = path.join(cache, name);
+    try {
+      if (full !== keep && fs.statSync(full).mtimeMs < cutoff) fs.rmSync(full, { recursive: true, force: true });
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
 /** `files`: every test file, relative to the repository root. */
 export async function bundleTests(files) {
   let esbuild;
@@ -48,7 +61,11 @@ export async function bundleTests(files) {
   }
   const cache = path.join(root, 'var', 'cache', 'tests');
   const dir = path.join(cache, hash.digest('hex').slice(0, 16));
-  if (fs.existsSync(path.join(dir, 'complete'))) return dir;
+  if (fs.existsSync(path.join(dir, 'complete'))) {
+    const now = new Date();
+    fs.utimesSync(dir, now, now); // in use: not pruned by another state's build
+    return dir;
+  }
   const meta = {
     name: 'apsup-import-meta',
     setup(build) {
@@ -93,6 +110,7 @@ export async function bundleTests(files) {
     });
     fs.writeFileSync(path.join(tmp, 'complete'), '');
     fs.renameSync(tmp, dir);
+    prune(cache, dir);
   } catch (error) {
     fs.rmSync(tmp, { recursive: true, force: true });
     if (fs.existsSync(path.join(dir, 'complete'))) return dir; // a concurrent run built it
