@@ -738,19 +738,35 @@ export function register(backend: Backend): void {
         takeoverP.catch(() => undefined);
 
         // Positive evidence: a transaction of this schema is waiting for a lock.
+        const database = (fx.target as { database: string }).database;
         await waitFor(
           async () => {
             const rows = await fx.query(
               `SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX t
            JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
           WHERE t.trx_state = 'LOCK WAIT' AND p.DB = ?`,
-              [(fx.target as { database: string }).database],
+              [database],
             );
             return Number(rows[0].n) >= 1;
           },
           10_000,
           20,
-        );
+        ).catch(async (error: Error) => {
+          // Seen rarely under load (a known flake): say what the takeover and the sessions were doing.
+          const outcome = await Promise.race([
+            takeoverP.then(
+              (t) => `resolved ${t.outcome}`,
+              (e: Error) => `rejected: ${e.message}`,
+            ),
+            new Promise<string>((r) => setTimeout(() => r('pending'), 50)),
+          ]);
+          const sessions = await fx.query(
+            `SELECT p.ID, p.COMMAND, p.STATE, p.TIME, LEFT(p.INFO, 80) AS info, t.trx_state FROM information_schema.PROCESSLIST p
+               LEFT JOIN information_schema.INNODB_TRX t ON t.trx_mysql_thread_id = p.ID WHERE p.DB = ?`,
+            [database],
+          );
+          throw new Error(`${error.message}; takeover ${outcome}; A committed: ${committed}; sessions: ${JSON.stringify(sessions)}`);
+        });
         // And the takeover has not resolved while A's transaction is open.
         const state = await Promise.race([
           takeoverP.then(
