@@ -44,8 +44,21 @@ export function cliBundle({ root = PACKAGE_ROOT, cacheDir = path.join(root, 'var
   }
 }
 
+/** The bundle shape of the compiled CLI and of the compiled tests (scripts/test-bundle.mjs). */
+export const BUNDLE_OPTIONS = {
+  bundle: true,
+  splitting: true, // a backend's driver and store stay lazy chunks, as in the source
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  packages: 'external',
+  outExtension: { '.js': '.mjs' },
+  logLevel: 'silent',
+  keepNames: true, // isInstanceOf (src/child/ts-loader.ts) compares class names
+};
+
 /** esbuild's package.json, hoisted or as tsx's own dependency (not loaded: a cache hit needs only its version). */
-function resolveEsbuildPackage() {
+export function resolveEsbuildPackage() {
   const require = createRequire(import.meta.url);
   try {
     return require.resolve('esbuild/package.json');
@@ -89,18 +102,10 @@ function build(root, dir, esbuild) {
   const srcDir = path.join(root, 'src');
   const outdir = path.dirname(dir);
   const result = esbuild.buildSync({
+    ...BUNDLE_OPTIONS,
     entryPoints: [{ in: path.join(srcDir, 'cli', 'main.ts'), out: 'main' }],
-    bundle: true,
-    splitting: true, // a backend's driver and store stay lazy chunks, as in the source
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    packages: 'external',
-    outExtension: { '.js': '.mjs' },
     outdir, // only for the relative chunk names; nothing is written by esbuild
     write: false,
-    logLevel: 'silent',
-    keepNames: true, // isInstanceOf (src/child/ts-loader.ts) compares class names
     metafile: true,
     // One import.meta.url for every bundled module, that of src/paths.ts (see src/child/entry.ts).
     define: { 'import.meta.url': JSON.stringify(pathToFileURL(path.join(srcDir, 'paths.ts')).href) },
@@ -127,7 +132,8 @@ function build(root, dir, esbuild) {
   }
 }
 
-function prune(cacheDir, current) {
+/** Builds other than `current` beyond the KEEP newest, once an hour old (also the compiled tests'). */
+export function prune(cacheDir, current) {
   try {
     const builds = fs
       .readdirSync(cacheDir)

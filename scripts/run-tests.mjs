@@ -40,7 +40,8 @@ function childrenCpu() {
 const args = process.argv.slice(2);
 const record = args.includes('--record');
 const filters = args.filter((a) => a !== '--record');
-let files = collect('test').sort();
+const all = collect('test').sort();
+let files = [...all];
 if (filters.length > 0) files = files.filter((f) => filters.some((needle) => f.includes(needle)));
 if (files.length === 0) {
   console.error('no test files matched');
@@ -61,7 +62,7 @@ const concurrency = Math.max(1, Number(process.env.APSUP_TEST_CONCURRENCY ?? Str
 files.sort((a, b) => expected(b).wall - expected(a).wall || a.localeCompare(b));
 
 // Compiled test files (scripts/test-bundle.mjs) start without tsx; APSUP_TEST_BUNDLE=0 runs the sources.
-const bundle = process.env.APSUP_TEST_BUNDLE === '0' ? null : await bundleTests(collect('test').sort().map(key));
+const bundle = process.env.APSUP_TEST_BUNDLE === '0' ? null : await bundleTests(all.map(key));
 const started = performance.now();
 const results = [];
 

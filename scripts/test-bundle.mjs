@@ -11,9 +11,9 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { BUNDLE_OPTIONS, prune, resolveEsbuildPackage } from '../bin/cli-cache.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const require = createRequire(path.join(root, 'package.json'));
 
 function walk(dir, out = []) {
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -24,32 +24,11 @@ function walk(dir, out = []) {
   return out;
 }
 
-function loadEsbuild() {
-  try {
-    return require('esbuild');
-  } catch {
-    return createRequire(require.resolve('tsx/package.json'))('esbuild');
-  }
-}
-
-/** Removes the builds of earlier states (older than an hour: a concurrent run may still use a recent one). */
-function prune(cache, keep) {
-  const cutoff = Date.now() - 3_600_000;
-  for (const name of fs.readdirSync(cache)) {
-    const full = path.join(cache, name);
-    try {
-      if (full !== keep && fs.statSync(full).mtimeMs < cutoff) fs.rmSync(full, { recursive: true, force: true });
-    } catch {
-      // gone meanwhile
-    }
-  }
-}
-
 /** `files`: every test file, relative to the repository root. */
 export async function bundleTests(files) {
   let esbuild;
   try {
-    esbuild = loadEsbuild();
+    esbuild = createRequire(import.meta.url)(path.dirname(resolveEsbuildPackage()));
   } catch (error) {
     console.log(`tests run through tsx: no esbuild (${error.message.split('\n')[0]})`);
     return null;
@@ -61,11 +40,7 @@ export async function bundleTests(files) {
   }
   const cache = path.join(root, 'var', 'cache', 'tests');
   const dir = path.join(cache, hash.digest('hex').slice(0, 16));
-  if (fs.existsSync(path.join(dir, 'complete'))) {
-    const now = new Date();
-    fs.utimesSync(dir, now, now); // in use: not pruned by another state's build
-    return dir;
-  }
+  if (fs.existsSync(path.join(dir, 'complete'))) return dir;
   const meta = {
     name: 'apsup-import-meta',
     setup(build) {
@@ -92,25 +67,17 @@ export async function bundleTests(files) {
   const tmp = `${dir}.${process.pid}.tmp`;
   try {
     await esbuild.build({
+      ...BUNDLE_OPTIONS,
       absWorkingDir: root,
       entryPoints: files.map((f) => ({ in: f, out: f.replace(/\.ts$/, '') })),
       outdir: tmp,
-      bundle: true,
-      splitting: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node20',
-      packages: 'external',
-      outExtension: { '.js': '.mjs' },
       sourcemap: 'linked',
-      keepNames: true,
-      logLevel: 'silent',
       define: { __APSUP_COMPILED__: 'true' },
       plugins: [meta],
     });
     fs.writeFileSync(path.join(tmp, 'complete'), '');
     fs.renameSync(tmp, dir);
-    prune(cache, dir);
+    prune(cache, path.basename(dir));
   } catch (error) {
     fs.rmSync(tmp, { recursive: true, force: true });
     if (fs.existsSync(path.join(dir, 'complete'))) return dir; // a concurrent run built it
