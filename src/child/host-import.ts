@@ -23,16 +23,16 @@ export function useForHost(manifest: string): void {
 }
 
 /** Compiles `files` for this process's own imports when it runs precompiled; never throws. */
-export async function compileForHost(files: string[]): Promise<void> {
+async function compileForHost(files: string[]): Promise<void> {
   if (!hostCompiles() || !files.some((f) => needsTsLoader(f) && compiledOutput(f) === null)) return;
   const r = await compileUserModules(files);
   if ('manifest' in r) useCompiledModules(r.manifest);
 }
 
 /** importUserModule, from the compiled graph of `file` where this host can have one. */
-export async function importHostModule(file: string, query = ''): Promise<Record<string, unknown>> {
+export async function importHostModule(file: string): Promise<Record<string, unknown>> {
   await compileForHost([file]);
-  return importUserModule(file, query);
+  return importUserModule(file);
 }
 
 /** loadTaskRegistry for a host: the tasks module from its compiled graph where it can. */

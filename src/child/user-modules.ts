@@ -157,19 +157,18 @@ async function compileOne(esbuild: Esbuild, source: string, all: Set<string>): P
 /** Builds of this process by entry list, reused while no source changed. */
 const builds = new Map<string, Reusable>();
 
-interface Reusable {
-  manifest: string;
+/** A build and what its reuse depends on: its sources' signatures and its record's stamps. */
+interface Reusable extends GraphRecord {
   signatures: Map<string, string>;
-  stamps: Record<string, string | null>;
 }
 
 function stillValid(b: Reusable): boolean {
-  return unchanged(b.signatures) && unchanged(new Map(Object.entries(b.stamps)));
+  return unchanged(b.signatures) && unchanged(Object.entries(b.stamps));
 }
 /** esbuild compiles run by this process (tests: a recorded graph is not compiled again). */
 export const userModuleBuilds = { count: 0 };
 
-function unchanged(signatures: Map<string, string | null>): boolean {
+function unchanged(signatures: Iterable<[string, string | null]>): boolean {
   for (const [file, sig] of signatures) if (fileSignature(file) !== sig) return false;
   return true;
 }
