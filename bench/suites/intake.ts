@@ -95,6 +95,13 @@ async function main(): Promise<void> {
             tasks.submitBatch(Array.from({ length: Math.min(o.batch, o.items - i) }, (_, j) => task(o.items + i + j))),
           ),
         );
+        // Without dedupe keys, behind the pending tasks the runs above left (the keyless read-back, 0029).
+        add(
+          'task submit, batch, no key',
+          await rate(o.items, o.concurrency, o.batch, (i) =>
+            tasks.submitBatch(Array.from({ length: Math.min(o.batch, o.items - i) }, (_, j) => ({ ...task(2 * o.items + i + j), dedupeKey: null }))),
+          ),
+        );
       }
     } finally {
       await store.close();

@@ -177,21 +177,26 @@ BEGIN
   END IF;
 
   IF v_dup = 0 THEN
-    -- Per item: its marked row (no key), or the active task of its key (the one this batch wrote
-    -- when the item's flag is set, else the one it duplicates).
-    SELECT COALESCE(m.task_id, a.task_id) AS task_id, COALESCE(m.state, a.state) AS state,
-           IF(SUBSTRING(v_new, z.n, 1) = '1', 'created', 'duplicate') AS outcome, a.dedupe_key
-      FROM (SELECT x.n, IF(x.ke > x.ks, CAST(CONVERT(SUBSTRING(v_keys, x.ks + 1, x.ke - x.ks) USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4), NULL)
-                     COLLATE utf8mb4_bin AS k
-              FROM (SELECT o.n, CAST(SUBSTRING(v_key_ends, o.n * 8 - 7, 8) AS SIGNED) AS ks,
-                           CAST(SUBSTRING(v_key_ends, o.n * 8 + 1, 8) AS SIGNED) AS ke
-                      FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x) z
-      LEFT JOIN pc_durable_tasks a FORCE INDEX (uk_pc_dt_active_dedupe) ON a.active_dedupe_key = z.k
-      LEFT JOIN (SELECT t.task_id, t.state, CAST(SUBSTRING(t.attempt_token, 2) AS SIGNED) AS n
-                   FROM pc_durable_tasks t
-                  WHERE t.state = 'pending' AND t.task_id >= v_first AND t.attempt_token LIKE '#%') m
-        ON z.k IS NULL AND m.n = z.n
-     ORDER BY z.n;
+    -- Per item, in list order: an item with a key, the active task of its key (the one this
+    -- batch wrote when the item's flag is set, else the one it duplicates); an item without a
+    -- key, its marked row, found from the rows (a primary-key range from this INSERT's first id,
+    -- each marker's position looked up in the ordinals): a join from the items to the marked
+    -- rows read every pending task once per item (row 122).
+    SELECT r.task_id, r.state, r.outcome, r.dedupe_key
+      FROM (SELECT z.n, a.task_id, a.state, IF(SUBSTRING(v_new, z.n, 1) = '1', 'created', 'duplicate') AS outcome, a.dedupe_key
+              FROM (SELECT x.n, IF(x.ke > x.ks, CAST(CONVERT(SUBSTRING(v_keys, x.ks + 1, x.ke - x.ks) USING utf8mb4) AS CHAR(191) CHARACTER SET utf8mb4), NULL)
+                             COLLATE utf8mb4_bin AS k
+                      FROM (SELECT o.n, CAST(SUBSTRING(v_key_ends, o.n * 8 - 7, 8) AS SIGNED) AS ks,
+                                   CAST(SUBSTRING(v_key_ends, o.n * 8 + 1, 8) AS SIGNED) AS ke
+                              FROM pc_aps_batch_ordinals o WHERE o.n <= v_n) x) z
+              LEFT JOIN pc_durable_tasks a FORCE INDEX (uk_pc_dt_active_dedupe) ON a.active_dedupe_key = z.k
+             WHERE z.k IS NOT NULL
+            UNION ALL
+            SELECT o.n, m.task_id, m.state, 'created', m.dedupe_key
+              FROM pc_durable_tasks m FORCE INDEX (PRIMARY)
+              STRAIGHT_JOIN pc_aps_batch_ordinals o ON o.n = CAST(SUBSTRING(m.attempt_token, 2) AS SIGNED)
+             WHERE m.task_id >= v_first AND m.state = 'pending' AND m.attempt_token LIKE '#%') r
+     ORDER BY r.n;
     -- The markers never outlive the call (no other writer sets a token on a pending task), also
     -- not when the check below fails and a caller commits anyway.
     IF v_unkeyed > 0 AND v_first IS NOT NULL THEN

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { Pool } from 'mysql2/promise';
 import { InvalidArgumentError, StoreError } from '../../src/store/errors.ts';
 import type { BaseStore } from '../../src/store/base-store.ts';
 import type { IntentSnapshot } from '../../src/store/types.ts';
@@ -379,5 +380,60 @@ for (const backend of BACKENDS) {
       await assert.rejects(tasks.submitBatch([]), InvalidArgumentError);
       await assert.rejects(tasks.submitBatch([{ taskType: 'fx-quick', handlerVersion: 1, payload: {}, timeoutMs: 0 }]), InvalidArgumentError);
     });
+
+    if (backend === 'mysql') {
+      // Issue 12 item 4: the result of a batch was read back through a join that walked every
+      // pending task once per item without a key (100 items behind 3,000 pending tasks: 310,000
+      // index reads, 0.4 s). A batch must cost O(batch) row reads whatever the backlog.
+      test('a batch reads O(batch) rows whatever the pending backlog (InnoDB handler counters)', async () => {
+        // A backlog of 3,000 pending tasks, written directly (the test says so: only its size matters).
+        await fx.query(
+          `INSERT INTO pc_durable_tasks (task_type, handler_version, payload, state, timeout_ms, created_at, updated_at)
+           WITH RECURSIVE a(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM a WHERE x < 99),
+                          c(y) AS (SELECT 0 UNION ALL SELECT y + 1 FROM c WHERE y < 29)
+           SELECT 'fx-quick', 1, '{}', 'pending', 1000, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) FROM a CROSS JOIN c`,
+        );
+        const held = await tasks.submit({ taskType: 'fx-quick', handlerVersion: 1, payload: {}, dedupeKey: 'backlog-held', timeoutMs: 1000 });
+        const inputs: SubmitInput[] = Array.from({ length: 100 }, (_, i) => ({
+          taskType: 'fx-quick',
+          handlerVersion: 1,
+          payload: { backlog: i },
+          dedupeKey: i === 10 ? 'backlog-new' : i === 20 ? 'backlog-held' : null,
+          timeoutMs: 1000,
+        }));
+        const params = submitBatchParams(inputs);
+        const names = Object.keys(params);
+        const conn = await (store as unknown as { pool: Pool }).pool.getConnection();
+        try {
+          const counters = async () => {
+            const [rows] = await conn.query("SHOW SESSION STATUS LIKE 'Handler_read%'");
+            return (rows as Array<{ Value: string }>).reduce((sum, r) => sum + Number(r.Value), 0);
+          };
+          await conn.query('START TRANSACTION');
+          const before = await counters();
+          const [sets] = await conn.query(
+            `CALL pc_task_submit_batch(${names.map(() => '?').join(', ')})`,
+            names.map((n) => params[n]),
+          );
+          const reads = (await counters()) - before;
+          const rows = (sets as unknown[]).find((x) => Array.isArray(x)) as Array<Record<string, unknown>>;
+          await conn.query('ROLLBACK');
+          assert.equal(rows.length, 100);
+          assert.deepEqual(
+            rows.map((r) => [r.outcome, r.state, r.dedupe_key]),
+            inputs.map((input, i) => [i === 20 ? 'duplicate' : 'created', 'pending', input.dedupeKey]),
+          );
+          assert.equal(Number(rows[20]!.task_id), held.taskId);
+          const created = rows.filter((_, i) => i !== 20).map((r) => Number(r.task_id));
+          assert.ok(
+            created.every((id, i) => i === 0 || id > created[i - 1]!),
+            'created ids ascend in list order',
+          );
+          assert.ok(reads <= 20 * inputs.length, `a batch of ${inputs.length} read ${reads} rows behind a backlog of 3,000 (at most ${20 * inputs.length})`);
+        } finally {
+          conn.release();
+        }
+      });
+    }
   });
 }
