@@ -64,13 +64,19 @@ for (const backend of BACKENDS) {
         const store = fx.store as BaseStore;
         const holder = fx.openStore() as BaseStore;
         let held!: () => void;
+        let locked!: () => void;
+        const rowLocked = new Promise<void>((r) => {
+          locked = r;
+        });
         const holding = holder.transaction(async (tx) => {
           await txQuery(tx, 'UPDATE bt_rows SET v = 9 WHERE id = 2');
+          locked();
           await new Promise<void>((r) => {
             held = r;
           });
         });
-        await new Promise((r) => setTimeout(r, 100));
+        // The holder's row lock is taken before the bounded callback starts (a fixed wait lost this on a loaded machine).
+        await rowLocked;
         await assert.rejects(
           boundedTransaction(store, 500, async (_tx, guarded) => {
             await txQuery(guarded, 'UPDATE bt_rows SET v = 1 WHERE id = 1'); // locks row 1

@@ -82,7 +82,8 @@ export function register(backend: Backend): void {
         const elapsed = Date.now() - started;
         delay.disable();
         assert.ok(elapsed < 1500, `rejected ${elapsed} ms after the start`);
-        assert.ok(delay.percentile(99) / 1e6 < 100, `event-loop delay p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms`);
+        // A read that held the loop would hold it past the 300 ms abort; 250 ms leaves room for a loaded machine's scheduling.
+        assert.ok(delay.percentile(99) / 1e6 < 250, `event-loop delay p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms`);
         assert.deepEqual(
           (await handle.query('SELECT 1 AS one')).map((r) => Number(r.one)),
           [1],
