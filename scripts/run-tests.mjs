@@ -5,7 +5,7 @@
 // seconds per file, measured on a 2-core machine; a new file counts as 30 s on one core): the suite
 // is CPU-bound, and a file that mostly waits on a database clock can run next to one that computes.
 // APSUP_TEST_CONCURRENCY caps the files running at once (default twice the cores), APSUP_TEST_CORES
-// sets the cores to fill (default all). A passing file prints one line, a failing one its whole
+// sets the cores to fill (default all), APSUP_TEST_FILE_TIMEOUT_S bounds one file (default 600 s). A passing file prints one line, a failing one its whole
 // output; the end lists the slowest files by wall time and CPU (the file's process and every process
 // it started, read from /proc/self/stat as each one is reaped; Linux only). `--record` rewrites the
 // weights from this run (a full run on a quiet machine). MySQL-backed tests use APSUP_TEST_MYSQL_URL
@@ -58,6 +58,7 @@ function expected(f) {
   return { wall: w.wall, cores: Math.min(Math.max(w.cpu / Math.max(w.wall, 0.1), 0.05), cores) };
 }
 const cores = Math.max(1, Number(process.env.APSUP_TEST_CORES ?? os.availableParallelism()) || 1);
+const fileTimeoutS = Math.max(1, Number(process.env.APSUP_TEST_FILE_TIMEOUT_S ?? 600) || 600);
 const concurrency = Math.max(1, Number(process.env.APSUP_TEST_CONCURRENCY ?? String(2 * cores)) || 2 * cores);
 files.sort((a, b) => expected(b).wall - expected(a).wall || a.localeCompare(b));
 
@@ -84,7 +85,19 @@ function runFile(file) {
       output += d;
     });
     let cpu = null;
+    // A file that hangs (a test process kept alive by a process it leaked, say) fails at the bound
+    // instead of holding the run until CI's own limit.
+    const timer = setTimeout(() => {
+      output += `\n[run-tests] ${file} still running after ${fileTimeoutS} s (APSUP_TEST_FILE_TIMEOUT_S): killed\n`;
+      child.kill('SIGKILL');
+    }, fileTimeoutS * 1000);
     child.on('exit', () => {
+      clearTimeout(timer);
+      // A process the file left behind may hold its output pipes open: stop waiting for them.
+      setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, 5000).unref();
       // Emitted right after the reap: the CPU delta since the previous reap is this file's.
       const now = childrenCpu();
       if (now !== null) {

@@ -13,6 +13,7 @@
  * ignored: a terminal's Ctrl-C reaches the whole process group, and the host decides.
  */
 import path from 'node:path';
+import { exitWithParent } from '../child/parent-channel.ts';
 import { ensureTsLoader, importUserModule, PRELOAD_TS_VARIABLE } from '../child/ts-loader.ts';
 import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
 import { createLazyLogger } from '../logging.ts';
@@ -122,7 +123,7 @@ process.on('SIGTERM', () => {
 process.on('SIGINT', () => {
   /* the host decides (see the header) */
 });
-process.on('disconnect', () => process.exit(0));
+exitWithParent();
 
 async function start(): Promise<void> {
   // Warm what every attempt needs (its connection, the TypeScript loader, the registry) before 'ready'.

@@ -5,6 +5,7 @@
  * processor gets a read handle (its own read-only connection, opened on first use) and the
  * fenced commit; the store itself stays here (RFC 6).
  */
+import { exitWithParent } from '../child/parent-channel.ts';
 import { ensureTsLoader, importUserModule, isInstanceOf, PRELOAD_TS_VARIABLE } from '../child/ts-loader.ts';
 import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
 import { createLazyLogger } from '../logging.ts';
@@ -199,10 +200,10 @@ async function main(): Promise<void> {
     current?.abort();
     setTimeout(leave, graceMs).unref();
   });
-  process.on('disconnect', () => process.exit(0));
   send({ type: 'ready', pid: process.pid });
 }
 
+exitWithParent();
 main().catch((error: unknown) => {
   logger.error({ err: (error as Error).message }, 'worker failed to start');
   process.exit(1);
