@@ -63,11 +63,14 @@ export async function rowState(fx: BackendFixture, fileId: string): Promise<stri
 }
 
 /**
- * Test runners keep one process warm (DURABLE_TASK_WARM_WORKERS=1) unless a test sets it: four idle
- * processes per runner would cost the suite minutes of CPU and test nothing more.
+ * Test runners start task worker processes when work arrives (DURABLE_TASK_WARM_WORKERS=0) unless
+ * a test sets it: a warm one kept beside every busy one cost the suite a process per runner and
+ * tests nothing more (the warm pool's own tests set it).
  */
+export const TEST_WARM_WORKERS = '0';
+
 export function taskConfig(overrides: Record<string, string> = {}, tasksModule = FIXTURE_TASKS_MODULE): TaskConfig {
-  const env: Record<string, string> = { [`${T}WARM_WORKERS`]: '1' };
+  const env: Record<string, string> = { [`${T}WARM_WORKERS`]: TEST_WARM_WORKERS };
   for (const [k, v] of Object.entries(overrides)) env[k.startsWith('POWERCONTEXT_') ? k : `${T}${k}`] = v;
   return { ...parseTaskConfig(env), tasksModule };
 }
@@ -146,7 +149,12 @@ export function isAlive(pid: number): boolean {
 }
 
 function cliEnv(fx: BackendFixture, env: Record<string, string>): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = { ...process.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: fx.url, APSUP_LOG_LEVEL: process.env.APSUP_LOG_LEVEL ?? 'error' };
+  const out: NodeJS.ProcessEnv = {
+    ...process.env,
+    POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: fx.url,
+    APSUP_LOG_LEVEL: process.env.APSUP_LOG_LEVEL ?? 'error',
+    [`${T}WARM_WORKERS`]: TEST_WARM_WORKERS, // as taskConfig
+  };
   for (const [k, v] of Object.entries(env)) out[k.startsWith('POWERCONTEXT_') || k.startsWith('APSUP_') || k.startsWith('FX_') ? k : `${T}${k}`] = v;
   return out;
 }

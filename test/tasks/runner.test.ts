@@ -77,7 +77,7 @@ for (const backend of BACKENDS) {
     }
 
     test('T1 a submission is runnable at commit: the wake-up path claims it with a 3600 s sweep', async () => {
-      const { fx, tasks, runner } = await setup();
+      const { fx, tasks, runner } = await setup({ WARM_WORKERS: '1' });
       await runner.start(); // the start-up pickup found nothing
       // A process that becomes ready claims too (the relay): wait for the warm one, so that only a
       // wake-up can deliver the submission below.
