@@ -22,6 +22,7 @@ import { Runtime } from '../../src/runtime/runtime.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import {
+  P,
   FIXTURES_DIR,
   createFixtureTables,
   intentOf,
@@ -75,7 +76,12 @@ describe('[sqlite] a worker holding the write lock does not stall the host', () 
         testFamily('fx-stuck', { processorModule: PROBE, maxWorkers: 1, timeoutSeconds: 1 }),
         testFamily('fx-scan', { processorModule: PROBE, maxWorkers: 1, schedule: { kind: 'interval', seconds: 1 } }),
       ],
-      { logSink: ready, logLevel: 'debug', workerEnv: { APSUP_TEST_MARKS: dir, APSUP_TEST_HOLD_MS: String(HOLD_MS) } },
+      {
+        logSink: ready,
+        logLevel: 'debug',
+        env: { [`${P}ARTIFACT_PROCESSING_WARM_WORKERS`]: '1' },
+        workerEnv: { APSUP_TEST_MARKS: dir, APSUP_TEST_HOLD_MS: String(HOLD_MS) },
+      },
     );
     server = await ObservabilityServer.start(runtime, { address: { host: '127.0.0.1', port: 0 } });
     await (await fetch(`${server.url}/healthz`)).text(); // loads the HTTP client before the measurement

@@ -59,9 +59,9 @@ for (const backend of BACKENDS) {
     if (backend === 'mysql') {
       test('a standby candidate keeps warm workers too, and its first invocation after the takeover uses one', async () => {
         const family = testFamily('ww-standby', { maxWorkers: 2 });
-        const leader = await startRuntime(fx, [family]);
+        const leader = await startRuntime(fx, [family], { env: { [`${P}ARTIFACT_PROCESSING_WARM_WORKERS`]: '1' } });
         runtimes.push(leader);
-        const standby = await startRuntime(fx, [family]);
+        const standby = await startRuntime(fx, [family], { env: { [`${P}ARTIFACT_PROCESSING_WARM_WORKERS`]: '1' } });
         runtimes.push(standby);
         assert.equal(standby.status().supervisors[0].state, 'standby');
         await waitFor(() => statsOf(standby, 'ww-standby').workerProcesses === 1, 15_000);
