@@ -118,16 +118,17 @@ export function register(backend: Backend): void {
         }
       });
 
-      test('two hundred writes waiting together for a 1 s hold all commit after the release; the loop keeps turning', async () => {
+      test('two hundred writes waiting together for a 2 s hold all commit after the release; the loop keeps turning', async () => {
         const host = SqliteStore.openHost(file);
         try {
           holder.exec('BEGIN IMMEDIATE');
-          setTimeout(() => holder.exec('COMMIT'), 1000);
+          setTimeout(() => holder.exec('COMMIT'), 2000);
           const scopes = Array.from({ length: 200 }, (_, i) => `many${i}`);
           const { result, gapMs } = await largestGap(Promise.all(scopes.map((scope) => host.markDirty(B, scope))));
           assert.equal(result.length, 200);
           assert.ok(result.every((intent) => intent.dirtyGeneration === 1));
-          assert.ok(gapMs < 500, `the event loop turned every ${Math.round(gapMs)} ms at most`);
+          // A synchronous wait would stop the loop for the 2 s hold; 200 commits after it took 699 ms on a loaded CI machine.
+          assert.ok(gapMs < 1200, `the event loop turned every ${Math.round(gapMs)} ms at most`);
         } finally {
           await host.close();
         }
