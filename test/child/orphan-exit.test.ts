@@ -8,16 +8,9 @@ import { spawn } from 'node:child_process';
 import { after, test } from 'node:test';
 import { childEntry, type ChildEntryName } from '../../src/child/entry.ts';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
+import { isAlive } from '../helpers/processes.ts';
 
 const orphans: number[] = [];
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 const fixtures: BackendFixture[] = [];
 after(async () => {
   for (const pid of orphans) {

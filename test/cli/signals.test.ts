@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { after, test } from 'node:test';
 import { createEphemeralDatabase } from '../../src/devtools/ephemeral-database.ts';
 import type { BackendFixture } from '../helpers/backends.ts';
+import { isAlive } from '../helpers/processes.ts';
 import { FAST_TUNING, createFixtureTables, setBehaviour } from '../fixtures/runtime-harness.ts';
 import { IDLE_FAMILIES, ROOT, childEnv, removeTempDirs, runCli, spawnCli, tempDir, waitFor } from './helpers.ts';
 
@@ -25,15 +26,6 @@ after(() => {
   }
   removeTempDirs();
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** The SQLite lease of the global supervisor, read on a connection of its own. */
 function globalLease(file: string): { holder_id: string | null; supervisor_generation: number } {
@@ -143,11 +135,11 @@ test('SIGTERM to `npm start` stops the runtime: no orphan, term invalidated, hos
   await waitFor(() => lines(stdout).some((l) => l.msg === 'supervisor started'), 90_000, `npm start: ${stderr}`);
   const runtimePid = Number(fs.readFileSync(`${file}.host.lock`, 'utf8').trim());
   pids.push(runtimePid);
-  assert.ok(alive(runtimePid));
+  assert.ok(isAlive(runtimePid));
   assert.notEqual(globalLease(file).holder_id, null);
   npm.kill('SIGTERM');
   await exited;
-  await waitFor(() => !alive(runtimePid), 30_000, `runtime ${runtimePid} to exit`);
+  await waitFor(() => !isAlive(runtimePid), 30_000, `runtime ${runtimePid} to exit`);
   assert.ok(
     lines(stdout).some((l) => l.msg === 'shut down'),
     'the runtime ran its clean shutdown',

@@ -59,9 +59,10 @@ for (const backend of BACKENDS) {
     if (backend === 'mysql') {
       test('a standby candidate keeps warm workers too, and its first invocation after the takeover uses one', async () => {
         const family = testFamily('ww-standby', { maxWorkers: 2 });
-        const leader = await startRuntime(fx, [family], { env: { [`${P}ARTIFACT_PROCESSING_WARM_WORKERS`]: '1' } });
+        const warm = { env: { [`${P}ARTIFACT_PROCESSING_WARM_WORKERS`]: '1' } }; // the harness starts none ahead of need
+        const leader = await startRuntime(fx, [family], warm);
         runtimes.push(leader);
-        const standby = await startRuntime(fx, [family], { env: { [`${P}ARTIFACT_PROCESSING_WARM_WORKERS`]: '1' } });
+        const standby = await startRuntime(fx, [family], warm);
         runtimes.push(standby);
         assert.equal(standby.status().supervisors[0].state, 'standby');
         await waitFor(() => statsOf(standby, 'ww-standby').workerProcesses === 1, 15_000);

@@ -139,14 +139,7 @@ export function killChildren(): void {
   children.clear();
 }
 
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { isAlive } from '../helpers/processes.ts';
 
 function cliEnv(fx: BackendFixture, env: Record<string, string>): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {
