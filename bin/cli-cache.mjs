@@ -44,14 +44,33 @@ export function cliBundle({ root = PACKAGE_ROOT, cacheDir = path.join(root, 'var
   }
 }
 
+/**
+ * Every package the manifest names, with its subpaths, except its `apsup.compiledPackages`:
+ * external, loaded from node_modules. The compiled ones are pure-JavaScript ES modules that cost
+ * every start a file resolution and compilation per module (zod ~100 files, the OpenTelemetry API
+ * ~50: about 0.07 CPU-s); the API keeps one registry per process across copies (a global symbol)
+ * and user schemas keep their own zod. The child entries use the same list (src/child/entry.ts).
+ * A list, not a plugin: esbuild's synchronous API, which the builds use, takes no plugins.
+ */
+export function externalPackages(root = PACKAGE_ROOT) {
+  const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const compiled = new Set(manifest.apsup?.compiledPackages ?? []);
+  const fields = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies'];
+  const names = new Set(fields.flatMap((f) => Object.keys(manifest[f] ?? {})));
+  return [...names].filter((n) => !compiled.has(n)).sort();
+}
+
 /** The bundle shape of the compiled CLI and of the compiled tests (scripts/test-bundle.mjs). */
-export const BUNDLE_OPTIONS = {
+export function bundleOptions(root = PACKAGE_ROOT) {
+  return { ...BUNDLE_SHAPE, external: externalPackages(root) };
+}
+
+const BUNDLE_SHAPE = {
   bundle: true,
   splitting: true, // a backend's driver and store stay lazy chunks, as in the source
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  packages: 'external',
   outExtension: { '.js': '.mjs' },
   logLevel: 'silent',
   keepNames: true, // isInstanceOf (src/child/ts-loader.ts) compares class names
@@ -71,6 +90,7 @@ function cacheKey(root, esbuildDir) {
   const hash = crypto.createHash('sha256');
   const version = (file) => JSON.parse(fs.readFileSync(file, 'utf8')).version;
   hash.update(`${version(path.join(root, 'package.json'))}\0${version(path.join(esbuildDir, 'package.json'))}\0`);
+  hash.update(`${externalPackages(root).join(',')}\0`); // what stays outside the bundle
   // This file holds the build options: a changed copy is another build.
   const self = fs.statSync(fileURLToPath(import.meta.url));
   hash.update(`${self.size}:${self.mtimeMs}\0`);
@@ -102,7 +122,7 @@ function build(root, dir, esbuild) {
   const srcDir = path.join(root, 'src');
   const outdir = path.dirname(dir);
   const result = esbuild.buildSync({
-    ...BUNDLE_OPTIONS,
+    ...bundleOptions(root),
     entryPoints: [{ in: path.join(srcDir, 'cli', 'main.ts'), out: 'main' }],
     outdir, // only for the relative chunk names; nothing is written by esbuild
     write: false,

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PACKAGE_ROOT, SRC_DIR } from '../paths.ts';
 import { writeContentAddressed } from './cache-dir.ts';
-import { esbuildVersion, withEsbuildSync } from './esbuild.ts';
+import { esbuildVersion, externalPackages, withEsbuildSync } from './esbuild.ts';
 
 export type ChildEntryName = 'task-worker-main' | 'worker-main';
 
@@ -61,7 +61,7 @@ export function childEntry(name: ChildEntryName): ChildEntry {
 export function compileKeyed(sources: Record<string, string>, srcDir: string, cacheDir: string): { dir: string } | { error: string } {
   let record: string | null = null;
   try {
-    const hash = crypto.createHash('sha256').update(`${esbuildVersion()}\0`);
+    const hash = crypto.createHash('sha256').update(`${esbuildVersion()}\0${externalPackages().join(',')}\0`);
     const files = fs.readdirSync(srcDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
     for (const file of files.sort()) {
       const stat = fs.statSync(path.join(srcDir, file));
@@ -106,7 +106,7 @@ export function compileEntries(sources: Record<string, string>, cacheDir: string
         format: 'esm',
         platform: 'node',
         target: 'node20',
-        packages: 'external',
+        external: externalPackages(),
         outExtension: { '.js': '.mjs' },
         outdir: cacheDir, // only for the relative chunk names; nothing is written by esbuild
         write: false,
