@@ -91,14 +91,24 @@ export async function stopTaskWorker(child: ChildProcess): Promise<void> {
 /** Waits until none of ids [first, last] is pending or running; the states of the range. */
 export async function waitTasksDone(ours: OurTasks, first: number, last: number, timeoutMs: number, child?: ChildProcess): Promise<Record<string, number>> {
   const deadline = now() + timeoutMs;
-  for (;;) {
+  const byState = async () => {
     const rows = await ours.fx.exec('SELECT state, COUNT(*) AS n FROM pc_durable_tasks WHERE task_id BETWEEN ? AND ? GROUP BY state', [first, last]);
-    const states = Object.fromEntries(rows.map((r) => [String(r.state), Number(r.n)]));
-    if (!states.pending && !states.running) return states;
+    return Object.fromEntries(rows.map((r) => [String(r.state), Number(r.n)]));
+  };
+  for (;;) {
+    // Only the unfinished ones, through the state index: reading every row of the range each
+    // turn cost the server more than the drain's own claims (5,000 rows per poll on MariaDB).
+    const open = await ours.fx.exec(
+      "SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE state IN ('pending', 'running') AND task_id BETWEEN ? AND ?",
+      [first, last],
+    );
+    if (Number(open[0]?.n) === 0) return byState();
     if (child && (child.exitCode !== null || child.signalCode !== null))
       throw new Error(`apsup tasks worker exited (${child.exitCode ?? child.signalCode}); see ${benchLogFile('tasks')}*`);
-    if (now() > deadline) throw new Error(`tasks ${first}..${last} not done after ${timeoutMs} ms: ${JSON.stringify(states)}`);
-    await sleep(50);
+    if (now() > deadline) throw new Error(`tasks ${first}..${last} not done after ${timeoutMs} ms: ${JSON.stringify(await byState())}`);
+    // The figures come from the database clock (claimToCompletionSeconds): the pace of this poll
+    // changes only when the bench moves on.
+    await sleep(200);
   }
 }
 
