@@ -46,11 +46,11 @@ export function cliBundle({ root = PACKAGE_ROOT, cacheDir = path.join(root, 'var
 
 /**
  * Every package the manifest names, with its subpaths, except its `apsup.compiledPackages`:
- * external, loaded from node_modules. The compiled ones are pure-JavaScript ES modules that cost
- * every start a file resolution and compilation per module (zod ~100 files, the OpenTelemetry API
- * ~50: about 0.07 CPU-s); the API keeps one registry per process across copies (a global symbol)
- * and user schemas keep their own zod. The child entries use the same list (src/child/entry.ts).
- * A list, not a plugin: esbuild's synchronous API, which the builds use, takes no plugins.
+ * external, loaded from node_modules. A compiled one is a pure-JavaScript ES module package whose
+ * ~100 files cost every start a resolution and a compilation each: zod, about 0.06 CPU-s of a
+ * command that does not load a user module (a user's schemas keep their own zod). Not the
+ * OpenTelemetry API: prom-client loads its CommonJS build anyway. The child entries use the same
+ * list (src/child/entry.ts). A list, not a plugin: esbuild's synchronous API takes no plugins.
  */
 export function externalPackages(root = PACKAGE_ROOT) {
   const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
