@@ -46,7 +46,7 @@ for (const backend of BACKENDS) {
     test('the page statement does not grow; retry-wait keys wait for their backoff', { timeout: 300_000 }, async () => {
       const binding = bindingOf(F);
       const scopes = Array.from({ length: KEYS }, (_, i) => `k${String(i).padStart(5, '0')}`);
-      for (let i = 0; i < scopes.length; i += 50) await Promise.all(scopes.slice(i, i + 50).map((s) => fx.store.markDirty(binding, s)));
+      for (let i = 0; i < scopes.length; i += 1000) await fx.store.markDirtyBatch(binding, scopes.slice(i, i + 1000));
       const acquired = await fx.store.acquireTerm('global', 'bound-host', 600_000);
       const term: Term = { supervisorKey: 'global', holderId: 'bound-host', supervisorGeneration: acquired.supervisorGeneration };
 
