@@ -98,10 +98,10 @@ export async function waitTasksDone(ours: OurTasks, first: number, last: number,
   for (;;) {
     // Only the unfinished ones, through the state index: reading every row of the range each
     // turn cost the server more than the drain's own claims (5,000 rows per poll on MariaDB).
-    const open = await ours.fx.exec(
-      "SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE state IN ('pending', 'running') AND task_id BETWEEN ? AND ?",
-      [first, last],
-    );
+    const open = await ours.fx.exec("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE state IN ('pending', 'running') AND task_id BETWEEN ? AND ?", [
+      first,
+      last,
+    ]);
     if (Number(open[0]?.n) === 0) return byState();
     if (child && (child.exitCode !== null || child.signalCode !== null))
       throw new Error(`apsup tasks worker exited (${child.exitCode ?? child.signalCode}); see ${benchLogFile('tasks')}*`);
