@@ -10,6 +10,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+export { isAlive } from '../src/devtools/processes.ts';
+
 export const DIR_VARIABLE = 'APSUP_CHAOS_DIR';
 export const SEED_VARIABLE = 'APSUP_CHAOS_SEED';
 export const MISBEHAVE_VARIABLE = 'APSUP_CHAOS_MISBEHAVE';
@@ -68,18 +70,3 @@ export function bumpCounter(dir: string, family: string, scope: string): number 
   return n + 1;
 }
 
-/** True when pid is a live process (a zombie counts as dead; a stopped one as alive). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}

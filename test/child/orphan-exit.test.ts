@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { after, test } from 'node:test';
 import { childEntry, type ChildEntryName } from '../../src/child/entry.ts';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
-import { isAlive } from '../helpers/processes.ts';
+import { isAlive } from '../../src/devtools/processes.ts';
 
 const orphans: number[] = [];
 const fixtures: BackendFixture[] = [];

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { after, test } from 'node:test';
 import { createEphemeralDatabase } from '../../src/devtools/ephemeral-database.ts';
 import type { BackendFixture } from '../helpers/backends.ts';
-import { isAlive } from '../helpers/processes.ts';
+import { isAlive } from '../../src/devtools/processes.ts';
 import { FAST_TUNING, createFixtureTables, setBehaviour } from '../fixtures/runtime-harness.ts';
 import { IDLE_FAMILIES, ROOT, childEnv, removeTempDirs, runCli, spawnCli, tempDir, waitFor } from './helpers.ts';
 

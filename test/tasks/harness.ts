@@ -139,7 +139,7 @@ export function killChildren(): void {
   children.clear();
 }
 
-export { isAlive } from '../helpers/processes.ts';
+export { isAlive } from '../../src/devtools/processes.ts';
 
 function cliEnv(fx: BackendFixture, env: Record<string, string>): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {
