@@ -2,7 +2,7 @@
  * Numeric settings (A15): plain decimal text only (no hex, exponent, sign or separators, which
  * Number() would accept) and bounds the code below can honour, checked at start-up.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 import { INTERVAL_MAX_SECONDS, MAX_WORKERS_MAX, TIMER_MAX_SECONDS } from '../schedule/limits.ts';
 

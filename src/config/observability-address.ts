@@ -2,7 +2,7 @@
  * POWERCONTEXT_SERVER_RUNTIME_OBSERVABILITY_ADDRESS: `host:port` (IPv6 as `[::1]:9464`) of the
  * observability endpoint, or `off`. Loopback by default (settings.ts).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export interface ObservabilityAddress {
   host: string;

@@ -2,7 +2,7 @@
  * Runtime configuration from POWERCONTEXT_SERVER_RUNTIME_* (RFC sections 10 and 11), validated
  * with zod at start-up against the family registry. Every error names the variable (A15).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { FamilyRegistration, SchedulePolicyDecl } from '../registry/registration.ts';
 import { BUILTIN_PREFIXES, resolveSchedule } from './family-schedule.ts';
 export { BUILTIN_PREFIXES, ENV_PREFIX };

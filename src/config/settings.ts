@@ -8,7 +8,7 @@
  * Adding a setting is one entry below (name without the prefix, group, doc, default, schema);
  * its value is then `readSettings(env).<NAME>`, typed by the schema.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DATABASE_URL_VARIABLE, DEFAULT_DATABASE_URL, parseDatabaseUrl } from './database-url.ts';
 import { ConfigError } from './database-url.ts';
 import { LEASE_TTL_MAX_SECONDS, MAX_WORKERS_MAX, TIMER_MAX_SECONDS, decimal } from './numbers.ts';

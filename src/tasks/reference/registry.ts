@@ -1,5 +1,5 @@
 /** The reference task types (default tasks module of `apsup tasks` and the runtime). */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { TaskTypeDefinition } from '../registry.ts';
 import { datasetIntent, fileIntent } from './intents.ts';
 
