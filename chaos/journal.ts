@@ -69,4 +69,3 @@ export function bumpCounter(dir: string, family: string, scope: string): number 
   fs.writeFileSync(file, String(n + 1));
   return n + 1;
 }
-

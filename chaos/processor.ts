@@ -8,6 +8,7 @@
  * inside the commit (RFC 6, 7); from the 5th invocation of a key on it behaves, so drains end.
  */
 import fs from 'node:fs';
+import { writeJsonAtomic } from '../src/devtools/files.ts';
 import { ConflictError, defineProcessor } from '../src/sdk/processor.ts';
 import { DIR_VARIABLE, MISBEHAVE_VARIABLE, SEED_VARIABLE, appendEvent, bumpCounter, curFile, isAlive } from './journal.ts';
 import { Prng, hash32 } from './prng.ts';
@@ -48,7 +49,8 @@ function begin(dir: string, family: string, scope: string, sgen: number, claimed
   } catch {
     /* no invocation running */
   }
-  fs.writeFileSync(file, JSON.stringify({ pid: process.pid, sgen, claimed }));
+  // Whole or not at all: an overlapping invocation that read half of it would miss the overlap.
+  writeJsonAtomic(file, { pid: process.pid, sgen, claimed });
   current = { dir, family, scope, sgen, claimed };
   appendEvent(dir, { ev: 'start', family, scope, sgen, claimed, holder });
 }
