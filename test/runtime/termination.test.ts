@@ -95,9 +95,10 @@ for (const backend of BACKENDS) {
     test('a process that ignores SIGTERM is killed after the grace period; the budget is held until then', async () => {
       const before = statsOf(runtime, F);
       await runtime.trigger(F, 'stub');
+      // Armed: its own SIGTERM handler is installed (an earlier timeout would reach the worker's).
       const [run] = (await waitFor(async () => {
         const list = await runs(fx, F, 'stub');
-        return list.length === 1 ? list : undefined;
+        return list.length === 1 && list[0].mode === 'stubborn-armed' ? list : undefined;
       }, 20_000)) as [RunRow];
       await runtime.trigger(F, 'next2');
       await workers.advance(6000); // the timeout: SIGTERM, which this process ignores
