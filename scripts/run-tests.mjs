@@ -4,12 +4,9 @@
 // starts while the cores it is expected to keep busy fit (scripts/test-weights.json: wall and CPU
 // seconds per file, measured on a 2-core machine; a new file counts as 30 s on one core): the suite
 // is CPU-bound, and a file that mostly waits on a database clock can run next to one that computes.
-// APSUP_TEST_CORES sets the cores' worth of expected CPU to fill (default 1.5 times the CPUs: a
-// file's weight is an average over its run and leaves out the database server's CPU, and filling
-// 3 on 2 CPUs ended the suite in 198-204 s against 217-235 s when filling 2, RESULTS run 20),
-// APSUP_TEST_CONCURRENCY caps the files running at once (default twice that),
-// APSUP_TEST_FILE_TIMEOUT_S bounds one file (default 600 s). A passing file prints one line, a
-// failing one its whole output; the end lists the slowest files by wall time and CPU (the file's process and every process
+// APSUP_TEST_CONCURRENCY caps the files running at once (default twice the cores), APSUP_TEST_CORES
+// sets the cores to fill (default all), APSUP_TEST_FILE_TIMEOUT_S bounds one file (default 600 s). A passing file prints one line, a failing one its whole
+// output; the end lists the slowest files by wall time and CPU (the file's process and every process
 // it started, read from /proc/self/stat as each one is reaped; Linux only). `--record` rewrites the
 // weights from this run (a full run on a quiet machine). MySQL-backed tests use APSUP_TEST_MYSQL_URL
 // (default mysql://root@127.0.0.1:3306/test) and are never skipped. Other arguments: substrings of
@@ -60,8 +57,7 @@ function expected(f) {
   if (typeof w === 'number') return { wall: w, cores: 1 };
   return { wall: w.wall, cores: Math.min(Math.max(w.cpu / Math.max(w.wall, 0.1), 0.05), cores) };
 }
-const cpus = os.availableParallelism();
-const cores = Math.max(1, Number(process.env.APSUP_TEST_CORES ?? 1.5 * cpus) || 1);
+const cores = Math.max(1, Number(process.env.APSUP_TEST_CORES ?? os.availableParallelism()) || 1);
 const fileTimeoutS = Math.max(1, Number(process.env.APSUP_TEST_FILE_TIMEOUT_S ?? 600) || 600);
 const concurrency = Math.max(1, Number(process.env.APSUP_TEST_CONCURRENCY ?? String(2 * cores)) || 2 * cores);
 files.sort((a, b) => expected(b).wall - expected(a).wall || a.localeCompare(b));
@@ -155,7 +151,7 @@ const total = (performance.now() - started) / 1000;
 const cpuSum = results.every((r) => r.cpu !== null) ? results.reduce((s, r) => s + r.cpu, 0) : null;
 const tests = results.reduce((s, r) => s + r.tests, 0);
 console.log(
-  `\n${results.length} files, ${tests} tests in ${total.toFixed(0)} s${cpuSum === null ? '' : `, ${cpuSum.toFixed(0)} CPU-s`} (at most ${concurrency} at once, filling ${cores} cores' worth on ${cpus} CPUs)`,
+  `\n${results.length} files, ${tests} tests in ${total.toFixed(0)} s${cpuSum === null ? '' : `, ${cpuSum.toFixed(0)} CPU-s`} (at most ${concurrency} at once on ${cores} cores)`,
 );
 console.log('slowest files:');
 for (const r of [...results].sort((a, b) => b.wall - a.wall).slice(0, 10)) {
