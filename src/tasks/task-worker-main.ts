@@ -57,16 +57,24 @@ function storeConnections(): number {
   return store?.openConnections?.() ?? 0;
 }
 
-/** Whether the attempt left a resource behind (a few turns for closed sockets to be released). */
+/**
+ * Pauses between the looks at what the attempt left: a socket it closed is released a few turns
+ * later, later still on a loaded host (about 25 ms in all was too short with six test files on two
+ * cores); about a quarter of a second in all before it counts as left behind. A clean attempt
+ * passes the first look; only one that leaves something running reports that much later.
+ */
+const RELEASE_PAUSES_MS = [5, 10, 20, 40, 80, 100];
+
+/** Whether the attempt left a resource behind (with time for closed sockets to be released). */
 async function leftNothing(): Promise<boolean> {
-  for (let i = 0; i < 5; i += 1) {
+  for (const pause of RELEASE_PAUSES_MS) {
     await new Promise((r) => setImmediate(r));
     const now = resources();
     // Connections the store opened beyond its baseline are the process's own, not the handler's.
     const own = Math.max(0, storeConnections() - baselineConnections);
     const allowed = (k: string) => (baseline?.get(k) ?? 0) + (k === 'TCPSocketWrap' ? own : 0);
     if ([...now].every(([k, n]) => n <= allowed(k))) return true;
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, pause));
   }
   return false;
 }

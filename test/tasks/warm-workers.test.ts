@@ -104,6 +104,16 @@ for (const backend of BACKENDS) {
       assert.deepEqual([first.seen.evaluation, second.seen.evaluation, third.seen.evaluation], ['1', '2', '3'], 'evaluated again in the same process');
     });
 
+    test('a resource the attempt releases shortly after it returned does not cost the process its reuse', async () => {
+      // A closing socket (a read handle's) takes a few turns, more on a loaded host: 100 ms here.
+      const kit = await setup();
+      await kit.runner.start();
+      const first = await runState(kit, { releaseAfterMs: 100 });
+      const second = await runState(kit);
+      assert.equal(second.pid, first.pid, 'the process was reused');
+      assert.equal(kit.runner.pool.spawned, 1);
+    });
+
     test('a process whose attempt left a timer running is not reused', async () => {
       const kit = await setup();
       await kit.runner.start();
