@@ -2,3 +2,17 @@
 export declare const PRECOMPILE_VARIABLE: 'APSUP_CLI_PRECOMPILE';
 export declare const PACKAGE_ROOT: string;
 export declare function cliBundle(options?: { root?: string; cacheDir?: string }): string | null;
+/** The packages left external: every one package.json names except its `apsup.compiledPackages`. */
+export declare function externalPackages(root?: string): string[];
+/** esbuild options shared by the compiled CLI, the child entries and the compiled tests. */
+export declare function bundleOptions(root?: string): {
+  bundle: true;
+  splitting: true;
+  format: 'esm';
+  platform: 'node';
+  target: string;
+  outExtension: Record<string, string>;
+  logLevel: 'silent';
+  keepNames: true;
+  external: string[];
+};

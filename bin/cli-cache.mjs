@@ -50,17 +50,20 @@ export function cliBundle({ root = PACKAGE_ROOT, cacheDir = path.join(root, 'var
  * ~100 files cost every start a resolution and a compilation each: zod, about 0.06 CPU-s of a
  * command that does not load a user module (a user's schemas keep their own zod). Not the
  * OpenTelemetry API: prom-client loads its CommonJS build anyway. The child entries use the same
- * list (src/child/entry.ts). A list, not a plugin: esbuild's synchronous API takes no plugins.
+ * list (src/child/entry.ts, through bundleOptions). A list, not a plugin: esbuild's synchronous API takes no plugins.
  */
 export function externalPackages(root = PACKAGE_ROOT) {
-  const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  return externalOf(JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')));
+}
+
+function externalOf(manifest) {
   const compiled = new Set(manifest.apsup?.compiledPackages ?? []);
   const fields = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies'];
   const names = new Set(fields.flatMap((f) => Object.keys(manifest[f] ?? {})));
   return [...names].filter((n) => !compiled.has(n)).sort();
 }
 
-/** The bundle shape of the compiled CLI and of the compiled tests (scripts/test-bundle.mjs). */
+/** The bundle shape of the compiled CLI, the child entries (src/child/entry.ts) and the compiled tests. */
 export function bundleOptions(root = PACKAGE_ROOT) {
   return { ...BUNDLE_SHAPE, external: externalPackages(root) };
 }
@@ -88,9 +91,10 @@ export function resolveEsbuildPackage() {
 
 function cacheKey(root, esbuildDir) {
   const hash = crypto.createHash('sha256');
-  const version = (file) => JSON.parse(fs.readFileSync(file, 'utf8')).version;
-  hash.update(`${version(path.join(root, 'package.json'))}\0${version(path.join(esbuildDir, 'package.json'))}\0`);
-  hash.update(`${externalPackages(root).join(',')}\0`); // what stays outside the bundle
+  const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const esbuildVersion = JSON.parse(fs.readFileSync(path.join(esbuildDir, 'package.json'), 'utf8')).version;
+  hash.update(`${manifest.version}\0${esbuildVersion}\0`);
+  hash.update(`${externalOf(manifest).join(',')}\0`); // what stays outside the bundle
   // This file holds the build options: a changed copy is another build.
   const self = fs.statSync(fileURLToPath(import.meta.url));
   hash.update(`${self.size}:${self.mtimeMs}\0`);

@@ -33,7 +33,8 @@ export async function bundleTests(files) {
     console.log(`tests run through tsx: no esbuild (${error.message.split('\n')[0]})`);
     return null;
   }
-  const hash = crypto.createHash('sha256').update(`${esbuild.version}\0${files.join('\0')}\0${bundleOptions(root).external.join(',')}\0`);
+  const options = bundleOptions(root);
+  const hash = crypto.createHash('sha256').update(`${esbuild.version}\0${files.join('\0')}\0${options.external.join(',')}\0`);
   for (const file of [...walk(path.join(root, 'src')), ...walk(path.join(root, 'test'))].sort()) {
     const s = fs.statSync(file);
     hash.update(`${path.relative(root, file)}\0${s.size}:${s.mtimeMs}\0`);
@@ -67,7 +68,7 @@ export async function bundleTests(files) {
   const tmp = `${dir}.${process.pid}.tmp`;
   try {
     await esbuild.build({
-      ...bundleOptions(root),
+      ...options,
       absWorkingDir: root,
       entryPoints: files.map((f) => ({ in: f, out: f.replace(/\.ts$/, '') })),
       outdir: tmp,

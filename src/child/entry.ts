@@ -13,7 +13,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PACKAGE_ROOT, SRC_DIR } from '../paths.ts';
 import { writeContentAddressed } from './cache-dir.ts';
-import { esbuildVersion, externalPackages, withEsbuildSync } from './esbuild.ts';
+import { bundleOptions } from '../../bin/cli-cache.mjs';
+import { esbuildVersion, withEsbuildSync } from './esbuild.ts';
 
 export type ChildEntryName = 'task-worker-main' | 'worker-main';
 
@@ -61,7 +62,7 @@ export function childEntry(name: ChildEntryName): ChildEntry {
 export function compileKeyed(sources: Record<string, string>, srcDir: string, cacheDir: string): { dir: string } | { error: string } {
   let record: string | null = null;
   try {
-    const hash = crypto.createHash('sha256').update(`${esbuildVersion()}\0${externalPackages().join(',')}\0`);
+    const hash = crypto.createHash('sha256').update(`${esbuildVersion()}\0${JSON.stringify(bundleOptions(PACKAGE_ROOT))}\0`);
     const files = fs.readdirSync(srcDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
     for (const file of files.sort()) {
       const stat = fs.statSync(path.join(srcDir, file));
@@ -100,18 +101,10 @@ export function compileEntries(sources: Record<string, string>, cacheDir: string
   try {
     const result = withEsbuildSync((esbuild) =>
       esbuild.buildSync({
+        ...bundleOptions(PACKAGE_ROOT), // the CLI's shape: packages external but the compiled ones
         entryPoints: Object.entries(sources).map(([out, src]) => ({ in: src, out })),
-        bundle: true,
-        splitting: true,
-        format: 'esm',
-        platform: 'node',
-        target: 'node20',
-        external: externalPackages(),
-        outExtension: { '.js': '.mjs' },
         outdir: cacheDir, // only for the relative chunk names; nothing is written by esbuild
         write: false,
-        logLevel: 'silent',
-        keepNames: true, // isInstanceOf (ts-loader.ts) compares class names
         metafile: true,
         // One import.meta.url for every bundled module: that of src/paths.ts (which finds the SQL
         // from it); a module whose use depends on its own directory would break, hence the check.

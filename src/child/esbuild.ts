@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { PACKAGE_ROOT, requirePackage } from '../paths.ts';
+import { requirePackage } from '../paths.ts';
 
 export type Esbuild = typeof import('esbuild');
 
@@ -20,18 +20,6 @@ function resolveEsbuild(file: string): string {
 
 export function loadEsbuild(): Esbuild {
   return requirePackage(path.dirname(resolveEsbuild('package.json'))) as Esbuild;
-}
-
-/**
- * The packages a compile leaves external (loaded from node_modules): every one package.json names
- * except its `apsup.compiledPackages`, the rule of bin/cli-cache.mjs's externalPackages.
- */
-export function externalPackages(): string[] {
-  const manifest = JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, unknown> | undefined>;
-  const compiled = new Set((manifest.apsup?.compiledPackages as string[] | undefined) ?? []);
-  const fields = ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies'];
-  const names = new Set(fields.flatMap((f) => Object.keys(manifest[f] ?? {})));
-  return [...names].filter((n) => !compiled.has(n)).sort();
 }
 
 /** esbuild's version without loading it (a cache key). */

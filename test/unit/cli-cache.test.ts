@@ -19,7 +19,9 @@ function packageCopy(): { root: string; cacheDir: string } {
   dirs.push(root);
   fs.copyFileSync(path.join(PACKAGE_ROOT, 'package.json'), path.join(root, 'package.json'));
   fs.cpSync(path.join(PACKAGE_ROOT, 'src'), path.join(root, 'src'), { recursive: true, preserveTimestamps: true });
-  // The packages compiled into the bundle (BUNDLED_PACKAGES) are resolved as in an install.
+  // As in an install: src/child/entry.ts imports bin/cli-cache.mjs, and the compiled packages
+  // (package.json apsup.compiledPackages) resolve from node_modules.
+  fs.cpSync(path.join(PACKAGE_ROOT, 'bin'), path.join(root, 'bin'), { recursive: true });
   fs.symlinkSync(path.join(PACKAGE_ROOT, 'node_modules'), path.join(root, 'node_modules'));
   return { root, cacheDir: path.join(root, 'var', 'cache', 'cli') };
 }
