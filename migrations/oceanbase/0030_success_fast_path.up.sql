@@ -1,0 +1,12 @@
+-- Migration 0030 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): a group commit's success is
+-- one statement (issue 12).
+--
+-- pc_task_succeed_batch (changed): each item is first tried as one UPDATE whose WHERE carries
+-- every condition of the success rules (state 'running', the attempt token, an unexpired lease by
+-- the database clock, no 'timeout' verdict, no recorded cancel); an item that UPDATE does not
+-- write is decided by internal/pc_aps_task_complete_attempt.sql as before, which names the
+-- refusal (COMPATIBILITY row 123). A live attempt's success took three nested calls and four
+-- statements; it now takes one statement. Same parameters, rules, errors, locks and rows.
+-- Irreversible by design (no down file): the previous text is not kept.
+
+-- @procedure pc_task_succeed_batch sha256=b39ed5d448377ff58bba7642ae94493d693d8e554d5517787889246dc3216679
