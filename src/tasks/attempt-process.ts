@@ -60,11 +60,13 @@ export class AttemptProcess {
     private readonly clock: Clock = systemClock,
   ) {
     this.child = worker.child;
+    // Its last messages (a 'returned' success sent right before exiting) may still be in the
+    // channel when the exit is seen: the attempt is over once the channel closed too. The exit
+    // is watched as an event, removed when the attempt ends: a reused process outlives thousands
+    // of attempts, and a reaction on its `exited` promise would keep every one of them.
+    const onExit = () => void channelClosed(this.child).then(() => this.endNow());
     this.ended = new Promise<void>((resolve) => {
       this.endNow = resolve;
-      // Its last messages (a 'returned' success sent right before exiting) may still be in the
-      // channel when the exit is seen: the attempt is over once the channel closed too.
-      void worker.exited.then(() => channelClosed(this.child)).then(() => resolve());
     });
     const onMessage = (m: TaskWorkerMessage) => {
       if (m?.type !== 'task-result' || m.taskId !== task.taskId || this.reported) return;
@@ -73,8 +75,11 @@ export class AttemptProcess {
       else if (m.reusable === true) this.finishClean();
     };
     this.child.on('message', onMessage);
+    if (this.alive) this.child.once('exit', onExit);
+    else onExit();
     void this.ended.then(() => {
       this.child.off('message', onMessage);
+      this.child.off('exit', onExit);
       if (this.keeper) clearInterval(this.keeper);
     });
     if (worker.isReady) {
