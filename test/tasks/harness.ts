@@ -81,6 +81,8 @@ export interface RunnerKit {
   service: TaskService;
   config: TaskConfig;
   runner: TaskRunner;
+  /** The runner's warnings and errors (JSON lines), for the message of an assertion that fails. */
+  warnings: string[];
 }
 
 /** A TaskRunner in this process on fx (not started), with its TaskService wired to runner.notify(). */
@@ -93,10 +95,12 @@ export async function makeRunner(
   const tasks = new TaskStore(fx.store as BaseStore);
   const registry = await loadTaskRegistry(tasksModule);
   const config = taskConfig(overrides, tasksModule);
-  const runner = new TaskRunner(tasks, registry, config, fx.url, createLogger({ level: 'silent' }), { clock: options.clock });
+  const warnings: string[] = [];
+  const logger = createLogger({ level: 'warn', destination: { write: (line: string) => void warnings.push(line.trim()) } });
+  const runner = new TaskRunner(tasks, registry, config, fx.url, logger, { clock: options.clock });
   const service = new TaskService(tasks, registry, config);
   runner.attach(service);
-  return { tasks, registry, service, config, runner };
+  return { tasks, registry, service, config, runner, warnings };
 }
 
 export async function waitForTask(tasks: TaskStore, taskId: number, check: (t: TaskDetail) => boolean, timeoutMs = 20_000): Promise<TaskDetail> {

@@ -144,7 +144,7 @@ for (const backend of BACKENDS) {
     });
 
     test('a stop during a group commit waits for it: the held successes are recorded and no claimed task is left running', async () => {
-      const { fx, tasks, service, runner } = await setup({ CAPACITY: '2', WARM_WORKERS: '2' });
+      const { fx, tasks, service, runner, warnings } = await setup({ CAPACITY: '2', WARM_WORKERS: '2' });
       await tasks.setCapacity(2);
       const ids: number[] = [];
       for (let i = 0; i < 8; i += 1) ids.push((await service.submit({ taskType: 'fx-quick', payload: { ms: i } })).taskId);
@@ -169,7 +169,7 @@ for (const backend of BACKENDS) {
       assert.deepEqual(
         states.map((r) => String(r.state)).filter((st) => st !== 'succeeded'),
         ['pending'],
-        'nothing claimed is left running after the stop, none failed: the claims of the held batch were given back',
+        `nothing claimed is left running after the stop, none failed: the claims of the held batch were given back (runner warnings: ${warnings.join(' | ') || 'none'})`,
       );
       const givenBack = await fx.query("SELECT COUNT(*) AS n FROM pc_durable_tasks WHERE state = 'pending' AND attempt_count > 0");
       assert.ok(Number(givenBack[0]!.n) > 0, 'the held batch claimed tasks, and they went back to pending');
