@@ -737,22 +737,28 @@ export function register(backend: Backend): void {
         });
         takeoverP.catch(() => undefined);
 
-        // Positive evidence: a transaction of this schema is waiting for a lock.
+        // Positive evidence: a transaction of this schema is waiting for a lock, or the takeover
+        // has been in its fence write for a second or more. MariaDB 10.11 sometimes lists no
+        // INNODB_TRX row for that waiting write (seen with six test processes at once: the
+        // statement 'Sending data' for 10 s, no transaction), so the first alone flaked.
         const database = (fx.target as { database: string }).database;
         await waitFor(
           async () => {
             const rows = await fx.query(
-              `SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX t
-           JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
-          WHERE t.trx_state = 'LOCK WAIT' AND p.DB = ?`,
-              [database],
+              `SELECT (SELECT COUNT(*) FROM information_schema.INNODB_TRX t
+                         JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
+                        WHERE t.trx_state = 'LOCK WAIT' AND p.DB = ?) AS waiting,
+                      (SELECT COUNT(*) FROM information_schema.PROCESSLIST p
+                        WHERE p.DB = ? AND p.COMMAND = 'Query' AND p.TIME >= 1
+                          AND p.INFO LIKE 'INSERT INTO pc_artifact_processing_lease_fences%') AS blocked`,
+              [database, database],
             );
-            return Number(rows[0].n) >= 1;
+            return Number(rows[0].waiting) + Number(rows[0].blocked) >= 1;
           },
           10_000,
           20,
         ).catch(async (error: Error) => {
-          // Seen rarely under load (a known flake): say what the takeover and the sessions were doing.
+          // Neither seen in 10 s: say what the takeover and the sessions were doing.
           const outcome = await Promise.race([
             takeoverP.then(
               (t) => `resolved ${t.outcome}`,
