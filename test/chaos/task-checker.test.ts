@@ -13,8 +13,11 @@ import { checkTasks, emptyTaskStats } from '../../chaos/task-checker.ts';
 import { taskService } from '../../chaos/task-driver.ts';
 import { CHAOS_TASK_TYPE } from '../../chaos/tasks.ts';
 import { BACKENDS } from '../helpers/backends.ts';
+import { waitForTask } from '../tasks/harness.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Until the task's lease is 50 ms past by the database clock (which decides "past the lease"). */
+const leaseOver = (tasks: TaskStore, taskId: number) =>
+  waitForTask(tasks, taskId, (t) => t.leaseExpiresAt !== null && t.dbNow.getTime() - t.leaseExpiresAt.getTime() >= 50);
 
 for (const backend of BACKENDS) {
   describe(`chaos task checker (${backend})`, () => {
@@ -56,7 +59,7 @@ for (const backend of BACKENDS) {
       // A requeued attempt that wrote nothing after it lost the lease; its successor starts over.
       const b1 = await submitAndClaim(1000);
       await write(b1.taskId, b1.attemptToken, 'take');
-      await sleep(1200);
+      await leaseOver(tasks, b1.taskId);
       assert.equal(await tasks.expireLost(b1.taskId, b1.attemptToken, true), 'requeued');
       const b2 = await tasks.claim('chaos-test', 60_000, [CHAOS_TASK_TYPE]);
       assert.equal(b2?.taskId, b1.taskId);
@@ -76,7 +79,7 @@ for (const backend of BACKENDS) {
       const t1 = await submitAndClaim(1000);
       await write(t1.taskId, t1.attemptToken, 'take');
       await write(t1.taskId, t1.attemptToken, 'item', 1);
-      await sleep(1200);
+      await leaseOver(tasks, t1.taskId);
       assert.equal(await tasks.expireLost(t1.taskId, t1.attemptToken, true), 'requeued');
       const t2 = (await tasks.claim('chaos-test', 60_000, [CHAOS_TASK_TYPE]))!;
       await db.exec('DELETE FROM ch_task_domain WHERE task_id = ?', [t1.taskId]);
@@ -86,14 +89,14 @@ for (const backend of BACKENDS) {
       await tasks.complete(t2.taskId, t2.attemptToken, null);
       // A late write: the first attempt writes after the second one took the task.
       const l1 = await submitAndClaim(1000);
-      await sleep(1200);
+      await leaseOver(tasks, l1.taskId);
       assert.equal(await tasks.expireLost(l1.taskId, l1.attemptToken, true), 'requeued');
       const l2 = (await tasks.claim('chaos-test', 60_000, [CHAOS_TASK_TYPE]))!;
       await runClean(l2.taskId, l2.attemptToken);
       await write(l1.taskId, l1.attemptToken, 'item');
       // A write past the lease: still the row's attempt, but its lease has expired.
       const e = await submitAndClaim(1000);
-      await sleep(1200);
+      await leaseOver(tasks, e.taskId);
       await write(e.taskId, e.attemptToken, 'item');
       // Left pending after the drain.
       const p = await (await taskService(db)).submit({ taskType: CHAOS_TASK_TYPE, payload: { steps: 1, delayMs: 0 } });
