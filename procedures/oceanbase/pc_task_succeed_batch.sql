@@ -5,10 +5,7 @@
 --   pc_task_complete of its own attempt (internal/pc_aps_task_complete_attempt.sql: fenced by
 --   token and an unexpired lease by the database clock; a recorded cancel or the runner's
 --   'timeout' verdict refuses it). A refused item writes nothing and does not stop the others:
---   its outcome says why. An item is first tried as one guarded UPDATE carrying every condition
---   of those rules (the common case: one statement, no nested call); only an item it does not
---   write goes through pc_aps_task_complete_attempt, which decides (and names) the refusal
---   (COMPATIBILITY row 123). Then up to p_max_count tasks, and at most one per success written, are
+--   its outcome says why. Then up to p_max_count tasks, and at most one per success written, are
 --   claimed as pc_task_claim_batch claims them (pc_aps_task_claim_rows, after the successes: the
 --   slots they freed count; a refused item's attempt still holds its slot).
 -- Transaction: owns its transaction. Do not call inside an open transaction.
@@ -113,26 +110,16 @@ BEGIN
     SET v_token = CONVERT(SUBSTRING(v_tokens, v_ts + 1, v_te - v_ts) USING utf8mb4);
     SET v_seen = CONCAT(v_seen, ',', v_task_id);
     SET v_outcome = 'succeeded';
-    -- Fast path: the success rules' conditions in the write's own WHERE (row lock, latest
-    -- version, database clock); a row written here passes every check of the rules' text.
-    UPDATE pc_durable_tasks
-       SET state = 'succeeded', result = IF(v_re > v_rs, CONVERT(v_result_b USING utf8mb4), NULL),
-           attempt_owner = NULL, lease_expires_at = NULL, finished_at = UTC_TIMESTAMP(3), updated_at = UTC_TIMESTAMP(3)
-     WHERE task_id = v_task_id AND state = 'running' AND attempt_token = v_token
-       AND lease_expires_at > UTC_TIMESTAMP(3) AND NOT (stop_verdict <=> 'timeout') AND NOT (cancel_requested <=> 1);
-    -- 'running' becomes 'succeeded': a matched row is a changed row (row 11).
-    IF ROW_COUNT() = 0 THEN
-      -- The rules' text decides: its refusal (SQLSTATE '45000', raised before its one write)
-      -- becomes the item's outcome; any other error reaches the exit handler above.
+    -- The item's refusal (SQLSTATE '45000' of the success rules, raised before their one write)
+    -- becomes its outcome; any other error reaches the exit handler above.
+    BEGIN
+      DECLARE EXIT HANDLER FOR SQLSTATE '45000'
       BEGIN
-        DECLARE EXIT HANDLER FOR SQLSTATE '45000'
-        BEGIN
-          GET DIAGNOSTICS CONDITION 1 v_outcome = MESSAGE_TEXT;
-        END;
-        CALL pc_aps_task_complete_attempt(v_task_id, v_token,
-                                          IF(v_re > v_rs, CONVERT(v_result_b USING utf8mb4), NULL));
+        GET DIAGNOSTICS CONDITION 1 v_outcome = MESSAGE_TEXT;
       END;
-    END IF;
+      CALL pc_aps_task_complete_attempt(v_task_id, v_token,
+                                        IF(v_re > v_rs, CONVERT(v_result_b USING utf8mb4), NULL));
+    END;
     SET v_outcomes = CONCAT(v_outcomes, v_sep, v_outcome);
     SET v_written = v_written + (v_outcome = 'succeeded');
     SET v_sep = ',';

@@ -1,0 +1,16 @@
+-- Migration 0031 (OceanBase MySQL mode / MySQL 8 / MariaDB 10.11): the success rules are one
+-- text again (review of 0030, issue 12).
+--
+-- 0030 put a guarded UPDATE carrying the success rules' conditions into pc_task_succeed_batch, a
+-- second text of the rules beside internal/pc_aps_task_complete_attempt.sql. That write now lives
+-- in pc_aps_task_complete_attempt itself, and pc_task_succeed_batch calls it per item as before
+-- 0030; pc_task_complete gains it too.
+-- pc_aps_task_complete_attempt (changed): one UPDATE whose WHERE holds every condition (running,
+-- the token, an unexpired lease by the database clock, no 'timeout' verdict, no recorded
+-- cancel); only when it wrote nothing do the checks run to name the refusal (COMPATIBILITY row
+-- 123). Same parameters, errors and locks.
+-- pc_task_succeed_batch (changed): back to migration 0027's text (one CALL per item).
+-- Irreversible by design (no down file): the previous texts are not kept.
+
+-- @procedure pc_aps_task_complete_attempt sha256=40b3cd01bcb1bdceab7a065daa0908673369af5e7e2c9d99b759794c4518e253
+-- @procedure pc_task_succeed_batch sha256=deebd1388932bb651473935b832781c0b1015c3bcf942ac56e88cdd3cbe3e41a
