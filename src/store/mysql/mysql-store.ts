@@ -14,7 +14,6 @@ import { InvalidArgumentError, isStoreErrorCode, storeErrorFromCode } from '../e
 import { OPERATIONS, type OperationName } from '../operations.ts';
 import type { Row } from '../rows.ts';
 import type { Term, TxHandle } from '../types.ts';
-import { systemClock, type Clock } from '../../runtime/clock.ts';
 import {
   boundStatements,
   checkTransactionBound,
@@ -148,8 +147,6 @@ function isConnection(tx: TxHandle): tx is Connection | PoolConnection {
 export interface MysqlStoreOptions {
   /** How long a transaction of the store may stay open and idle on the server; default one lease TTL from the environment. */
   transactionBoundMs?: number;
-  /** Times the pauses between attempts of a transaction the server rolled back as a deadlock (tests). */
-  clock?: Clock;
 }
 
 export class MysqlStore extends BaseStore {
@@ -157,13 +154,11 @@ export class MysqlStore extends BaseStore {
   readonly pool: Pool;
   readonly transactionBoundMs: number;
   private readonly callSql = new Map<OperationName, string>();
-  private readonly clock: Clock;
 
   constructor(pool: Pool, options: MysqlStoreOptions = {}) {
     super();
     this.pool = pool;
     this.transactionBoundMs = checkTransactionBound(options.transactionBoundMs ?? transactionBoundFromEnv());
-    this.clock = options.clock ?? systemClock;
   }
 
   static open(options: MysqlConnectionOptions, connectionLimit?: number, storeOptions?: MysqlStoreOptions): MysqlStore {
@@ -247,8 +242,8 @@ export class MysqlStore extends BaseStore {
           return await this.transaction((conn) => this.call(op, params, conn));
         } catch (error) {
           if (attempt >= RETRIES_OF_OWN_TRANSACTION || (error as { sqlState?: string }).sqlState !== '40001') throw error;
-          const pause = deadlockRetryPauseMs(attempt);
-          await new Promise<void>((resolve) => this.clock.setTimeout(resolve, pause));
+          // A pause of milliseconds before the retry: nothing decides by it, so no injected clock.
+          await new Promise<void>((resolve) => setTimeout(resolve, deadlockRetryPauseMs(attempt)));
         }
       }
     }
