@@ -123,8 +123,9 @@ export async function waitForTask(tasks: TaskStore, taskId: number, check: (t: T
 export const isTerminal = (t: TaskDetail) => ['succeeded', 'failed', 'cancelled'].includes(t.state);
 
 /** Waits until the task's lease has expired by the database clock. */
-export async function waitLeaseExpired(tasks: TaskStore, taskId: number, timeoutMs = 10_000): Promise<TaskDetail> {
-  return waitForTask(tasks, taskId, (t) => t.leaseExpiresAt !== null && t.leaseExpiresAt.getTime() <= t.dbNow.getTime(), timeoutMs);
+/** Until the task's lease is `pastMs` or more behind the database clock. */
+export async function waitLeaseExpired(tasks: TaskStore, taskId: number, timeoutMs = 10_000, pastMs = 0): Promise<TaskDetail> {
+  return waitForTask(tasks, taskId, (t) => t.leaseExpiresAt !== null && t.dbNow.getTime() - t.leaseExpiresAt.getTime() >= pastMs, timeoutMs);
 }
 
 export function tempDir(prefix: string): string {
