@@ -14,58 +14,43 @@
  * including this runner's own hung children, and retries its own failed convergences. A readiness
  * fact with a short TTL is published while it runs and withdrawn on stop.
  */
-import crypto from 'node:crypto';
-import os from 'node:os';
 import { faultPoint } from '../devtools/fault.ts';
-import { AttemptLostError } from '../store/errors.ts';
 import type { Logger } from '../logging.ts';
 import { AttemptPool } from './attempt-pool.ts';
 import { AttemptProcess } from './attempt-process.ts';
+import { AttemptSettler } from './attempt-settler.ts';
 import { ATTR, SPANS, startSpan } from '../observability/tracing.ts';
 import type { TaskConfig } from './config.ts';
-import { Converger, type AttemptRef, type Ending } from './convergence.ts';
+import { Converger } from './convergence.ts';
 import { PendingProbe, type WakeupSource } from './pending-probe.ts';
 import type { NotifyChannel } from '../notify/channel.ts';
 import { subscribeTaskRunner } from '../notify/hooks.ts';
 import { ReadinessPublisher } from './readiness-publisher.ts';
 import { RunnerStats } from './runner-stats.ts';
-import { UnknownHandlerError, type TaskRegistry } from './registry.ts';
+import type { TaskRegistry } from './registry.ts';
+import { commitOneSuccess, failClosed, giveBackClaim } from './runner-writes.ts';
 import { SuccessCommitter } from './success-committer.ts';
 import { MAX_CLAIM_BATCH, type ClaimedTask, type SuccessItem, type SuccessOutcome, type TaskStore } from './task-store.ts';
-import { setLongTimeout } from './timers.ts';
+import { setLongTimeout, settleWithin } from './timers.ts';
 import { systemClock, type Clock, type ClockTimer } from '../runtime/clock.ts';
-import { verdictOf, type StopReason } from './verdict.ts';
+import { newTaskWorkerId } from './worker-id.ts';
 
-export { setLongTimeout };
-
-export function newTaskWorkerId(): string {
-  const host =
-    os
-      .hostname()
-      .replace(/[^A-Za-z0-9_.-]/g, '-')
-      .slice(0, 50) || 'host';
-  return `tasks:${host}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`;
-}
+export { setLongTimeout, newTaskWorkerId };
 
 export type { WakeupSource };
 
 export class TaskRunner {
   readonly workerId: string;
   private readonly running = new Map<number, AttemptProcess>();
-  /** Attempts whose worker is gone but whose convergence must be retried (a failing hook). */
-  private readonly unsettled = new Map<number, { ref: AttemptRef; ending: Ending }>();
-  /** Verdicts being recorded, per task (awaited before the attempt is converged). */
-  private readonly verdicts = new Map<number, Promise<unknown>>();
   /** Database work in flight (sweeps, convergences, claims): stop() waits for it, bounded. */
   private readonly inflight = new Set<Promise<unknown>>();
-  private readonly converger: Converger;
+  /** Stops, convergence and lost-attempt reconciliation (attempt-settler.ts). */
+  private readonly settler: AttemptSettler;
   /** Warm task worker processes (reused only after an attempt that ended cleanly). */
   readonly pool: AttemptPool;
   /** Cumulative numbers for /metrics and the reconciler's health. */
   readonly stats = new RunnerStats();
   private readonly readiness: ReadinessPublisher;
-  /** Launch time (clock.monotonic()) per running task, for attempt durations. */
-  private readonly launchedAt = new Map<number, number>();
   private sweepTimer: ClockTimer | null = null;
   /** Decides when the runner looks again (sweeps, probes, attempt timeouts); never a lease (the database clock does). */
   private readonly clock: Clock;
@@ -98,10 +83,20 @@ export class TaskRunner {
   ) {
     this.workerId = options.workerId ?? newTaskWorkerId();
     this.clock = options.clock ?? systemClock;
-    this.converger = new Converger(tasks, registry, config, logger);
+    this.settler = new AttemptSettler({
+      tasks,
+      converger: new Converger(tasks, registry, config, logger),
+      config,
+      stats: this.stats,
+      logger,
+      clock: this.clock,
+      running: this.running,
+      track: (p) => this.track(p),
+      taskTypes: () => this.registry.types_(),
+    });
     this.successes = new SuccessCommitter(
       (items) => this.commitSuccesses(items),
-      (item) => this.commitOne(item),
+      (item) => commitOneSuccess(tasks, item),
       logger,
     );
     this.pool = new AttemptPool(config, databaseUrl, logger, () => this.notify(), this.clock);
@@ -214,7 +209,7 @@ export class TaskRunner {
   async sweep(): Promise<void> {
     if (this.stopped) return;
     this.stats.sweeps += 1;
-    await this.track(this.reconcile());
+    await this.track(this.settler.reconcile());
     // The last resort for lost wake-ups; with free capacity only (a full runner is relayed).
     if (this.running.size < this.config.capacity && !this.stopped) {
       try {
@@ -225,68 +220,24 @@ export class TaskRunner {
     }
   }
 
-  private async reconcile(): Promise<void> {
-    // This runner's own attempts whose worker is gone and whose convergence failed before.
-    for (const [taskId, u] of [...this.unsettled]) await this.settleEnding(taskId, u.ref, u.ending);
-    try {
-      for (const lost of await this.tasks.listLost(100, this.registry.types_())) {
-        const mine = this.running.get(lost.taskId);
-        if (mine) {
-          // This runner's own child stopped heartbeating (a blocked event loop, a hang): its
-          // attempt is lost. Terminate it; settle() converges it once it exited.
-          // (A success being committed is not stopped: the commit finds the lease lost.)
-          if (mine.task.attemptToken === lost.attemptToken && !mine.stopReason && !mine.success) {
-            this.logger.warn(
-              { taskId: lost.taskId, taskType: lost.taskType, pid: mine.child.pid },
-              'task worker stopped heartbeating and its lease expired; terminating it',
-            );
-            void this.stopAttempt(mine, 'lost');
-          }
-          continue;
-        }
-        if (this.unsettled.has(lost.taskId)) continue;
-        const r = await this.converger.converge(lost, {
-          path: 'expired',
-          code: 'lost',
-          message: 'the attempt stopped heartbeating and its lease expired',
-          requeue: true,
-        });
-        if (r.result === 'converged') this.stats.endedAs(lost.taskType, r.outcome, 'lost', -1);
-      }
-      this.stats.lastSweepOkAt = this.clock.now();
-    } catch (error) {
-      this.stats.sweepFailures += 1;
-      this.logger.warn({ err: (error as Error).message }, 'lost-task reconciliation failed');
-    }
-  }
-
   private launch(task: ClaimedTask): void {
     // Fail closed before spawning anything when the handler version is unknown.
     try {
       this.registry.modulePath(task.taskType, task.handlerVersion);
     } catch (error) {
-      const code = error instanceof UnknownHandlerError ? error.code : 'handler_unavailable';
-      void this.track(
-        this.tasks
-          .transaction((tx) => this.tasks.fail(task.taskId, task.attemptToken, code, (error as Error).message, tx))
-          .then(() =>
-            this.logger.warn({ taskId: task.taskId, taskType: task.taskType, handlerVersion: task.handlerVersion, errorCode: code }, 'task failed closed'),
-          )
-          .catch((e: unknown) => this.logger.warn({ taskId: task.taskId, err: (e as Error).message }, 'failing an unknown task failed'))
-          .finally(() => this.notify()),
-      );
+      void this.track(failClosed(this.tasks, this.logger, task, error).finally(() => this.notify()));
       return;
     }
     const span = startSpan(SPANS.taskAttempt, { [ATTR.taskType]: task.taskType });
     const worker = this.pool.take();
     const attempt = new AttemptProcess(task, worker, this.tasks, this.config, this.logger, this.clock);
     this.running.set(task.taskId, attempt);
-    this.launchedAt.set(task.taskId, this.clock.monotonic());
+    this.settler.launched(task.taskId);
     const timer = setLongTimeout(
       () => {
-        void this.stopAttempt(attempt, 'timeout');
+        void this.settler.stop(attempt, 'timeout');
       },
-      this.timeoutOf(task),
+      this.settler.timeoutOf(task),
       this.clock,
     );
     attempt.onReturned = (m) => {
@@ -298,10 +249,11 @@ export class TaskRunner {
       this.track(
         (async () => {
           timer.clear();
-          const written = await this.settle(attempt).finally(() => span.end(attempt.status));
+          const written = await this.settler.settle(attempt, this.stopped).finally(() => span.end(attempt.status));
+          if (written) this.completed += 1;
           this.pool.release(worker, attempt.finishedClean && written);
           this.running.delete(task.taskId);
-          this.launchedAt.delete(task.taskId);
+          this.settler.forget(task.taskId);
           this.notify(); // relay: a finished task hands its capacity to the next pending one
         })(),
       ),
@@ -348,13 +300,13 @@ export class TaskRunner {
       const room = this.stopped ? 0 : items.filter((i, n) => outcomes[n] === 'succeeded' && reusable(i)).length;
       const extra = claimed.slice(room);
       const launch = claimed.slice(0, room);
-      for (const task of extra) void this.track(this.giveBack(task));
+      for (const task of extra) void this.track(giveBackClaim(this.tasks, this.config, this.logger, task));
       this.claimedWithSuccesses += launch.length;
       this.reserved += launch.length;
       setImmediate(() => {
         this.reserved -= launch.length;
         if (this.stopped) {
-          for (const task of launch) void this.track(this.giveBack(task));
+          for (const task of launch) void this.track(giveBackClaim(this.tasks, this.config, this.logger, task));
           return;
         }
         for (const task of launch) {
@@ -365,117 +317,6 @@ export class TaskRunner {
       });
     }
     return outcomes;
-  }
-
-  /** One success alone (pc_task_succeed), when its group commit failed whole: its refusal as an outcome. */
-  private async commitOne(item: SuccessItem): Promise<SuccessOutcome> {
-    try {
-      await this.tasks.succeed(item.taskId, item.attemptToken, item.resultJson === null ? null : JSON.parse(item.resultJson));
-      return 'succeeded';
-    } catch (error) {
-      if (error instanceof AttemptLostError) return 'attempt_lost';
-      const code = (error as { code?: unknown }).code;
-      if (code === 'cancel_requested' || code === 'task_not_found') return code;
-      throw error;
-    }
-  }
-
-  /** A task claimed while the runner began to stop, never started: back to pending, whatever its type. */
-  private async giveBack(task: ClaimedTask): Promise<void> {
-    const message = 'the worker host stopped before the attempt started';
-    try {
-      // maxAttempts + 1: an attempt that never ran does not use up the task's last attempt.
-      const opts = { requeue: true, maxAttempts: this.config.maxAttempts + 1, errorCode: 'interrupted_by_shutdown', errorMessage: message, workerExited: true };
-      await this.tasks.transaction((tx) => this.tasks.endAttempt(task.taskId, task.attemptToken, opts, tx));
-    } catch (error) {
-      this.logger.warn({ taskId: task.taskId, err: (error as Error).message }, 'giving back a task claimed during the stop failed; its lease expires');
-    }
-  }
-
-  private timeoutOf(task: ClaimedTask): number {
-    return Math.min(task.timeoutMs, this.config.maxTimeoutMs);
-  }
-
-  /**
-   * Stops an attempt for a reason; the first reason wins. A timeout or shutdown verdict is
-   * recorded in the database while the worker is being stopped (not before: a worker holding its
-   * task row in a transaction must not delay the kill), so it survives the lease expiring during
-   * the grace period and a sweep of any runner honours it.
-   */
-  private stopAttempt(attempt: AttemptProcess, reason: StopReason): Promise<void> {
-    const { task } = attempt;
-    // Ended before the stop, or returned with its success being committed: nothing to stop.
-    if (attempt.finishedClean || attempt.success) return Promise.resolve();
-    if (!attempt.stopReason && reason !== 'lost' && attempt.alive) {
-      const verdict = reason === 'timeout' ? 'timeout' : 'interrupted_by_shutdown';
-      this.verdicts.set(
-        task.taskId,
-        this.track(
-          this.tasks.recordVerdict(task.taskId, task.attemptToken, verdict).catch((error: unknown) => {
-            this.logger.warn(
-              { taskId: task.taskId, verdict, err: (error as Error).message },
-              'recording the task verdict failed; the attempt is ended with it when its worker exited',
-            );
-          }),
-        ),
-      );
-    }
-    attempt.stopReason ??= reason;
-    return attempt.terminate(reason);
-  }
-
-  /** Converges the attempt; true when the child wrote the terminal state itself. */
-  private async settle(attempt: AttemptProcess): Promise<boolean> {
-    const { task } = attempt;
-    await this.verdicts.get(task.taskId);
-    this.verdicts.delete(task.taskId);
-    const success = await attempt.success;
-    const v = verdictOf({
-      stopReason: attempt.stopReason,
-      reported: attempt.reported,
-      hostStopping: this.stopped,
-      timeoutMs: this.timeoutOf(task),
-      success,
-    });
-    if (v.kind === 'gone') {
-      this.logger.warn({ taskId: task.taskId, taskType: task.taskType }, 'the task of a returned attempt no longer exists');
-      return false;
-    }
-    if (v.kind === 'written') {
-      this.completed += 1;
-      const status = success === 'succeeded' ? 'succeeded' : attempt.reported?.status;
-      this.stats.endedAs(
-        task.taskType,
-        status === 'succeeded' || status === 'cancelled' ? status : 'failed',
-        attempt.reported?.errorCode ?? null,
-        this.duration(task.taskId),
-      );
-      this.logger.info({ taskId: task.taskId, taskType: task.taskType, status, errorCode: attempt.reported?.errorCode }, 'task attempt ended');
-      return true;
-    }
-    const ref = { taskId: task.taskId, taskType: task.taskType, handlerVersion: task.handlerVersion, attemptToken: task.attemptToken };
-    await this.settleEnding(task.taskId, ref, {
-      path: 'exited',
-      code: v.code,
-      message: v.message,
-      requeue: v.requeue,
-      payload: task.payload,
-      attemptCount: task.attemptCount,
-    });
-    return false;
-  }
-
-  private async settleEnding(taskId: number, ref: AttemptRef, ending: Ending): Promise<void> {
-    const r = await this.converger.converge(ref, ending);
-    if (r.result === 'retry') this.unsettled.set(taskId, { ref, ending });
-    else this.unsettled.delete(taskId);
-    if (r.result === 'converged') this.stats.endedAs(ref.taskType, r.outcome, ending.code, this.duration(taskId));
-  }
-
-  private duration(taskId: number): number {
-    const at = this.launchedAt.get(taskId);
-    this.launchedAt.delete(taskId);
-    return at === undefined ? -1 : Math.round(this.clock.monotonic() - at);
   }
 
   get runningCount(): number {
@@ -498,18 +339,13 @@ export class TaskRunner {
     await this.filling?.catch(() => undefined);
     // Successes being committed finish (bounded: a hung database call must not hold the stop),
     // and what their batch claimed is given back.
-    let bound: NodeJS.Timeout | undefined;
-    await Promise.race([this.successes.idle(), new Promise((resolve) => (bound = setTimeout(resolve, this.config.terminateGraceMs + 5000)))]);
-    clearTimeout(bound);
+    await settleWithin(this.successes.idle(), this.config.terminateGraceMs + 5000);
     await new Promise((resolve) => setImmediate(resolve));
-    // A bound on the shutdown itself, in real time (a test's driven clock must not hold it open:
-    // the grace periods run on that clock).
+    // A bound on the shutdown itself, in real time (the grace periods run on this.clock).
     const deadline = Date.now() + this.config.terminateGraceMs + this.config.failureHookTimeoutMs + 5000;
-    const stops = Promise.all([...this.running.values()].map((a) => this.stopAttempt(a, 'shutdown')));
-    await Promise.race([stops, new Promise((r) => (bound = setTimeout(r, Math.max(0, deadline - Date.now()))))]);
-    clearTimeout(bound);
+    await settleWithin(Promise.all([...this.running.values()].map((a) => this.settler.stop(a, 'shutdown'))), deadline - Date.now());
     while ((this.running.size > 0 || this.inflight.size > 0) && Date.now() < deadline) {
-      await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, 50))]);
+      await settleWithin(Promise.allSettled([...this.inflight]), 50);
     }
     await this.pool.close();
     if (this.running.size > 0 || this.inflight.size > 0) {

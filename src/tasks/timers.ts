@@ -12,3 +12,17 @@ export function setLongTimeout(fn: () => void, ms: number, clock: Clock = system
   arm();
   return { clear: () => timer.cancel() };
 }
+
+/**
+ * Waits for `work` to settle, at most `ms` of real time (a ref'd timer: a stop in progress keeps
+ * the process alive). A stop's bounds use it: a test's driven clock must not hold a stop open.
+ */
+export async function settleWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let bound: NodeJS.Timeout | undefined;
+  const settled = work.then(
+    () => undefined,
+    () => undefined,
+  );
+  await Promise.race([settled, new Promise((resolve) => (bound = setTimeout(resolve, Math.max(0, ms))))]);
+  clearTimeout(bound);
+}
