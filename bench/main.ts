@@ -72,7 +72,7 @@ options (a suite refuses an option it cannot honour):
 environment: APSUP_TEST_MYSQL_URL (default mysql://root@127.0.0.1:3306/test),
              APSUP_BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/test),
              APSUP_BENCH_RESULTS_DIR=<dir> (raw results and charts there instead of bench/results),
-             APSUP_BENCH_CPU_PROF=<dir> (V8 CPU profile of every runtime host child),
+             APSUP_BENCH_CPU_PROF=<dir> (V8 CPU profile of every runtime and task worker host child),
              APSUP_BENCH_DISPATCH_COUNT=1 (dispatch: SQL statements of the host per invocation)`;
 
 const SCAN_SIZES: Record<Backend, number[]> = { sqlite: [10_000, 100_000, 1_000_000], mysql: [10_000, 100_000] };

@@ -77,7 +77,10 @@ export function startTaskWorker(ours: OurTasks, logName: string): ChildProcess {
   const out = fs.openSync(benchLogFile(logName), 'a');
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('POWERCONTEXT_SERVER_RUNTIME_') && v !== undefined) env[k] = v;
-  const child = spawn(process.execPath, [APSUP_BIN, 'tasks', 'worker'], { env: { ...env, ...ours.env }, stdio: ['ignore', out, out] });
+  // APSUP_BENCH_CPU_PROF=<dir>: the task worker host (not its worker processes) writes a V8 CPU profile there.
+  const prof = process.env.APSUP_BENCH_CPU_PROF;
+  const profArgs = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : [];
+  const child = spawn(process.execPath, [...profArgs, APSUP_BIN, 'tasks', 'worker'], { env: { ...env, ...ours.env }, stdio: ['ignore', out, out] });
   fs.closeSync(out);
   return track(child);
 }
