@@ -7,17 +7,11 @@
  * writes to the supervisor's and the task system's own tables, which only their operations write.
  */
 import { ReadOnlyError, TransactionClosedError } from './errors.ts';
-import { firstKeyword } from './read-handle.ts';
+import { firstKeyword } from './read-statement.ts';
 import { txQuery } from './tx-query.ts';
-import type { Backend, TxHandle } from './types.ts';
+import type { Backend, Tx, TxHandle } from './types.ts';
 
-export type TxRow = Record<string, unknown>;
-
-/** A statement runner bound to one open fenced transaction. */
-export interface Tx {
-  readonly backend: Backend;
-  query(sql: string, params?: unknown[]): Promise<TxRow[]>;
-}
+export type { Tx, TxRow } from './types.ts';
 
 // DO (MySQL): evaluates expressions inside the transaction (e.g. DO SLEEP(n)), like a SELECT.
 const TX_KEYWORDS = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE', 'SHOW', 'EXPLAIN', 'DESCRIBE', 'DESC', 'INSERT', 'UPDATE', 'DELETE', 'REPLACE', 'DO']);

@@ -1,8 +1,7 @@
 /** One parameterized statement on a transaction handle of either backend (for processors and tests). */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Connection, PoolConnection } from 'mysql2/promise';
-import type { Tx } from './scoped-tx.ts';
-import type { TxHandle } from './types.ts';
+import type { Tx, TxHandle } from './types.ts';
 
 /**
  * A better-sqlite3 connection, told apart by its methods rather than `instanceof`, so that a

@@ -155,6 +155,14 @@ export interface FamilyBacklog {
 /** The caller's own transaction handle: a better-sqlite3 Database inside BEGIN IMMEDIATE, or a mysql2 connection inside START TRANSACTION. */
 export type TxHandle = BetterSqlite3.Database | Connection | PoolConnection;
 
+export type TxRow = Record<string, unknown>;
+
+/** A statement runner bound to one open fenced transaction (scoped-tx.ts). */
+export interface Tx {
+  readonly backend: Backend;
+  query(sql: string, params?: unknown[]): Promise<TxRow[]>;
+}
+
 export interface Store {
   readonly backend: Backend;
 
@@ -231,4 +239,31 @@ export interface Store {
    */
   fencedTransaction<T>(term: Term, fn: (tx: TxHandle) => Promise<T> | T): Promise<T>;
   close(): Promise<void>;
+}
+
+/** The read handle (read-handle.ts): a processor's or task handler's only way to the database besides its fenced commit. */
+export type ReadRow = Record<string, unknown>;
+
+export interface ReadOptions {
+  /** Aborts the statement (the connection running it is discarded) and rejects with the reason. */
+  signal?: AbortSignal;
+}
+
+export interface ReadHandle {
+  readonly backend: Backend;
+  /** One read statement with bound parameters; ReadOnlyError for anything that is not a read. */
+  query(sql: string, params?: unknown[], options?: ReadOptions): Promise<ReadRow[]>;
+  close(): Promise<void>;
+}
+
+export interface ReadHandleOptions {
+  /** Upper bound of one statement on the server (MySQL/OceanBase; default 30 s). */
+  statementTimeoutMs?: number;
+  /** Connections of the MySQL read pool (default 2). */
+  connectionLimit?: number;
+  /**
+   * SQLite: run reads in a reader process, so a slow read never blocks the caller's event loop
+   * and a bound or an abort ends it at once (the host's handle; a worker process reads inline).
+   */
+  isolated?: boolean;
 }

@@ -10,7 +10,7 @@ import type { Params } from '../store/base-store.ts';
 import type { Row } from '../store/rows.ts';
 import { fixed, indexedList } from '../store/intake-batch.ts';
 import { TYPE, requireRange } from './task-rows.ts';
-import type { SubmitInput, SubmitResult, TaskState } from './task-store.ts';
+import type { SubmitInput, SubmitResult, TaskState } from './task-types.ts';
 
 export const SUBMIT_BATCH_MAX = 1000;
 /** Payload text of one batch call, in UTF-8 bytes: stays well inside MySQL's default 16 MiB max_allowed_packet. */

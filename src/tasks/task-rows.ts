@@ -1,7 +1,7 @@
 /** Row mapping and argument validation shared by the durable task operations (task-store.ts). */
 import { InvalidArgumentError } from '../store/errors.ts';
 import { dbTime, type Row } from '../store/rows.ts';
-import type { TaskState, TaskSummary } from './task-store.ts';
+import type { ClaimedTask, TaskState, TaskSummary } from './task-types.ts';
 
 export const TYPE = /^[a-z][a-z0-9_.:-]{0,127}$/;
 export const WORKER = /^[A-Za-z0-9_.:@-]{1,128}$/;
@@ -56,4 +56,20 @@ export function typeList(op: string, taskTypes: readonly string[]): string {
     throw new InvalidArgumentError(op, 'task types must be a list of 1..1000 types');
   for (const t of taskTypes) if (typeof t !== 'string' || !TYPE.test(t)) throw new InvalidArgumentError(op, `task type must match ${TYPE}`);
   return taskTypes.join(',');
+}
+
+export function toClaimed(r: Record<string, unknown>): ClaimedTask {
+  return {
+    taskId: n(r.task_id),
+    taskType: String(r.task_type),
+    handlerVersion: n(r.handler_version),
+    payload: json(r.payload),
+    timeoutMs: n(r.timeout_ms),
+    attemptCount: n(r.attempt_count),
+    attemptToken: String(r.attempt_token),
+    attemptOwner: String(r.attempt_owner),
+    leaseExpiresAt: dbTime(r.lease_expires_at)!,
+    resumedFromTaskId: nOrNull(r.resumed_from_task_id),
+    dbNow: dbTime(r.db_now)!,
+  };
 }

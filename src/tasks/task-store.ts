@@ -6,80 +6,28 @@
 import { InvalidArgumentError } from '../store/errors.ts';
 import type { BaseStore, Params } from '../store/base-store.ts';
 import { dbTime, toDbTime, type Row } from '../store/rows.ts';
-import { TYPE, WORKER, json, n, nOrNull, requireId, requireRange, requireToken, sOrNull, toSummary, typeList } from './task-rows.ts';
+import { TYPE, WORKER, json, n, nOrNull, requireId, requireRange, requireToken, sOrNull, toClaimed, toSummary, typeList } from './task-rows.ts';
 import type { OperationName } from '../store/operations.ts';
 import { submitBatchParams, submitColumns, toSubmitResults } from './submit-params.ts';
 import type { TxHandle } from '../store/types.ts';
 import { fixed, indexedList } from '../store/intake-batch.ts';
 
-export type TaskState = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
-export const TERMINAL_STATES: TaskState[] = ['succeeded', 'failed', 'cancelled'];
+import type {
+  ClaimRequest,
+  ClaimedTask,
+  LostOutcome,
+  StopVerdict,
+  SubmitInput,
+  SubmitResult,
+  SuccessItem,
+  SuccessOutcome,
+  TaskDetail,
+  TaskState,
+  TaskSummary,
+} from './task-types.ts';
+import { MAX_CLAIM_BATCH, MAX_SUCCESS_BATCH, TERMINAL_STATES } from './task-types.ts';
 
-export interface SubmitInput {
-  taskType: string;
-  handlerVersion: number;
-  payload: unknown;
-  dedupeKey?: string | null;
-  timeoutMs: number;
-  resumedFromTaskId?: number | null;
-}
-
-/** A verdict the runner reaches for a running attempt (pc_task_record_verdict). */
-export type StopVerdict = 'timeout' | 'interrupted_by_shutdown';
-
-export type LostOutcome = 'failed' | 'requeued' | 'exhausted' | 'cancelled' | 'gave_up' | 'not_lost';
-
-export interface SubmitResult {
-  taskId: number;
-  state: TaskState;
-  outcome: 'created' | 'duplicate';
-  dedupeKey: string | null;
-}
-
-export interface ClaimedTask {
-  taskId: number;
-  taskType: string;
-  handlerVersion: number;
-  payload: unknown;
-  timeoutMs: number;
-  attemptCount: number;
-  attemptToken: string;
-  attemptOwner: string;
-  leaseExpiresAt: Date;
-  resumedFromTaskId: number | null;
-  dbNow: Date;
-}
-
-export interface TaskSummary {
-  taskId: number;
-  taskType: string;
-  handlerVersion: number;
-  state: TaskState;
-  dedupeKey: string | null;
-  attemptCount: number;
-  progressCurrent: number | null;
-  progressTotal: number | null;
-  progressMessage: string | null;
-  cancelRequested: boolean;
-  createdAt: Date;
-  finishedAt: Date | null;
-}
-
-export interface TaskDetail extends TaskSummary {
-  payload: unknown;
-  timeoutMs: number;
-  attemptToken: string | null;
-  attemptOwner: string | null;
-  heartbeatAt: Date | null;
-  leaseExpiresAt: Date | null;
-  result: unknown;
-  errorCode: string | null;
-  errorMessage: string | null;
-  resumedFromTaskId: number | null;
-  startedAt: Date | null;
-  updatedAt: Date;
-  dbNow: Date;
-}
+export * from './task-types.ts';
 
 export class TaskStore {
   constructor(readonly store: BaseStore) {}
@@ -440,40 +388,5 @@ export class TaskStore {
   }
 }
 
-/** The most tasks one pc_task_claim_batch call takes. */
-export const MAX_CLAIM_BATCH = 100;
-/** Items of one pc_task_succeed_batch call (a runner's capacity bounds what it holds at once). */
-export const MAX_SUCCESS_BATCH = 100;
-
-export interface SuccessItem {
-  taskId: number;
-  attemptToken: string;
-  resultJson: string | null;
-}
-/** Per item: written, or why pc_task_complete's rules refused it (nothing written). */
-export type SuccessOutcome = 'succeeded' | 'task_not_found' | 'attempt_lost' | 'cancel_requested';
 const SUCCESS_OUTCOMES = new Set<string>(['succeeded', 'task_not_found', 'attempt_lost', 'cancel_requested']);
-/** Claims with a success batch (pc_task_succeed_batch): as claimBatch takes them; maxCount 0 takes none. */
-export interface ClaimRequest {
-  workerId: string;
-  leaseMs: number;
-  taskTypes: readonly string[];
-  maxCount: number;
-}
 const NO_CLAIM: ClaimRequest = { workerId: 'none', leaseMs: 1000, taskTypes: ['none'], maxCount: 0 };
-
-function toClaimed(r: Record<string, unknown>): ClaimedTask {
-  return {
-    taskId: n(r.task_id),
-    taskType: String(r.task_type),
-    handlerVersion: n(r.handler_version),
-    payload: json(r.payload),
-    timeoutMs: n(r.timeout_ms),
-    attemptCount: n(r.attempt_count),
-    attemptToken: String(r.attempt_token),
-    attemptOwner: String(r.attempt_owner),
-    leaseExpiresAt: dbTime(r.lease_expires_at)!,
-    resumedFromTaskId: nOrNull(r.resumed_from_task_id),
-    dbNow: dbTime(r.db_now)!,
-  };
-}

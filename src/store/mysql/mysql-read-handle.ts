@@ -7,7 +7,8 @@
  */
 import type { Pool, PoolConnection } from 'mysql2/promise';
 import { ReadOnlyError } from '../errors.ts';
-import { assertReadStatement, type ReadHandle, type ReadHandleOptions, type ReadOptions, type ReadRow } from '../read-handle.ts';
+import { assertReadStatement } from '../read-statement.ts';
+import type { ReadHandle, ReadHandleOptions, ReadOptions, ReadRow } from '../types.ts';
 import { createMysqlPool, mysql2, sessionProblem, type MysqlConnectionOptions } from './mysql-store.ts';
 
 const OP = 'read handle';

@@ -7,7 +7,8 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { ReadOnlyError } from '../errors.ts';
 import { txQuery } from '../tx-query.ts';
 import { sqliteSynchronous } from './synchronous.ts';
-import { assertReadStatement, type ReadHandle, type ReadOptions, type ReadRow } from '../read-handle.ts';
+import { assertReadStatement } from '../read-statement.ts';
+import type { ReadHandle, ReadOptions, ReadRow } from '../types.ts';
 
 const OP = 'read handle';
 

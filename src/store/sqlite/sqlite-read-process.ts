@@ -11,7 +11,8 @@ import { createRequire } from 'node:module';
 import { ReadOnlyError } from '../errors.ts';
 import { isSqliteReadOnly } from './sqlite-read-handle.ts';
 import { sqliteSynchronous } from './synchronous.ts';
-import { assertReadStatement, type ReadHandle, type ReadOptions, type ReadRow } from '../read-handle.ts';
+import { assertReadStatement } from '../read-statement.ts';
+import type { ReadHandle, ReadOptions, ReadRow } from '../types.ts';
 
 const OP = 'read handle';
 const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
