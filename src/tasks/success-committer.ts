@@ -55,16 +55,22 @@ export class SuccessCommitter {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Resolves once the success is written or refused; never rejects. */
+  /**
+   * Resolves once the success is written or refused; never rejects. The first batch starts on
+   * the next turn of the event loop, so the successes reported in this one join it: on SQLite a
+   * commit runs synchronously, and started at once it would hold one success alone each time.
+   */
   commit(item: SuccessItem): Promise<SuccessVerdict> {
     return new Promise((resolve) => {
       this.waiting.push({ item, resolve });
-      if (!this.busy) void this.drain();
+      if (!this.busy) {
+        this.busy = true;
+        setImmediate(() => void this.drain());
+      }
     });
   }
 
   private async drain(): Promise<void> {
-    this.busy = true;
     try {
       while (this.waiting.length > 0) {
         const batch = this.take();

@@ -33,6 +33,8 @@ test('successes reported while a batch is in flight are committed together in th
     logger,
   );
   const a = committer.commit(item(1));
+  await new Promise((r) => setImmediate(r)); // the first batch is in flight
+  assert.deepEqual(calls, [[1]]);
   const later = [9, 7, 8].map((id) => committer.commit(item(id)));
   first.open();
   assert.deepEqual(await Promise.all([a, ...later]), ['succeeded', 'succeeded', 'cancel_requested', 'succeeded']);
@@ -56,7 +58,11 @@ test('a batch holds one item per task and at most maxBatch items; the rest waits
   const all = [committer.commit(item(5)), committer.commit(item(3)), committer.commit(item(3)), committer.commit(item(4)), committer.commit(item(2))];
   first.open();
   assert.deepEqual(await Promise.all(all), Array(5).fill('attempt_lost'));
-  assert.deepEqual(calls, [[5], [3, 4], [2, 3]]);
+  assert.deepEqual(calls, [
+    [3, 5],
+    [3, 4],
+    [2],
+  ]);
 });
 
 test('an item that fails alone too ends with error; the batches after it go on', async () => {
@@ -81,6 +87,22 @@ test('an item that fails alone too ends with error; the batches after it go on',
   assert.equal(await committer.commit(item(2)), 'succeeded');
 });
 
+test('successes reported in one turn of the event loop go in one batch (SQLite commits synchronously)', async () => {
+  const calls: number[][] = [];
+  const committer = new SuccessCommitter(
+    async (items) => {
+      calls.push(items.map((i) => i.taskId));
+      return items.map((): SuccessOutcome => 'succeeded');
+    },
+    neverAlone,
+    logger,
+  );
+  const all = [3, 1, 2].map((id) => committer.commit(item(id)));
+  assert.deepEqual(await Promise.all(all), ['succeeded', 'succeeded', 'succeeded']);
+  assert.deepEqual(calls, [[1, 2, 3]]);
+  await committer.idle();
+});
+
 test('a batch that fails whole is committed item by item: one bad item fails only itself', async () => {
   const singles: number[] = [];
   const committer = new SuccessCommitter(
@@ -95,7 +117,7 @@ test('a batch that fails whole is committed item by item: one bad item fails onl
     },
     logger,
   );
-  const first = gateFirst(committer);
+  const first = await gateFirst(committer);
   const all = [committer.commit(item(1)), committer.commit(item(2)), committer.commit(item(3))];
   first.release();
   assert.deepEqual(await Promise.all([first.done, ...all]), ['succeeded', 'succeeded', 'error', 'cancel_requested']);
@@ -114,7 +136,7 @@ test('a batch holds at most maxBytes of results; a larger item goes alone', asyn
     { maxBytes: 10 },
   );
   const big = (taskId: number, n: number): SuccessItem => ({ ...item(taskId), resultJson: JSON.stringify('x'.repeat(n)) });
-  const first = gateFirst(committer);
+  const first = await gateFirst(committer);
   const all = [committer.commit(big(1, 3)), committer.commit(big(2, 3)), committer.commit(big(3, 30)), committer.commit(big(4, 1))];
   first.release();
   await Promise.all([first.done, ...all]);
@@ -122,8 +144,8 @@ test('a batch holds at most maxBytes of results; a larger item goes alone', asyn
   assert.deepEqual(calls, [[1, 2], [3], [4]]);
 });
 
-/** Holds the committer's first batch (task 999) so that the items after it queue. */
-function gateFirst(committer: SuccessCommitter): { release: () => void; done: Promise<unknown> } {
+/** Holds the committer's first batch (task 999, alone: it started) so that the items after it queue. */
+async function gateFirst(committer: SuccessCommitter): Promise<{ release: () => void; done: Promise<unknown> }> {
   let release: () => void = () => undefined;
   const held = new Promise<void>((r) => {
     release = r;
@@ -137,5 +159,7 @@ function gateFirst(committer: SuccessCommitter): { release: () => void; done: Pr
     }
     return original(items);
   };
-  return { release, done: committer.commit(item(999)) };
+  const done = committer.commit(item(999));
+  await new Promise((r) => setImmediate(r));
+  return { release, done };
 }
