@@ -1,5 +1,6 @@
 -- Operation: pc_task_prune   (MySQL twin: procedures/oceanbase/pc_task_prune.sql; TypeScript: TaskStore.prune)
--- Purpose: delete up to :page_limit terminal tasks finished before :finished_before, oldest first.
+-- Purpose: delete up to :page_limit terminal tasks finished before :finished_before, oldest
+--   finish first (through ix_pc_dt_finished, migration 0016).
 -- Transaction: BEGIN IMMEDIATE ... COMMIT.
 -- Parameters: :finished_before ('YYYY-MM-DD HH:MM:SS.SSS' UTC), :page_limit (1 .. 10000)
 -- Result: one row (deleted)
@@ -10,6 +11,6 @@ SELECT 'invalid_argument' WHERE :finished_before IS NULL OR :page_limit IS NULL 
 DELETE FROM pc_durable_tasks
  WHERE task_id IN (SELECT task_id FROM pc_durable_tasks
                     WHERE state IN ('succeeded', 'failed', 'cancelled') AND finished_at < :finished_before
-                    ORDER BY task_id LIMIT :page_limit);
+                    ORDER BY finished_at LIMIT :page_limit);
 SELECT changes() AS deleted;
 COMMIT;
