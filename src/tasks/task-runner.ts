@@ -323,6 +323,11 @@ export class TaskRunner {
     return this.running.size;
   }
 
+  /** Database calls in flight (claims, sweeps, convergences, readiness): 0 when the runner waits for work. */
+  get databaseWorkInFlight(): number {
+    return this.inflight.size;
+  }
+
   /**
    * Graceful shutdown: stops claiming, SIGTERMs running attempts (their ctx.signal is aborted and
    * they get TERMINATE_GRACE_SECONDS), converges those that did not finish (requeue of idempotent

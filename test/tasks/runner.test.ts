@@ -79,9 +79,10 @@ for (const backend of BACKENDS) {
     test('T1 a submission is runnable at commit: the wake-up path claims it with a 3600 s sweep', async () => {
       const { fx, tasks, runner } = await setup({ WARM_WORKERS: '1' });
       await runner.start(); // the start-up pickup found nothing
-      // A process that becomes ready claims too (the relay): wait for the warm one, so that only a
-      // wake-up can deliver the submission below.
-      await waitFor(() => runner.pool.readyCount() >= 1, 30_000);
+      // A process that becomes ready claims too (the relay): wait for the warm one and for its
+      // claim to have found nothing (on a loaded machine it can run after the submission below),
+      // so that only a wake-up can deliver that submission.
+      await waitFor(() => runner.pool.readyCount() >= 1 && runner.databaseWorkInFlight === 0, 30_000);
       const sweeps = runner.sweeps;
       // Committed by another connection (another process on SQLite: the commit watch; MySQL: the probe).
       const other = otherConnection(fx);
