@@ -387,7 +387,7 @@ for (const backend of BACKENDS) {
       assert.deepEqual(
         (await events(fx, r.taskId)).map((e) => e.event),
         ['start', 'aborted'],
-        'ctx.signal was aborted by the timeout',
+        `ctx.signal was aborted by the timeout (runner warnings: ${kit.warnings.join(' | ') || 'none'})`,
       );
       assert.equal(await rowState(fx, 'late-ok'), 'error');
     });
