@@ -78,8 +78,10 @@ export function watchSqliteCommits(db: BetterSqlite3.Database, file: string, onF
   let entry = shared.get(db);
   if (!entry) {
     const listeners = new Set<() => void>();
+    // Prepared once: a busy host reads it after most of its own commits' file events.
+    const dataVersion = db.prepare('PRAGMA data_version').pluck();
     const checker = commitVersionChecker(
-      () => (db.open ? (db.pragma('data_version', { simple: true }) as number) : null),
+      () => (db.open ? (dataVersion.get() as number) : null),
       () => {
         for (const listener of [...listeners]) listener();
       },

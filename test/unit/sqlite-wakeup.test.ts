@@ -106,11 +106,17 @@ describe('SQLite commit watch schedule', () => {
   test('subscribers of one handle share one watch: one version check per event, each woken, the last one closes it', () =>
     withTwoConnections(async ({ file, mine, other }) => {
       let checks = 0;
-      const pragma = mine.pragma.bind(mine);
-      mine.pragma = ((source: string, options?: { simple?: boolean }) => {
-        if (source === 'data_version') checks += 1;
-        return pragma(source, options);
-      }) as typeof mine.pragma;
+      const prepare = mine.prepare.bind(mine);
+      mine.prepare = ((source: string) => {
+        const stmt = prepare(source);
+        if (!/^PRAGMA data_version$/i.test(source)) return stmt;
+        const get = stmt.get.bind(stmt);
+        stmt.get = ((...args: unknown[]) => {
+          checks += 1;
+          return get(...args);
+        }) as typeof stmt.get;
+        return stmt;
+      }) as typeof mine.prepare;
       const woken = { runtime: 0, tasks: 0 };
       const stopRuntime = watchSqliteCommits(mine, file, () => (woken.runtime += 1));
       const stopTasks = watchSqliteCommits(mine, file, () => (woken.tasks += 1));
