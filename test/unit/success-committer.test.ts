@@ -87,7 +87,8 @@ test('an item that fails alone too ends with error; the batches after it go on',
   assert.equal(await committer.commit(item(2)), 'succeeded');
 });
 
-test('successes reported in one turn of the event loop go in one batch (SQLite commits synchronously)', async () => {
+/** A committer whose batches all succeed; `calls` lists each batch's task ids. */
+function recordingCommitter(options: { maxBytes?: number } = {}): { committer: SuccessCommitter; calls: number[][] } {
   const calls: number[][] = [];
   const committer = new SuccessCommitter(
     async (items) => {
@@ -96,7 +97,13 @@ test('successes reported in one turn of the event loop go in one batch (SQLite c
     },
     neverAlone,
     logger,
+    options,
   );
+  return { committer, calls };
+}
+
+test('successes reported in one turn of the event loop go in one batch (SQLite commits synchronously)', async () => {
+  const { committer, calls } = recordingCommitter();
   const all = [3, 1, 2].map((id) => committer.commit(item(id)));
   assert.deepEqual(await Promise.all(all), ['succeeded', 'succeeded', 'succeeded']);
   assert.deepEqual(calls, [[1, 2, 3]]);
@@ -125,16 +132,7 @@ test('a batch that fails whole is committed item by item: one bad item fails onl
 });
 
 test('a batch holds at most maxBytes of results; a larger item goes alone', async () => {
-  const calls: number[][] = [];
-  const committer = new SuccessCommitter(
-    async (items) => {
-      calls.push(items.map((i) => i.taskId));
-      return items.map((): SuccessOutcome => 'succeeded');
-    },
-    neverAlone,
-    logger,
-    { maxBytes: 10 },
-  );
+  const { committer, calls } = recordingCommitter({ maxBytes: 10 });
   const big = (taskId: number, n: number): SuccessItem => ({ ...item(taskId), resultJson: JSON.stringify('x'.repeat(n)) });
   const first = await gateFirst(committer);
   const all = [committer.commit(big(1, 3)), committer.commit(big(2, 3)), committer.commit(big(3, 30)), committer.commit(big(4, 1))];
