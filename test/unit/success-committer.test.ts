@@ -58,11 +58,7 @@ test('a batch holds one item per task and at most maxBatch items; the rest waits
   const all = [committer.commit(item(5)), committer.commit(item(3)), committer.commit(item(3)), committer.commit(item(4)), committer.commit(item(2))];
   first.open();
   assert.deepEqual(await Promise.all(all), Array(5).fill('attempt_lost'));
-  assert.deepEqual(calls, [
-    [3, 5],
-    [3, 4],
-    [2],
-  ]);
+  assert.deepEqual(calls, [[3, 5], [3, 4], [2]]);
 });
 
 test('an item that fails alone too ends with error; the batches after it go on', async () => {
