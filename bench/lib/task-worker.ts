@@ -73,6 +73,30 @@ export async function submitNoopBacklog(ours: OurTasks, n: number): Promise<numb
   return ids;
 }
 
+/**
+ * The runner's group commit without worker processes or a host (task-server.ts, success-ab.ts):
+ * claims `group` tasks, then each call of the returned function commits successes G at a time,
+ * each call of pc_task_succeed_batch claiming as many as it succeeded, until `count` are done.
+ */
+export async function groupCommitLoop(ours: OurTasks, workerId: string, leaseMs: number, group: number): Promise<(count: number) => Promise<number>> {
+  const claim = { workerId, leaseMs, taskTypes: ['bench-noop'] };
+  await ours.tasks.setCapacity(Math.max(4, group));
+  let held = await ours.tasks.claimBatch(claim.workerId, claim.leaseMs, claim.taskTypes, group);
+  return async (count) => {
+    let done = 0;
+    while (done < count) {
+      const items = held.slice(0, group).map((t) => ({ taskId: t.taskId, attemptToken: t.attemptToken, resultJson: null }));
+      const r = await ours.tasks.succeedBatch(items, { ...claim, maxCount: items.length });
+      if (r.outcomes.some((o) => o !== 'succeeded') || r.claimed.length !== items.length) {
+        throw new Error(`unexpected result: ${r.outcomes.join(',')}, ${r.claimed.length} claimed`);
+      }
+      held = [...held.slice(group), ...r.claimed];
+      done += items.length;
+    }
+    return done;
+  };
+}
+
 export function startTaskWorker(ours: OurTasks, logName: string): ChildProcess {
   const out = fs.openSync(benchLogFile(logName), 'a');
   const env: NodeJS.ProcessEnv = {};

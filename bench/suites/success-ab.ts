@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { openBenchDatabase } from '../lib/fixture.ts';
 import { cpuSeconds, databaseServerPid } from '../lib/proc-cpu.ts';
-import { prepareOurTasks, submitNoopBacklog } from '../lib/task-worker.ts';
+import { groupCommitLoop, prepareOurTasks, submitNoopBacklog } from '../lib/task-worker.ts';
 
 const [group, rounds, block] = process.argv.slice(2, 5).map(Number);
 const variants = process.argv.slice(5);
@@ -67,25 +67,14 @@ const status = async () => Object.fromEntries((await fx.exec('SHOW GLOBAL STATUS
 try {
   const ours = await prepareOurTasks(fx, 4, 'NORMAL');
   await submitNoopBacklog(ours, rounds * variants.length * block + 4 * group);
-  const claim = { workerId: 'success-ab', leaseMs: 600_000, taskTypes: ['bench-noop'] };
-  await ours.tasks.setCapacity(Math.max(4, group));
-  let held = await ours.tasks.claimBatch(claim.workerId, claim.leaseMs, claim.taskTypes, group);
+  const commit = await groupCommitLoop(ours, 'success-ab', 600_000, group);
   const perTask: Record<string, number[]> = {};
   for (let r = 0; r < rounds; r += 1) {
     for (const v of r % 2 ? [...variants].reverse() : variants) {
       await install(v);
       const s0 = process.env.APSUP_AB_STATUS === '1' && r === 0 ? await status() : null;
       const c0 = cpuSeconds(server);
-      let done = 0;
-      while (done < block) {
-        const items = held.slice(0, group).map((t) => ({ taskId: t.taskId, attemptToken: t.attemptToken, resultJson: null }));
-        const res = await ours.tasks.succeedBatch(items, { ...claim, maxCount: items.length });
-        if (res.outcomes.some((o) => o !== 'succeeded') || res.claimed.length !== items.length) {
-          throw new Error(`unexpected result: ${res.outcomes.join(',')}, ${res.claimed.length} claimed`);
-        }
-        held = [...held.slice(group), ...res.claimed];
-        done += items.length;
-      }
+      const done = await commit(block);
       perTask[v] = [...(perTask[v] ?? []), ((cpuSeconds(server) - c0) * 1000) / done];
       if (s0) {
         const s1 = await status();

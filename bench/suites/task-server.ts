@@ -9,7 +9,7 @@
  */
 import { openBenchDatabase } from '../lib/fixture.ts';
 import { cpuSeconds, databaseServerPid } from '../lib/proc-cpu.ts';
-import { prepareOurTasks, submitNoopBacklog } from '../lib/task-worker.ts';
+import { groupCommitLoop, prepareOurTasks, submitNoopBacklog } from '../lib/task-worker.ts';
 
 const n = Number(process.argv[2] ?? 3000);
 const groups = (process.argv[3] ?? '1,2,4').split(',').map(Number);
@@ -24,19 +24,10 @@ for (const group of groups) {
   try {
     const ours = await prepareOurTasks(fx, 4, 'NORMAL');
     await submitNoopBacklog(ours, n + 2 * group);
-    const claim = { workerId: 'task-server', leaseMs: 60_000, taskTypes: ['bench-noop'] };
-    await ours.tasks.setCapacity(Math.max(4, group));
-    let held = await ours.tasks.claimBatch(claim.workerId, claim.leaseMs, claim.taskTypes, group);
-    let done = 0;
+    const commit = await groupCommitLoop(ours, 'task-server', 60_000, group);
     const c0 = cpuSeconds(server);
     const t0 = performance.now();
-    while (done < n) {
-      const items = held.slice(0, group).map((t) => ({ taskId: t.taskId, attemptToken: t.attemptToken, resultJson: null }));
-      const r = await ours.tasks.succeedBatch(items, { ...claim, maxCount: items.length });
-      if (r.outcomes.some((o) => o !== 'succeeded')) throw new Error(`unexpected outcomes ${r.outcomes.join(',')}`);
-      held = [...held.slice(group), ...r.claimed];
-      done += items.length;
-    }
+    const done = await commit(n);
     const seconds = (performance.now() - t0) / 1000;
     const serverMs = ((cpuSeconds(server) - c0) * 1000) / done;
     console.log(
