@@ -25,6 +25,7 @@ const MAX_BATCH_BYTES = 4_000_000;
 
 export class SuccessCommitter {
   private waiting: Waiting[] = [];
+  /** A drain is scheduled or running (it takes every success reported meanwhile). */
   private busy = false;
   private idleWaiters: Array<() => void> = [];
   /** Batches sent and items in them (metrics, tests). */

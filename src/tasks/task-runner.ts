@@ -35,7 +35,7 @@ import { setLongTimeout, settleWithin } from './timers.ts';
 import { systemClock, type Clock, type ClockTimer } from '../runtime/clock.ts';
 import { newTaskWorkerId } from './worker-id.ts';
 
-export { setLongTimeout, newTaskWorkerId };
+export { setLongTimeout };
 
 export type { WakeupSource };
 
@@ -300,13 +300,13 @@ export class TaskRunner {
       const room = this.stopped ? 0 : items.filter((i, n) => outcomes[n] === 'succeeded' && reusable(i)).length;
       const extra = claimed.slice(room);
       const launch = claimed.slice(0, room);
-      for (const task of extra) void this.track(giveBackClaim(this.tasks, this.config, this.logger, task));
+      for (const task of extra) this.giveBack(task);
       this.claimedWithSuccesses += launch.length;
       this.reserved += launch.length;
       setImmediate(() => {
         this.reserved -= launch.length;
         if (this.stopped) {
-          for (const task of launch) void this.track(giveBackClaim(this.tasks, this.config, this.logger, task));
+          for (const task of launch) this.giveBack(task);
           return;
         }
         for (const task of launch) {
@@ -317,6 +317,11 @@ export class TaskRunner {
       });
     }
     return outcomes;
+  }
+
+  /** A claimed task that will not start here goes back to pending (runner-writes.ts). */
+  private giveBack(task: ClaimedTask): void {
+    void this.track(giveBackClaim(this.tasks, this.config, this.logger, task));
   }
 
   get runningCount(): number {
