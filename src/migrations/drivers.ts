@@ -5,7 +5,7 @@ import { openSqliteDatabase } from '../store/sqlite/sqlite-store.ts';
 import { LEDGER_TABLE, ledgerBootstrap, type PlannedStatement } from './catalog.ts';
 import { namedParams, type AppliedMigration, type MigrationDriver, type RecordedProcedure } from './driver.ts';
 
-export type { AppliedMigration, MigrationDriver, RecordedProcedure } from './driver.ts';
+export type { MigrationDriver } from './driver.ts';
 
 export class SqliteMigrationDriver implements MigrationDriver {
   readonly backend = 'sqlite' as const;

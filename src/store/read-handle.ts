@@ -10,8 +10,7 @@ import { ReadOnlyError } from './errors.ts';
 import { assertReadStatement } from './read-statement.ts';
 import type { Backend, ReadHandle, ReadHandleOptions } from './types.ts';
 
-export type { ReadHandle, ReadHandleOptions, ReadOptions, ReadRow } from './types.ts';
-export { assertReadStatement, firstKeyword } from './read-statement.ts';
+export type { ReadHandle } from './types.ts';
 
 /** Opens a read handle on a database target, loading only that backend's driver. */
 export async function openReadHandle(target: DatabaseTarget, options: ReadHandleOptions = {}): Promise<ReadHandle> {

@@ -11,7 +11,7 @@ import { firstKeyword } from './read-statement.ts';
 import { txQuery } from './tx-query.ts';
 import type { Backend, Tx, TxHandle } from './types.ts';
 
-export type { Tx, TxRow } from './types.ts';
+export type { Tx } from './types.ts';
 
 // DO (MySQL): evaluates expressions inside the transaction (e.g. DO SLEEP(n)), like a SELECT.
 const TX_KEYWORDS = new Set(['SELECT', 'WITH', 'VALUES', 'TABLE', 'SHOW', 'EXPLAIN', 'DESCRIBE', 'DESC', 'INSERT', 'UPDATE', 'DELETE', 'REPLACE', 'DO']);

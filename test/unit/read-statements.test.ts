@@ -3,7 +3,7 @@
 // that would change the session or end the transaction from ever being sent.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { assertReadStatement, firstKeyword } from '../../src/store/read-handle.ts';
+import { assertReadStatement, firstKeyword } from '../../src/store/read-statement.ts';
 import { assertTxStatement, scopedTx } from '../../src/store/scoped-tx.ts';
 
 test('firstKeyword skips whitespace, comments and parentheses, but not executable /*! */ comments', () => {
