@@ -18,7 +18,7 @@ import type { TaskRegistry } from '../../src/tasks/registry.ts';
 import { TaskService } from '../../src/tasks/service.ts';
 import type { Clock } from '../../src/runtime/clock.ts';
 import { TaskRunner } from '../../src/tasks/task-runner.ts';
-import { TaskStore, type TaskDetail } from '../../src/tasks/task-store.ts';
+import { TERMINAL_STATES, TaskStore, type TaskDetail } from '../../src/tasks/task-store.ts';
 import { waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { fixtureChild } from '../helpers/fixture-child.ts';
 
@@ -120,10 +120,9 @@ export async function waitForTask(tasks: TaskStore, taskId: number, check: (t: T
   }
 }
 
-export const isTerminal = (t: TaskDetail) => ['succeeded', 'failed', 'cancelled'].includes(t.state);
+export const isTerminal = (t: TaskDetail) => TERMINAL_STATES.includes(t.state);
 
-/** Waits until the task's lease has expired by the database clock. */
-/** Until the task's lease is `pastMs` or more behind the database clock. */
+/** Waits until the task's lease is `pastMs` or more behind the database clock (expired, by default). */
 export async function waitLeaseExpired(tasks: TaskStore, taskId: number, timeoutMs = 10_000, pastMs = 0): Promise<TaskDetail> {
   return waitForTask(tasks, taskId, (t) => t.leaseExpiresAt !== null && t.dbNow.getTime() - t.leaseExpiresAt.getTime() >= pastMs, timeoutMs);
 }
