@@ -11,19 +11,26 @@
  * A worker process records spans only if an SDK is registered there too (e.g. NODE_OPTIONS
  * `--import ./otel.mjs`, which worker processes inherit).
  */
-import {
-  context,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  TraceFlags,
-  type Attributes,
-  type Context,
-  type Link,
-  type Span,
-  type SpanContext,
-} from '@opentelemetry/api';
+import type { Attributes, Context, Link, Span, SpanContext } from '@opentelemetry/api';
+import { requirePackage } from '../paths.ts';
+
+type Api = typeof import('@opentelemetry/api');
+
+// Where API 1.x keeps what an SDK registers (its internal/global-utils); the package is pinned to ~1.9.
+const GLOBAL_KEY = Symbol.for('opentelemetry.js.api.1');
+let loaded: Api | null = null;
+
+/**
+ * The API once something registered a global (a tracer provider, a context manager), else null:
+ * until then every span would be a no-op, so nothing loads the package (about 25 ms of CPU at the
+ * start of every worker process and command). Read at each call: an SDK registered later counts.
+ */
+function api(): Api | null {
+  if (loaded) return loaded;
+  if ((globalThis as Record<symbol, unknown>)[GLOBAL_KEY] === undefined) return null;
+  loaded = requirePackage('@opentelemetry/api') as Api;
+  return loaded;
+}
 
 export const TRACER_NAME = 'artifact-processing-supervisor';
 
@@ -51,15 +58,22 @@ export interface TraceCarrier {
   traceFlags: number;
 }
 
-const tracer = () => trace.getTracer(TRACER_NAME);
-
 export function familyAttributes(family: string, binding: string): Attributes {
   return { [ATTR.family]: family, [ATTR.binding]: binding };
 }
 
-function fail(span: Span, error: unknown): void {
+function fail(otel: Api, span: Span, error: unknown): void {
   span.recordException(error instanceof Error ? error : String(error));
-  span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.name ?? 'Error' });
+  span.setStatus({ code: otel.SpanStatusCode.ERROR, message: (error as Error)?.name ?? 'Error' });
+}
+
+/** fn's promise; a synchronous throw becomes a rejection, as inside a span's async callback. */
+function untraced<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return fn();
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /** Runs fn inside a span (active for everything fn awaits); an exception marks it failed. */
@@ -69,11 +83,14 @@ export function traced<T>(
   fn: () => Promise<T>,
   options: { parent?: Context; links?: Link[]; root?: boolean } = {},
 ): Promise<T> {
-  return tracer().startActiveSpan(name, { attributes, links: options.links, root: options.root }, options.parent ?? context.active(), async (span) => {
+  const otel = api();
+  if (!otel) return untraced(fn);
+  const tracer = otel.trace.getTracer(TRACER_NAME);
+  return tracer.startActiveSpan(name, { attributes, links: options.links, root: options.root }, options.parent ?? otel.context.active(), async (span) => {
     try {
       return await fn();
     } catch (error) {
-      fail(span, error);
+      fail(otel, span, error);
       throw error;
     } finally {
       span.end();
@@ -81,17 +98,23 @@ export function traced<T>(
   });
 }
 
-/** The active span's context for the invoke message (undefined while nothing is traced). */
-export function traceCarrier(): { trace?: TraceCarrier } {
-  const sc = trace.getSpanContext(context.active());
-  if (!sc || !trace.isSpanContextValid(sc)) return {};
-  return { trace: { traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags } };
+/** The active span's context (undefined while nothing is traced). */
+function activeSpanContext(): SpanContext | undefined {
+  const otel = api();
+  const sc = otel?.trace.getSpanContext(otel.context.active());
+  return sc && otel?.trace.isSpanContextValid(sc) ? sc : undefined;
 }
 
-function parentOf(carrier: TraceCarrier | undefined): Context {
-  if (!carrier) return ROOT_CONTEXT;
-  const sc: SpanContext = { traceId: carrier.traceId, spanId: carrier.spanId, traceFlags: carrier.traceFlags & TraceFlags.SAMPLED, isRemote: true };
-  return trace.isSpanContextValid(sc) ? trace.setSpanContext(ROOT_CONTEXT, sc) : ROOT_CONTEXT;
+/** The active span's context for the invoke message (undefined while nothing is traced). */
+export function traceCarrier(): { trace?: TraceCarrier } {
+  const sc = activeSpanContext();
+  return sc ? { trace: { traceId: sc.traceId, spanId: sc.spanId, traceFlags: sc.traceFlags } } : {};
+}
+
+function parentOf(otel: Api, carrier: TraceCarrier | undefined): Context {
+  if (!carrier) return otel.ROOT_CONTEXT;
+  const sc: SpanContext = { traceId: carrier.traceId, spanId: carrier.spanId, traceFlags: carrier.traceFlags & otel.TraceFlags.SAMPLED, isRemote: true };
+  return otel.trace.isSpanContextValid(sc) ? otel.trace.setSpanContext(otel.ROOT_CONTEXT, sc) : otel.ROOT_CONTEXT;
 }
 
 /**
@@ -102,15 +125,18 @@ export function tracedInvocation<T extends { status: string }>(
   message: { trace?: TraceCarrier; context: { artifactFamily: string; bindingName: string } },
   fn: () => Promise<T>,
 ): Promise<T> {
+  const otel = api();
+  if (!otel) return untraced(fn);
   const attributes = familyAttributes(message.context.artifactFamily, message.context.bindingName);
-  return tracer().startActiveSpan(SPANS.invocation, { kind: SpanKind.CONSUMER, attributes }, parentOf(message.trace), async (span) => {
+  const tracer = otel.trace.getTracer(TRACER_NAME);
+  return tracer.startActiveSpan(SPANS.invocation, { kind: otel.SpanKind.CONSUMER, attributes }, parentOf(otel, message.trace), async (span) => {
     try {
       const result = await fn();
       span.setAttribute(ATTR.outcome, result.status);
-      if (['failed', 'term_lost', 'not_acknowledged'].includes(result.status)) span.setStatus({ code: SpanStatusCode.ERROR, message: result.status });
+      if (['failed', 'term_lost', 'not_acknowledged'].includes(result.status)) span.setStatus({ code: otel.SpanStatusCode.ERROR, message: result.status });
       return result;
     } catch (error) {
-      fail(span, error);
+      fail(otel, span, error);
       throw error;
     } finally {
       span.end();
@@ -120,17 +146,21 @@ export function tracedInvocation<T extends { status: string }>(
 
 /** A link to the active span (for a batch committed later on behalf of several dispatches). */
 export function activeLink(): Link | null {
-  const sc = trace.getSpanContext(context.active());
-  return sc && trace.isSpanContextValid(sc) ? { context: sc } : null;
+  const sc = activeSpanContext();
+  return sc ? { context: sc } : null;
 }
+
+const NO_SPAN = { end() {} };
 
 /** A span the caller ends (a task attempt: from its launch to its settlement). */
 export function startSpan(name: string, attributes: Attributes): { end(outcome?: string | null): void } {
-  const span = tracer().startSpan(name, { attributes });
+  const otel = api();
+  if (!otel) return NO_SPAN;
+  const span = otel.trace.getTracer(TRACER_NAME).startSpan(name, { attributes });
   return {
     end(outcome) {
       if (outcome) span.setAttribute(ATTR.outcome, outcome);
-      if (outcome && outcome !== 'succeeded' && outcome !== 'cancelled') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
+      if (outcome && outcome !== 'succeeded' && outcome !== 'cancelled') span.setStatus({ code: otel.SpanStatusCode.ERROR, message: outcome });
       span.end();
     },
   };

@@ -15,11 +15,12 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { SPANS, traceCarrier, traced } from '../../src/observability/tracing.ts';
 import type { Runtime } from '../../src/runtime/runtime.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
-import { FIXTURES_DIR, intentOf, startRuntime, testFamily } from '../fixtures/runtime-harness.ts';
+import { createFixtureTables as createProcessorTables, FIXTURES_DIR, intentOf, startRuntime, testFamily } from '../fixtures/runtime-harness.ts';
 import { createFixtureTables as createTaskTables, makeRunner, waitForTask, isTerminal, type RunnerKit } from '../tasks/harness.ts';
 
 const TRACED_PROCESSOR = path.join(FIXTURES_DIR, 'processors', 'traced.ts');
 const CHILD_SDK = path.join(FIXTURES_DIR, 'otel-child.mjs');
+const LOAD_RECORDER = path.join(FIXTURES_DIR, 'module-load-recorder.mjs');
 
 interface ChildSpan {
   name: string;
@@ -31,6 +32,47 @@ interface ChildSpan {
 
 test('without an SDK every helper is a no-op: nothing is carried to a worker', async () => {
   assert.deepEqual(await traced(SPANS.dispatch, {}, async () => traceCarrier()), {});
+});
+
+// Loading the API costs a process about 25 ms of CPU; with nothing registered its spans are no-ops.
+describe('[sqlite] without an SDK a worker process never loads the API', () => {
+  let fx: BackendFixture;
+  let runtime: Runtime | null = null;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-noapi-'));
+  const record = path.join(dir, 'loads.txt');
+  before(async () => {
+    fx = await createBackend('sqlite');
+    await createProcessorTables(fx);
+  });
+  after(async () => {
+    await runtime?.stop();
+    await fx?.cleanup();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('invocations dispatched and acknowledged; no worker imported or required @opentelemetry/api', async () => {
+    const family = 'tr-noapi';
+    runtime = await startRuntime(fx, [testFamily(family, { schedule: { kind: 'interval', seconds: 1 } })], {
+      workerEnv: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${LOAD_RECORDER}`.trim(), APSUP_TEST_LOAD_RECORD: record },
+    });
+    const scopes = ['noapi-a', 'noapi-b'];
+    for (const s of scopes) await runtime.trigger(family, s);
+    await waitFor(async () => {
+      for (const s of scopes) if (((await intentOf(fx, family, s))?.handledGeneration ?? 0) < 1) return false;
+      return true;
+    }, 30_000);
+    await runtime.stop();
+    runtime = null;
+    const lines = fs.readFileSync(record, 'utf8').trim().split('\n');
+    assert.ok(
+      lines.some((l) => l.startsWith('start ')),
+      `the recorder ran in the worker processes: ${lines.join('; ')}`,
+    );
+    assert.deepEqual(
+      lines.filter((l) => l.startsWith('load ')),
+      [],
+    );
+  });
 });
 
 describe('spans with an SDK registered', () => {
