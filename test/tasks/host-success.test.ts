@@ -57,11 +57,13 @@ for (const backend of BACKENDS) {
       await tasks.setCapacity(4);
       const ids: number[] = [];
       for (let i = 0; i < 24; i += 1) ids.push((await service.submit({ taskType: 'fx-quick', payload: { ms: i } })).taskId);
-      // The first group commit is held until two more successes wait: they form the next group.
+      // A first group commit of one success is held until two more successes wait: they form the
+      // next group. (A first group of two or more is the grouping already; held, it would keep
+      // the slots the waiting successes need: on a loaded host all four can arrive in one turn.)
       const sizes: number[] = [];
       runner.beforeSuccessCommit = async (items) => {
         sizes.push(items.length);
-        if (sizes.length === 1) await waitFor(() => runner.successes.waitingCount >= 2, 20_000, 5);
+        if (sizes.length === 1 && items.length < 2) await waitFor(() => runner.successes.waitingCount >= 2, 20_000, 5);
       };
       await runner.start();
       for (const id of ids) {
