@@ -3,18 +3,18 @@
  * (the families module, the tasks module and, for failure hooks, its handlers): the JavaScript of
  * their graph compiled as for its children (user-modules.ts; an earlier host's compile is reused
  * without starting esbuild), so the host registers tsx only for a graph that cannot be compiled.
- * A host running from source (tsx already registered: tests, APSUP_CHILD_PRECOMPILE=0) imports
- * the sources as before.
+ * So does a compiled test process (scripts/test-bundle.mjs). A host running from source (tsx
+ * already registered, APSUP_CHILD_PRECOMPILE=0) imports the sources as before.
  */
 import path from 'node:path';
 import { loadTaskRegistry } from '../tasks/load.ts';
 import type { TaskRegistry } from '../tasks/registry.ts';
-import { PRECOMPILE_VARIABLE, PRECOMPILED_VARIABLE } from './entry.ts';
-import { compiledOutput, importUserModule, needsTsLoader, useCompiledModules } from './ts-loader.ts';
+import { PRECOMPILE_VARIABLE } from './entry.ts';
+import { compiledOutput, importUserModule, needsTsLoader, runsCompiled, useCompiledModules } from './ts-loader.ts';
 import { compileUserModules } from './user-modules.ts';
 
 function hostCompiles(): boolean {
-  return process.env[PRECOMPILED_VARIABLE] === '1' && process.env[PRECOMPILE_VARIABLE] !== '0';
+  return runsCompiled() && process.env[PRECOMPILE_VARIABLE] !== '0';
 }
 
 /** A manifest compiled for this host's children serves its own imports too (a precompiled host). */

@@ -59,13 +59,18 @@ export function needsTsLoader(file: string): boolean {
   return !/\.(?:mjs|cjs|js|json)$/i.test(file.split('?')[0] ?? file);
 }
 
+/** Whether this process runs compiled JavaScript without a TypeScript loader (a child entry, the CLI, a compiled test). */
+export function runsCompiled(): boolean {
+  return process.env.APSUP_CHILD_PRECOMPILED === '1' || BUNDLED;
+}
+
 /**
  * Registers tsx's hooks in this process if it runs precompiled (a child entry, the CLI, a compiled
  * test) and does not have them yet: ESM,
  * and CJS for a CommonJS project's .ts modules (a default `npm init -y`, as bin/apsup.mjs does).
  */
 export function ensureTsLoader(): Promise<void> {
-  if (process.env.APSUP_CHILD_PRECOMPILED !== '1' && !BUNDLED) return Promise.resolve();
+  if (!runsCompiled()) return Promise.resolve();
   registered ??= Promise.all([import('tsx/esm/api'), import('tsx/cjs/api')]).then(([esm, cjs]) => {
     esm.register();
     cjs.register();

@@ -17,7 +17,7 @@ import { NotifyChannel, notifyNamespace } from '../../src/notify/channel.ts';
 import { parseNotifyConfig } from '../../src/notify/config.ts';
 import { publishOnce } from '../../src/notify/start.ts';
 import type { BaseStore } from '../../src/store/base-store.ts';
-import { loadTaskRegistry } from '../../src/tasks/load.ts';
+import { loadHostTaskRegistry } from '../../src/child/host-import.ts';
 import { TaskService } from '../../src/tasks/service.ts';
 import { TaskStore } from '../../src/tasks/task-store.ts';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
@@ -91,7 +91,7 @@ describe('cross-process wake-up over Redis (MariaDB, real hosts)', () => {
       // A task submitted through TaskService with the channel as its notifier.
       const publisher = new NotifyChannel(parseNotifyConfig(env('redis://127.0.0.1:6379/0'))!, notifyNamespace(fx.target), logger, { subscribe: false });
       await publisher.start();
-      const service = new TaskService(tasks, await loadTaskRegistry(FIXTURE_TASKS_MODULE), { maxTimeoutMs: 60_000, defaultTimeoutMs: 30_000 });
+      const service = new TaskService(tasks, await loadHostTaskRegistry(FIXTURE_TASKS_MODULE), { maxTimeoutMs: 60_000, defaultTimeoutMs: 30_000 });
       service.notifier = publisher;
       const submitted = await service.submit({ taskType: 'fx-quick', payload: {} });
       await waitFor(async () => (await tasks.read(submitted.taskId))?.state === 'succeeded', 20_000);

@@ -8,7 +8,7 @@ import { createLogger } from '../../src/logging.ts';
 import { ObservabilityServer } from '../../src/observability/server.ts';
 import type { Runtime } from '../../src/runtime/runtime.ts';
 import type { BaseStore } from '../../src/store/base-store.ts';
-import { loadTaskRegistry } from '../../src/tasks/load.ts';
+import { loadHostTaskRegistry } from '../../src/child/host-import.ts';
 import { TaskRunner } from '../../src/tasks/task-runner.ts';
 import { TaskStore } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
@@ -33,7 +33,7 @@ for (const backend of BACKENDS) {
       cleanups.push(() => runtime.stop());
       const tasks = new TaskStore(runtime.store as BaseStore);
       const config = taskConfig({ CAPACITY: '2', SWEEP_SECONDS: '3600' });
-      const runner = new TaskRunner(tasks, await loadTaskRegistry(FIXTURE_TASKS_MODULE), config, fx.url, createLogger({ level: 'silent' }));
+      const runner = new TaskRunner(tasks, await loadHostTaskRegistry(FIXTURE_TASKS_MODULE), config, fx.url, createLogger({ level: 'silent' }));
       await runner.start();
       cleanups.push(() => runner.stop());
       const server = await ObservabilityServer.start(runtime, { address: { host: '127.0.0.1', port: 0 }, cacheMs: 0, taskRunner: runner });

@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { createLogger } from '../../src/logging.ts';
 import type { BaseStore } from '../../src/store/base-store.ts';
 import { parseTaskConfig, type TaskConfig } from '../../src/tasks/config.ts';
-import { loadTaskRegistry, REFERENCE_TASKS_MODULE } from '../../src/tasks/load.ts';
+import { loadHostTaskRegistry } from '../../src/child/host-import.ts';
+import { REFERENCE_TASKS_MODULE } from '../../src/tasks/load.ts';
 import type { TaskRegistry } from '../../src/tasks/registry.ts';
 import { TaskService } from '../../src/tasks/service.ts';
 import type { Clock } from '../../src/runtime/clock.ts';
@@ -93,7 +94,7 @@ export async function makeRunner(
   options: { clock?: Clock } = {},
 ): Promise<RunnerKit> {
   const tasks = new TaskStore(fx.store as BaseStore);
-  const registry = await loadTaskRegistry(tasksModule);
+  const registry = await loadHostTaskRegistry(tasksModule);
   const config = taskConfig(overrides, tasksModule);
   const warnings: string[] = [];
   const logger = createLogger({ level: 'warn', destination: { write: (line: string) => void warnings.push(line.trim()) } });

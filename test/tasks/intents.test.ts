@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
 import type { BaseStore } from '../../src/store/base-store.ts';
-import { loadTaskRegistry, REFERENCE_TASKS_MODULE } from '../../src/tasks/load.ts';
+import { REFERENCE_TASKS_MODULE } from '../../src/tasks/load.ts';
+import { loadHostTaskRegistry } from '../../src/child/host-import.ts';
 import { TaskService } from '../../src/tasks/service.ts';
 import { TaskStore, type SubmitResult } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
@@ -97,7 +98,7 @@ for (const backend of BACKENDS) {
       const fx = await createBackend(backend);
       fixtures.push(fx);
       const tasks = new TaskStore(fx.store as BaseStore);
-      const service = new TaskService(tasks, await loadTaskRegistry(REFERENCE_TASKS_MODULE), { maxTimeoutMs: 3_600_000, defaultTimeoutMs: 600_000 });
+      const service = new TaskService(tasks, await loadHostTaskRegistry(REFERENCE_TASKS_MODULE), { maxTimeoutMs: 3_600_000, defaultTimeoutMs: 600_000 });
       // A caller's transaction that rolls back leaves neither the task nor the dataset.
       await assert.rejects(
         service.transaction(async (tx) => {

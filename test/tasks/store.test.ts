@@ -11,7 +11,7 @@ import type { BaseStore } from '../../src/store/base-store.ts';
 import { AttemptLostError, InvalidArgumentError, StoreError } from '../../src/store/errors.ts';
 import { txQuery } from '../../src/store/tx-query.ts';
 import { parseTaskConfig } from '../../src/tasks/config.ts';
-import { loadTaskRegistry } from '../../src/tasks/load.ts';
+import { loadHostTaskRegistry } from '../../src/child/host-import.ts';
 import { UnknownHandlerError } from '../../src/tasks/registry.ts';
 import { TaskService } from '../../src/tasks/service.ts';
 import { TaskStore, type SubmitResult } from '../../src/tasks/task-store.ts';
@@ -28,7 +28,7 @@ function pick<T extends object>(value: T | null, keys: Array<keyof T>): Partial<
 }
 
 async function serviceOn(tasks: TaskStore, limits = { maxTimeoutMs: 3_600_000, defaultTimeoutMs: 600_000 }): Promise<TaskService> {
-  return new TaskService(tasks, await loadTaskRegistry(FIXTURE_TASKS_MODULE), limits);
+  return new TaskService(tasks, await loadHostTaskRegistry(FIXTURE_TASKS_MODULE), limits);
 }
 
 function isAttemptLost(error: unknown): boolean {

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { BaseStore } from '../../src/store/base-store.ts';
 import { InvalidArgumentError } from '../../src/store/errors.ts';
-import { loadTaskRegistry, REFERENCE_TASKS_MODULE } from '../../src/tasks/load.ts';
+import { REFERENCE_TASKS_MODULE } from '../../src/tasks/load.ts';
+import { loadHostTaskRegistry } from '../../src/child/host-import.ts';
 import { TaskService } from '../../src/tasks/service.ts';
 import { TaskStore } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
@@ -23,7 +24,7 @@ for (const backend of BACKENDS) {
       const fx = await createBackend(backend);
       fixtures.push(fx);
       const tasks = new TaskStore(fx.store as BaseStore);
-      const service = new TaskService(tasks, await loadTaskRegistry(REFERENCE_TASKS_MODULE), { maxTimeoutMs: 3_600_000, defaultTimeoutMs: 600_000 });
+      const service = new TaskService(tasks, await loadHostTaskRegistry(REFERENCE_TASKS_MODULE), { maxTimeoutMs: 3_600_000, defaultTimeoutMs: 600_000 });
       let wakeups = 0;
       const published: string[] = [];
       service.onSubmitted = () => {
