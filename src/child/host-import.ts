@@ -30,13 +30,16 @@ async function compileForHost(files: string[]): Promise<void> {
 }
 
 /** importUserModule, from the compiled graph of `file` where this host can have one. */
-export async function importHostModule(file: string): Promise<Record<string, unknown>> {
+export async function importHostModule(file: string, query = ''): Promise<Record<string, unknown>> {
   await compileForHost([file]);
-  return importUserModule(file);
+  return importUserModule(file, query);
 }
 
-/** loadTaskRegistry for a host: the tasks module from its compiled graph where it can. */
+/**
+ * loadTaskRegistry for a host: the tasks module, and each handler module it imports later (a
+ * failure hook run by `tasks cancel`, say), from their compiled graphs where it can.
+ */
 export async function loadHostTaskRegistry(modulePath: string): Promise<TaskRegistry> {
   await compileForHost([path.resolve(modulePath)]);
-  return loadTaskRegistry(modulePath);
+  return loadTaskRegistry(modulePath, { importModule: importHostModule });
 }

@@ -10,7 +10,10 @@ export const REFERENCE_TASKS_MODULE = path.join(SRC_DIR, 'tasks', 'reference', '
  * `importQuery` (a task worker process: one per attempt) imports the tasks module and, later, its
  * handler modules as fresh module instances. A host loads it with loadHostTaskRegistry.
  */
-export async function loadTaskRegistry(modulePath: string, options: { importQuery?: string } = {}): Promise<TaskRegistry> {
+export async function loadTaskRegistry(
+  modulePath: string,
+  options: { importQuery?: string; importModule?: (file: string, query: string) => Promise<Record<string, unknown>> } = {},
+): Promise<TaskRegistry> {
   const file = path.resolve(modulePath);
   const mod = (await importUserModule(file, options.importQuery)) as { default?: TaskTypeDefinition[] };
   if (!Array.isArray(mod.default)) throw new Error(`tasks module ${file} must default-export an array of task type definitions`);

@@ -59,11 +59,14 @@ export class TaskRegistry {
   private readonly loaded = new Map<string, Promise<TaskHandlerModule>>();
   private readonly failedImports = new Map<string, number>();
 
-  /** options.importQuery: appended to every handler module URL (a fresh instance per registry). */
+  /**
+   * options.importQuery: appended to every handler module URL (a fresh instance per registry);
+   * options.importModule: how a handler module is imported (a host: from its compiled graph).
+   */
   constructor(
     definitions: TaskTypeDefinition[],
     private readonly baseDir: string,
-    private readonly options: { importQuery?: string } = {},
+    private readonly options: { importQuery?: string; importModule?: (file: string, query: string) => Promise<Record<string, unknown>> } = {},
   ) {
     for (const d of definitions) {
       if (this.types.has(d.taskType)) throw new Error(`duplicate task type ${d.taskType}`);
@@ -112,7 +115,7 @@ export class TaskRegistry {
       const failed = this.failedImports.get(file) ?? 0;
       const base = this.options.importQuery ?? '';
       const query = failed > 0 ? `${base}${base ? '&' : '?'}retry=${failed}` : base;
-      const p: Promise<TaskHandlerModule> = importUserModule(file, query).then((mod) => {
+      const p: Promise<TaskHandlerModule> = (this.options.importModule ?? importUserModule)(file, query).then((mod) => {
         const handler = (mod.default ?? mod) as TaskHandlerModule;
         if (typeof handler.run !== 'function') throw new Error(`handler module ${file} does not export run()`);
         return handler;

@@ -153,7 +153,8 @@ function cliEnv(fx: BackendFixture, env: Record<string, string>): NodeJS.Process
     APSUP_LOG_LEVEL: process.env.APSUP_LOG_LEVEL ?? 'error',
     [`${T}WARM_WORKERS`]: TEST_WARM_WORKERS, // as taskConfig
   };
-  for (const [k, v] of Object.entries(env)) out[k.startsWith('POWERCONTEXT_') || k.startsWith('APSUP_') || k.startsWith('FX_') ? k : `${T}${k}`] = v;
+  for (const [k, v] of Object.entries(env))
+    out[k.startsWith('POWERCONTEXT_') || k.startsWith('APSUP_') || k.startsWith('FX_') || k === 'NODE_OPTIONS' ? k : `${T}${k}`] = v;
   return out;
 }
 
