@@ -34,6 +34,14 @@ test('without an SDK every helper is a no-op: nothing is carried to a worker', a
   assert.deepEqual(await traced(SPANS.dispatch, {}, async () => traceCarrier()), {});
 });
 
+/** Until every scope's first request is handled. */
+function allHandled(fx: BackendFixture, family: string, scopes: string[]): Promise<unknown> {
+  return waitFor(async () => {
+    for (const s of scopes) if (((await intentOf(fx, family, s))?.handledGeneration ?? 0) < 1) return false;
+    return true;
+  }, 30_000);
+}
+
 // Loading the API costs a process about 25 ms of CPU; with nothing registered its spans are no-ops.
 describe('[sqlite] without an SDK a worker process never loads the API', () => {
   let fx: BackendFixture;
@@ -57,10 +65,7 @@ describe('[sqlite] without an SDK a worker process never loads the API', () => {
     });
     const scopes = ['noapi-a', 'noapi-b'];
     for (const s of scopes) await runtime.trigger(family, s);
-    await waitFor(async () => {
-      for (const s of scopes) if (((await intentOf(fx, family, s))?.handledGeneration ?? 0) < 1) return false;
-      return true;
-    }, 30_000);
+    await allHandled(fx, family, scopes);
     await runtime.stop();
     runtime = null;
     const lines = fs.readFileSync(record, 'utf8').trim().split('\n');
@@ -119,10 +124,7 @@ describe('spans with an SDK registered', () => {
         await runtime.markDirty(family, scopes[0]);
         runtime.notifyDirty(family);
         await runtime.trigger(family, scopes[1]);
-        await waitFor(async () => {
-          for (const s of scopes) if (((await intentOf(fx, family, s))?.handledGeneration ?? 0) < 1) return false;
-          return true;
-        }, 30_000);
+        await allHandled(fx, family, scopes);
         await runtime.stop();
         runtime = null;
 
