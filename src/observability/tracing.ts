@@ -101,8 +101,9 @@ export function traced<T>(
 /** The active span's context (undefined while nothing is traced). */
 function activeSpanContext(): SpanContext | undefined {
   const otel = api();
-  const sc = otel?.trace.getSpanContext(otel.context.active());
-  return sc && otel?.trace.isSpanContextValid(sc) ? sc : undefined;
+  if (!otel) return undefined;
+  const sc = otel.trace.getSpanContext(otel.context.active());
+  return sc && otel.trace.isSpanContextValid(sc) ? sc : undefined;
 }
 
 /** The active span's context for the invoke message (undefined while nothing is traced). */

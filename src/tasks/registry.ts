@@ -54,19 +54,24 @@ export class UnknownHandlerError extends Error {
   }
 }
 
+/**
+ * importQuery: appended to every handler module URL (a fresh instance per registry);
+ * importModule: how a handler module is imported (a host: from its compiled graph).
+ */
+export interface TaskRegistryOptions {
+  importQuery?: string;
+  importModule?: (file: string, query: string) => Promise<Record<string, unknown>>;
+}
+
 export class TaskRegistry {
   private readonly types = new Map<string, TaskTypeDefinition>();
   private readonly loaded = new Map<string, Promise<TaskHandlerModule>>();
   private readonly failedImports = new Map<string, number>();
 
-  /**
-   * options.importQuery: appended to every handler module URL (a fresh instance per registry);
-   * options.importModule: how a handler module is imported (a host: from its compiled graph).
-   */
   constructor(
     definitions: TaskTypeDefinition[],
     private readonly baseDir: string,
-    private readonly options: { importQuery?: string; importModule?: (file: string, query: string) => Promise<Record<string, unknown>> } = {},
+    private readonly options: TaskRegistryOptions = {},
   ) {
     for (const d of definitions) {
       if (this.types.has(d.taskType)) throw new Error(`duplicate task type ${d.taskType}`);
