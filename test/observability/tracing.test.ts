@@ -15,12 +15,12 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { SPANS, traceCarrier, traced } from '../../src/observability/tracing.ts';
 import type { Runtime } from '../../src/runtime/runtime.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
+import { loadRecorder, nodeOptionsWith } from '../helpers/load-record.ts';
 import { createFixtureTables as createProcessorTables, FIXTURES_DIR, intentOf, startRuntime, testFamily } from '../fixtures/runtime-harness.ts';
 import { createFixtureTables as createTaskTables, makeRunner, waitForTask, isTerminal, type RunnerKit } from '../tasks/harness.ts';
 
 const TRACED_PROCESSOR = path.join(FIXTURES_DIR, 'processors', 'traced.ts');
 const CHILD_SDK = path.join(FIXTURES_DIR, 'otel-child.mjs');
-const LOAD_RECORDER = path.join(FIXTURES_DIR, 'module-load-recorder.mjs');
 
 interface ChildSpan {
   name: string;
@@ -47,7 +47,6 @@ describe('[sqlite] without an SDK a worker process never loads the API', () => {
   let fx: BackendFixture;
   let runtime: Runtime | null = null;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-noapi-'));
-  const record = path.join(dir, 'loads.txt');
   before(async () => {
     fx = await createBackend('sqlite');
     await createProcessorTables(fx);
@@ -60,23 +59,14 @@ describe('[sqlite] without an SDK a worker process never loads the API', () => {
 
   test('invocations dispatched and acknowledged; no worker imported or required @opentelemetry/api', async () => {
     const family = 'tr-noapi';
-    runtime = await startRuntime(fx, [testFamily(family, { schedule: { kind: 'interval', seconds: 1 } })], {
-      workerEnv: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${LOAD_RECORDER}`.trim(), APSUP_TEST_LOAD_RECORD: record },
-    });
+    const recorder = loadRecorder(dir);
+    runtime = await startRuntime(fx, [testFamily(family, { schedule: { kind: 'interval', seconds: 1 } })], { workerEnv: recorder.env });
     const scopes = ['noapi-a', 'noapi-b'];
     for (const s of scopes) await runtime.trigger(family, s);
     await allHandled(fx, family, scopes);
     await runtime.stop();
     runtime = null;
-    const lines = fs.readFileSync(record, 'utf8').trim().split('\n');
-    assert.ok(
-      lines.some((l) => l.startsWith('start ')),
-      `the recorder ran in the worker processes: ${lines.join('; ')}`,
-    );
-    assert.deepEqual(
-      lines.filter((l) => l.startsWith('load ')),
-      [],
-    );
+    recorder.assertNoneLoaded();
   });
 });
 
@@ -119,7 +109,7 @@ describe('spans with an SDK registered', () => {
 
       test('scan -> admission page, dispatch -> invocation (worker) -> processor span, ack commit linked to the dispatch; no scope id', async () => {
         runtime = await startRuntime(fx, [testFamily(family, { processorModule: TRACED_PROCESSOR, schedule: { kind: 'interval', seconds: 1 } })], {
-          workerEnv: { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${CHILD_SDK}`.trim(), APSUP_TEST_SPAN_FILE: spanFile },
+          workerEnv: { NODE_OPTIONS: nodeOptionsWith(CHILD_SDK), APSUP_TEST_SPAN_FILE: spanFile },
         });
         await runtime.markDirty(family, scopes[0]);
         runtime.notifyDirty(family);

@@ -6,8 +6,6 @@
 // intent commits or rolls back with the task row.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { BaseStore } from '../../src/store/base-store.ts';
 import { REFERENCE_TASKS_MODULE } from '../../src/tasks/load.ts';
@@ -15,6 +13,7 @@ import { loadHostTaskRegistry } from '../../src/child/host-import.ts';
 import { TaskService } from '../../src/tasks/service.ts';
 import { TaskStore, type SubmitResult } from '../../src/tasks/task-store.ts';
 import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
+import { loadRecorder } from '../helpers/load-record.ts';
 import { REFERENCE_TASKS_MODULE as REFERENCE, REPO_ROOT, isTerminal, makeRunner, runCli, startCli, tempDir, waitForTask, processTestHooks } from './harness.ts';
 import { ResumeSupersededError } from '../../src/tasks/reference/intents.ts';
 import { fixtureChild } from '../helpers/fixture-child.ts';
@@ -128,24 +127,11 @@ for (const backend of BACKENDS) {
       assert.equal((await dataset(fx, 'ds-cancel'))?.state, 'pending');
       // The failure hook's handler module is imported compiled, as the tasks module is: the
       // command never registers tsx (about a third of a CPU second).
-      const record = path.join(tempDir('apsup-loads'), 'loads.txt');
-      const recorder = path.join(REPO_ROOT, 'test', 'fixtures', 'module-load-recorder.mjs');
-      const cancel = await runCli(fx, ['tasks', 'cancel', String(taskId)], {
-        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${recorder}`.trim(),
-        APSUP_TEST_LOAD_RECORD: record,
-        APSUP_TEST_LOAD_WATCH: 'tsx',
-      });
+      const recorder = loadRecorder(tempDir('apsup-loads'), 'tsx');
+      const cancel = await runCli(fx, ['tasks', 'cancel', String(taskId)], recorder.env);
       assert.equal(cancel.code, 0, cancel.stderr);
       assert.equal((JSON.parse(cancel.stdout) as { outcome: string }).outcome, 'cancelled');
-      const loads = fs.readFileSync(record, 'utf8').trim().split('\n');
-      assert.ok(
-        loads.some((l) => l.startsWith('start ')),
-        loads.join('; '),
-      );
-      assert.deepEqual(
-        loads.filter((l) => l.startsWith('load ')),
-        [],
-      );
+      recorder.assertNoneLoaded();
       assert.equal((await tasks.read(taskId))?.state, 'cancelled');
       assert.deepEqual(await dataset(fx, 'ds-cancel'), { state: 'failed', generated: 0, taskId }, 'converged by the failure hook');
       // A later submission takes the dataset over.
