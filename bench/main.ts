@@ -17,6 +17,7 @@ import { runAll, ALL_DEFAULTS } from './suites/all.ts';
 import { runAdoptSuite } from './suites/adopt.ts';
 import { runTasksSuite } from './suites/tasks.ts';
 import { parseSynchronousList } from './lib/durability.ts';
+import { BENCH_FAMILY_NAMES } from './fixtures/families.ts';
 
 const TASKS_DEFAULT = 100;
 const TASKS_TRIGGERS = 20;
@@ -59,6 +60,7 @@ options (a suite refuses an option it cannot honour):
   --invocations N         dispatch, peer: the same as --scopes N; all: dispatch invocations (default ${ALL_DEFAULTS.invocations});
                           tasks: no-op tasks per repetition (default ${TASKS_DEFAULT})
   --no-peer               dispatch, tasks (and all) without the peer queues
+  --families F[,F...]     dispatch: shapes to run, as families sharing the worker budget (default 1,4)
   --sqlite-synchronous L  dispatch, tasks: SQLite PRAGMA synchronous settings to run, e.g. NORMAL,FULL
                           (POWERCONTEXT_SERVER_RUNTIME_SQLITE_SYNCHRONOUS of the runtime; default NORMAL)
   --page P                scan, floor: page size (default 500, the runtime's SCAN_PAGE_SIZE)
@@ -82,6 +84,7 @@ const FLOOR_ROWS = 100_000;
 
 type Flag =
   | 'backend'
+  | 'families'
   | 'scopes'
   | 'repeat'
   | 'page'
@@ -102,7 +105,7 @@ const HONOURS: Record<string, Flag[]> = {
   scan: ['backend', 'scopes', 'repeat', 'page'],
   fence: ['backend', 'workers', 'repeat', 'duration'],
   floor: ['backend', 'scopes', 'workers', 'repeat', 'duration', 'page'],
-  dispatch: ['backend', 'scopes', 'invocations', 'workers', 'repeat', 'no-peer', 'sqlite-synchronous'],
+  dispatch: ['backend', 'scopes', 'invocations', 'workers', 'repeat', 'no-peer', 'sqlite-synchronous', 'families'],
   tasks: ['backend', 'invocations', 'workers', 'repeat', 'no-peer', 'triggers', 'gap', 'sqlite-synchronous'],
   peer: ['scopes', 'invocations', 'workers', 'repeat'],
   latency: ['backend', 'workers', 'repeat', 'triggers', 'gap', 'poll'],
@@ -150,6 +153,7 @@ async function main(): Promise<number> {
       invocations: { type: 'string' },
       renew: { type: 'string' },
       'sqlite-synchronous': { type: 'string' },
+      families: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -219,7 +223,7 @@ async function main(): Promise<number> {
         invocations: invocations ?? oneScopes('invocations') ?? DISPATCH_DEFAULT,
         workers: workers ?? 4,
         repeat,
-        familyCounts: [1, 4],
+        familyCounts: parseFamilies(values.families),
         peer: !values['no-peer'],
         synchronous,
       });
@@ -307,6 +311,15 @@ async function main(): Promise<number> {
 }
 
 class UsageError extends Error {}
+
+/** --families: the dispatch shapes, as family counts (default 1 and 4). */
+function parseFamilies(raw: string | undefined): number[] {
+  if (raw === undefined) return [1, 4];
+  const counts = raw.split(',').map(Number);
+  if (!counts.every((n) => Number.isInteger(n) && n >= 1 && n <= BENCH_FAMILY_NAMES.length))
+    throw new UsageError(`--families must be integers 1..${BENCH_FAMILY_NAMES.length}, e.g. 1,4 (got ${JSON.stringify(raw)})`);
+  return counts;
+}
 
 main().then(
   (code) => {
