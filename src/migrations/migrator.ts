@@ -11,13 +11,9 @@ import {
   demoSchemaPlan,
   demoTables,
   ledgerBootstrap as ledgerStatements,
-  directives,
   listMigrations,
-  listProcedureFiles,
   planDown,
   planUp,
-  procedureText,
-  PROCEDURE_LEDGER_TABLE,
   renderPlan,
   requirementChecks,
   sha256,
@@ -29,24 +25,13 @@ import {
 import type { MigrationDriver } from './drivers.ts';
 import { AdoptionRequiredError, detectUnadoptedBaseline } from './adoption-detect.ts';
 import type { PlannedStatement } from './catalog.ts';
-import { OPERATIONS, type OperationSpec } from '../store/operations.ts';
+import { procedureStatus, type ProcedureStatusEntry } from './procedure-status.ts';
 import { triggerStatus, type TriggerStatusEntry } from './trigger-status.ts';
-
-function isAdoptionProcedure(name: string): boolean {
-  const spec = (OPERATIONS as Record<string, OperationSpec>)[name];
-  return spec?.installedBy === 'adoption';
-}
 
 export interface MigrationStatusEntry {
   name: string;
   state: 'applied' | 'pending' | 'modified' | 'missing_file';
   appliedAt?: string;
-}
-
-export interface ProcedureStatusEntry {
-  name: string;
-  state: 'ok' | 'pending' | 'on_demand' | 'unreadable' | 'file_changed' | 'definition_changed' | 'missing' | 'no_migration';
-  detail: string;
 }
 
 export interface AdoptionStatusEntry {
@@ -76,6 +61,7 @@ export interface MigrationStatus {
 }
 
 export { MigrationDriftError };
+export type { ProcedureStatusEntry };
 
 export class Migrator {
   readonly backend: MigrationBackend;
@@ -238,7 +224,7 @@ export class Migrator {
     for (const row of applied) {
       if (!this.files.some((f) => f.name === row.name)) migrations.push({ name: row.name, state: 'missing_file', appliedAt: row.appliedAt });
     }
-    const procedures = this.backend === 'oceanbase' ? await this.procedureStatus(new Set(appliedByName.keys())) : [];
+    const procedures = this.backend === 'oceanbase' ? await procedureStatus(this.driver, this.files, new Set(appliedByName.keys()), this.proceduresRoot) : [];
     const triggers = this.backend === 'oceanbase' ? triggerStatus(this.files, new Set(appliedByName.keys()), await this.driver.installedTriggers()) : [];
     const drift =
       migrations.some((m) => m.state === 'modified' || m.state === 'missing_file') ||
@@ -265,71 +251,6 @@ export class Migrator {
       pending: migrations.filter((m) => m.state === 'pending').length,
       demoTables: demo,
     };
-  }
-
-  private async procedureStatus(appliedNames: Set<string>): Promise<ProcedureStatusEntry[]> {
-    const recorded = new Map(((await this.driver.tableExists(PROCEDURE_LEDGER_TABLE)) ? await this.driver.recordedProcedures() : []).map((p) => [p.name, p]));
-    const installed = await this.driver.installedProcedures();
-    const installers = new Map<string, string[]>();
-    for (const file of this.files) {
-      for (const name of directives(file.up, 'procedure')) installers.set(name, [...(installers.get(name) ?? []), file.name]);
-    }
-    const names = new Set([...listProcedureFiles(this.proceduresRoot), ...recorded.keys()]);
-    const result: ProcedureStatusEntry[] = [];
-    for (const name of [...names].sort()) {
-      const record = recorded.get(name);
-      const migrationsForIt = installers.get(name) ?? [];
-      if (!record) {
-        if (migrationsForIt.length === 0 && isAdoptionProcedure(name)) {
-          result.push({ name, state: 'on_demand', detail: 'installed by `apsup migrate adopt` right before it runs, dropped afterwards' });
-        } else if (migrationsForIt.length === 0) {
-          result.push({ name, state: 'no_migration', detail: 'procedure file exists but no migration installs it' });
-        } else {
-          result.push({
-            name,
-            state: 'pending',
-            detail: `installed by pending ${migrationsForIt.filter((m) => !appliedNames.has(m)).join(', ') || migrationsForIt.join(', ')}`,
-          });
-        }
-        continue;
-      }
-      let fileChecksum: string | null = null;
-      try {
-        fileChecksum = sha256(procedureText(name, this.proceduresRoot));
-      } catch {
-        fileChecksum = null;
-      }
-      const body = installed.get(name);
-      if (body === undefined) {
-        result.push({ name, state: 'missing', detail: `recorded as installed by ${record.migrationName} but absent from the database` });
-      } else if (body === null) {
-        result.push({
-          name,
-          state: 'unreadable',
-          detail: 'this account may not read routine bodies (grant SELECT ON mysql.proc / SHOW_ROUTINE, or check as the owner)',
-        });
-      } else if (record.definitionChecksum !== null && body !== record.definitionChecksum) {
-        result.push({
-          name,
-          state: 'definition_changed',
-          detail: 'the installed body differs from the one installed by the migration (changed outside migrations)',
-        });
-      } else if (fileChecksum !== record.fileChecksum) {
-        const pendingReinstall = migrationsForIt.some((m) => !appliedNames.has(m));
-        result.push({
-          name,
-          state: pendingReinstall ? 'pending' : 'file_changed',
-          detail: pendingReinstall
-            ? 'file changed; a pending migration reinstalls it'
-            : fileChecksum === null
-              ? 'procedure file was removed'
-              : 'file differs from the installed version; ship it through a new migration',
-        });
-      } else {
-        result.push({ name, state: 'ok', detail: `installed by ${record.migrationName}` });
-      }
-    }
-    return result;
   }
 }
 

@@ -4,18 +4,23 @@
  */
 import { InvalidArgumentError } from './errors.ts';
 import { assertBindingName, assertGeneration, assertHolderId, assertPageLimit, assertScopeId, assertSupervisorKey } from './identifiers.ts';
-import { csvColumn, intentBatchParams, toIntentBatch, type IntentBatchOperation } from './intake-batch.ts';
+import { intentBatchParams, toIntentBatch, type IntentBatchOperation } from './intake-batch.ts';
+import { ackBatchParams, readIntentsParams, toAckBatch, toIntentList } from './key-lists.ts';
 import { OPERATIONS, type OperationName } from './operations.ts';
+import { ackParams, assertMode, assertTtl, keyParams, schedulePolicyParams, termParams, type Params } from './params.ts';
 import {
-  dbTime,
   single,
   toAckResult,
   toAdmittedPage,
   toBindingState,
-  toDbTime,
+  toFamilyBacklog,
   toIntent,
   toKeyPage,
   toLeaseRead,
+  toMaintenanceChange,
+  toModeSwitch,
+  toRuntimeModeClaim,
+  toRuntimeModeState,
   toScanFinish,
   toScanStart,
   toTermResult,
@@ -44,49 +49,10 @@ import type {
   TxHandle,
 } from './types.ts';
 
+export type { Params };
+
 /** Default and largest cap of the status counts (pc_aps_read_family_backlog). */
 export const BACKLOG_COUNT_CAP = 1_000_000;
-
-function assertMode(operation: string, mode: unknown): asserts mode is RuntimeMode {
-  if (mode !== 'global' && mode !== 'dedicated') {
-    throw new InvalidArgumentError(operation, `mode must be global or dedicated, got ${JSON.stringify(mode)}`);
-  }
-}
-
-function modeOf(value: unknown): RuntimeMode | null {
-  return value === 'global' || value === 'dedicated' ? value : null;
-}
-
-function mustTime(value: unknown, column: string): Date {
-  const date = dbTime(value);
-  if (!date) throw new Error(`column ${column} is unexpectedly NULL`);
-  return date;
-}
-
-export type Params = Record<string, string | number | null>;
-
-function assertTtl(operation: string, ttlMs: number): void {
-  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1000 || ttlMs > 3_600_000) {
-    throw new InvalidArgumentError(operation, `ttl must be an integer number of milliseconds in 1000..3600000, got ${String(ttlMs)}`);
-  }
-}
-
-function termParams(operation: string, term: Term): Params {
-  assertSupervisorKey(operation, term.supervisorKey);
-  assertHolderId(operation, term.holderId);
-  assertGeneration(operation, 'supervisor generation', term.supervisorGeneration, 1);
-  return {
-    supervisor_key: term.supervisorKey,
-    holder_id: term.holderId,
-    supervisor_generation: term.supervisorGeneration,
-  };
-}
-
-function keyParams(operation: string, bindingName: string, scopeId: string): Params {
-  assertBindingName(operation, bindingName);
-  assertScopeId(operation, scopeId);
-  return { binding_name: bindingName, scope_id: scopeId };
-}
 
 export abstract class BaseStore implements Store {
   abstract readonly backend: Backend;
@@ -195,31 +161,8 @@ export abstract class BaseStore implements Store {
 
   async readIntents(bindingName: string, scopeIds: string[]): Promise<Array<IntentSnapshot | null>> {
     const op = 'pc_aps_read_intents';
-    assertBindingName(op, bindingName);
-    if (scopeIds.length < 1 || scopeIds.length > 1000) throw new InvalidArgumentError(op, `1..1000 scope ids, got ${scopeIds.length}`);
-    for (const scopeId of scopeIds) keyParams(op, bindingName, scopeId);
-    const row = single(await this.rows(op, { binding_name: bindingName, scope_ids: scopeIds.join(',') }), op);
-    const list = (column: string) => csvColumn(op, row, column, scopeIds.length);
-    const seq = list('pending_sequences');
-    const dirty = list('dirty_generations');
-    const clean = list('clean_generations');
-    const requested = list('requested_generations');
-    const handled = list('handled_generations');
-    const scan = list('last_auto_scan_generations');
-    return scopeIds.map((scopeId, i) =>
-      seq[i] === ''
-        ? null
-        : {
-            bindingName,
-            scopeId,
-            pendingSequence: Number(seq[i]),
-            dirtyGeneration: Number(dirty[i]),
-            cleanGeneration: Number(clean[i]),
-            requestedGeneration: Number(requested[i]),
-            handledGeneration: Number(handled[i]),
-            lastAutoScanGeneration: Number(scan[i]),
-          },
-    );
+    const params = readIntentsParams(op, bindingName, scopeIds);
+    return toIntentList(op, single(await this.rows(op, params), op), bindingName, scopeIds);
   }
 
   async listOwedRequests(bindingName: string, afterSequence: number, limit: number): Promise<KeyPage> {
@@ -241,28 +184,7 @@ export abstract class BaseStore implements Store {
     const op = 'pc_aps_begin_scan';
     const params = termParams(op, term);
     assertBindingName(op, bindingName);
-    let intervalSeconds: number | null = null;
-    let cronFireAt: string | null = null;
-    if (policy.kind === 'interval') {
-      if (!Number.isSafeInteger(policy.intervalSeconds) || policy.intervalSeconds <= 0) {
-        throw new InvalidArgumentError(op, `interval seconds must be a positive integer, got ${String(policy.intervalSeconds)}`);
-      }
-      intervalSeconds = policy.intervalSeconds;
-    } else if (policy.kind === 'cron') {
-      if (!(policy.fireAt instanceof Date) || Number.isNaN(policy.fireAt.getTime())) {
-        throw new InvalidArgumentError(op, 'cron fire time must be a valid Date');
-      }
-      cronFireAt = toDbTime(policy.fireAt);
-    } else if (policy.kind !== 'off') {
-      throw new InvalidArgumentError(op, `unknown schedule policy ${JSON.stringify((policy as { kind: unknown }).kind)}`);
-    }
-    const rows = await this.rows(op, {
-      ...params,
-      binding_name: bindingName,
-      policy: policy.kind,
-      interval_seconds: intervalSeconds,
-      cron_fire_at: cronFireAt,
-    });
+    const rows = await this.rows(op, { ...params, binding_name: bindingName, ...schedulePolicyParams(op, policy) });
     return toScanStart(single(rows, op));
   }
 
@@ -318,61 +240,19 @@ export abstract class BaseStore implements Store {
 
   async acknowledgeBatch(term: Term, bindingName: string, acks: AckRequest[]): Promise<AckResult[]> {
     const op = 'pc_aps_acknowledge_batch';
-    assertBindingName(op, bindingName);
-    if (acks.length < 1 || acks.length > 1000) throw new InvalidArgumentError(op, `a batch holds 1..1000 acknowledgements, got ${acks.length}`);
-    const scopes: string[] = [];
-    const claimed: number[] = [];
-    const cleans: string[] = [];
-    for (const ack of acks) {
-      if (ack.bindingName !== bindingName) throw new InvalidArgumentError(op, 'every acknowledgement of a batch belongs to its binding');
-      const p = ackParams(op, term, ack);
-      scopes.push(String(p.scope_id));
-      claimed.push(Number(p.claimed_request_generation));
-      cleans.push(p.clean_through_dirty_generation === null ? '' : String(p.clean_through_dirty_generation));
-    }
-    const row = single(
-      await this.rows(op, {
-        ...termParams(op, term),
-        binding_name: bindingName,
-        scope_ids: scopes.join(','),
-        claimed_generations: claimed.join(','),
-        clean_throughs: cleans.join(','),
-      }),
-      op,
-    );
-    const list = (column: string) => csvColumn(op, row, column, acks.length);
-    const outcomes = list('outcomes');
-    const requested = list('requested_generations');
-    const handled = list('handled_generations');
-    const dirty = list('dirty_generations');
-    const clean = list('clean_generations');
-    return acks.map((ack, i) => ({
-      bindingName,
-      scopeId: ack.scopeId,
-      outcome: outcomes[i] as AckResult['outcome'],
-      requestedGeneration: Number(requested[i]),
-      handledGeneration: Number(handled[i]),
-      dirtyGeneration: Number(dirty[i]),
-      cleanGeneration: Number(clean[i]),
-    }));
+    const params = ackBatchParams(op, term, bindingName, acks);
+    return toAckBatch(op, single(await this.rows(op, params), op), bindingName, acks);
   }
 
   async readRuntimeMode(): Promise<RuntimeModeState> {
     const op = 'pc_aps_read_runtime_mode';
-    const row = single(await this.rows(op, {}), op);
-    return { mode: modeOf(row.mode), maintenance: Number(row.maintenance) === 1, dbNow: mustTime(row.db_now, 'db_now') };
+    return toRuntimeModeState(single(await this.rows(op, {}), op));
   }
 
   async claimRuntimeMode(mode: RuntimeMode): Promise<RuntimeModeClaim> {
     const op = 'pc_aps_claim_runtime_mode';
     assertMode(op, mode);
-    const row = single(await this.rows(op, { mode }), op);
-    return {
-      mode: modeOf(row.mode) ?? mode,
-      maintenance: Number(row.maintenance) === 1,
-      outcome: String(row.outcome) as RuntimeModeClaim['outcome'],
-      dbNow: mustTime(row.db_now, 'db_now'),
-    };
+    return toRuntimeModeClaim(single(await this.rows(op, { mode }), op), mode);
   }
 
   /** RFC 9: invalidates every key of the other mode that the database holds. */
@@ -381,23 +261,12 @@ export abstract class BaseStore implements Store {
     assertMode(op, toMode);
     const sets = await this.call(op, { to_mode: toMode });
     if (sets.length !== 2) throw new Error(`${op}: expected 2 result sets, got ${sets.length}`);
-    const head = single(sets[0], op);
-    return {
-      mode: modeOf(head.mode) ?? toMode,
-      invalidated: sets[1].map((r) => toTermResult(r)),
-      dbNow: mustTime(head.db_now, 'db_now'),
-    };
+    return toModeSwitch(single(sets[0], op), sets[1], toMode);
   }
 
   async setMaintenance(on: boolean): Promise<MaintenanceChange> {
     const op = 'pc_aps_set_maintenance';
-    const row = single(await this.rows(op, { maintenance: on ? 1 : 0 }), op);
-    return {
-      mode: modeOf(row.mode),
-      maintenance: Number(row.maintenance) === 1,
-      changed: Number(row.changed) > 0,
-      dbNow: mustTime(row.db_now, 'db_now'),
-    };
+    return toMaintenanceChange(single(await this.rows(op, { maintenance: on ? 1 : 0 }), op));
   }
 
   async readFamilyBacklog(bindingName: string, countCap = BACKLOG_COUNT_CAP): Promise<FamilyBacklog> {
@@ -406,25 +275,6 @@ export abstract class BaseStore implements Store {
     if (!Number.isSafeInteger(countCap) || countCap < 1 || countCap > BACKLOG_COUNT_CAP) {
       throw new InvalidArgumentError(op, `count cap must be an integer in 1..${BACKLOG_COUNT_CAP}, got ${String(countCap)}`);
     }
-    const row = single(await this.rows(op, { binding_name: bindingName, count_cap: countCap }), op);
-    return {
-      bindingName,
-      owedCount: Number(row.owed_count),
-      backlogCount: Number(row.backlog_count),
-      countCap,
-      dbNow: mustTime(row.db_now, 'db_now'),
-    };
+    return toFamilyBacklog(single(await this.rows(op, { binding_name: bindingName, count_cap: countCap }), op), bindingName, countCap);
   }
-}
-
-function ackParams(op: OperationName, term: Term, ack: AckRequest): Params {
-  assertGeneration(op, 'claimed request generation', ack.claimedRequestGeneration, 1);
-  const clean = ack.cleanThroughDirtyGeneration ?? null;
-  if (clean !== null) assertGeneration(op, 'clean-through dirty generation', clean, 0);
-  return {
-    ...termParams(op, term),
-    ...keyParams(op, ack.bindingName, ack.scopeId),
-    claimed_request_generation: ack.claimedRequestGeneration,
-    clean_through_dirty_generation: clean,
-  };
 }

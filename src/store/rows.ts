@@ -2,7 +2,23 @@
  * Row mapping shared by both adapters: both backends return the same column names, times as
  * 'YYYY-MM-DD HH:MM:SS.SSS' text in UTC, and integers.
  */
-import type { AckResult, BindingState, IntentSnapshot, KeyGenerations, KeyPage, LeaseRead, ScanFinish, ScanStart, TermResult } from './types.ts';
+import type {
+  AckResult,
+  BindingState,
+  FamilyBacklog,
+  IntentSnapshot,
+  KeyGenerations,
+  KeyPage,
+  LeaseRead,
+  MaintenanceChange,
+  ModeSwitchResult,
+  RuntimeMode,
+  RuntimeModeClaim,
+  RuntimeModeState,
+  ScanFinish,
+  ScanStart,
+  TermResult,
+} from './types.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -148,4 +164,45 @@ export function toAckResult(row: Row): AckResult {
 export function single(rows: Row[], operation: string): Row {
   if (rows.length !== 1) throw new Error(`${operation}: expected exactly one result row, got ${rows.length}`);
   return rows[0];
+}
+
+function modeOf(value: unknown): RuntimeMode | null {
+  return value === 'global' || value === 'dedicated' ? value : null;
+}
+
+function mustTime(value: unknown, column: string): Date {
+  const date = dbTime(value);
+  if (!date) throw new Error(`column ${column} is unexpectedly NULL`);
+  return date;
+}
+
+export function toRuntimeModeState(row: Row): RuntimeModeState {
+  return { mode: modeOf(row.mode), maintenance: Number(row.maintenance) === 1, dbNow: mustTime(row.db_now, 'db_now') };
+}
+
+export function toRuntimeModeClaim(row: Row, requested: RuntimeMode): RuntimeModeClaim {
+  return {
+    mode: modeOf(row.mode) ?? requested,
+    maintenance: Number(row.maintenance) === 1,
+    outcome: String(row.outcome) as RuntimeModeClaim['outcome'],
+    dbNow: mustTime(row.db_now, 'db_now'),
+  };
+}
+
+/** pc_aps_switch_mode's two result sets: the new mode, then one row per invalidated term. */
+export function toModeSwitch(head: Row, invalidated: Row[], toMode: RuntimeMode): ModeSwitchResult {
+  return { mode: modeOf(head.mode) ?? toMode, invalidated: invalidated.map((r) => toTermResult(r)), dbNow: mustTime(head.db_now, 'db_now') };
+}
+
+export function toMaintenanceChange(row: Row): MaintenanceChange {
+  return {
+    mode: modeOf(row.mode),
+    maintenance: Number(row.maintenance) === 1,
+    changed: Number(row.changed) > 0,
+    dbNow: mustTime(row.db_now, 'db_now'),
+  };
+}
+
+export function toFamilyBacklog(row: Row, bindingName: string, countCap: number): FamilyBacklog {
+  return { bindingName, owedCount: Number(row.owed_count), backlogCount: Number(row.backlog_count), countCap, dbNow: mustTime(row.db_now, 'db_now') };
 }

@@ -1,7 +1,7 @@
 /** Row mapping and argument validation shared by the durable task operations (task-store.ts). */
 import { InvalidArgumentError } from '../store/errors.ts';
 import { dbTime, type Row } from '../store/rows.ts';
-import type { ClaimedTask, TaskState, TaskSummary } from './task-types.ts';
+import type { ClaimedTask, TaskDetail, TaskState, TaskSummary } from './task-types.ts';
 
 export const TYPE = /^[a-z][a-z0-9_.:-]{0,127}$/;
 export const WORKER = /^[A-Za-z0-9_.:@-]{1,128}$/;
@@ -31,6 +31,13 @@ export function requireToken(op: string, token: string): void {
 }
 export function requireRange(op: string, what: string, v: number, min: number, max: number): void {
   if (!Number.isSafeInteger(v) || v < min || v > max) throw new InvalidArgumentError(op, `${what} must be an integer in ${min}..${max}, got ${String(v)}`);
+}
+export function requireWorker(op: string, workerId: string): void {
+  if (!WORKER.test(workerId)) throw new InvalidArgumentError(op, `worker id must match ${WORKER}`);
+}
+/** A claim's lease: 1 s to 1 h. */
+export function requireLease(op: string, leaseMs: number): void {
+  requireRange(op, 'lease', leaseMs, 1000, 3_600_000);
 }
 
 export function toSummary(r: Row): TaskSummary {
@@ -70,6 +77,26 @@ export function toClaimed(r: Record<string, unknown>): ClaimedTask {
     attemptOwner: String(r.attempt_owner),
     leaseExpiresAt: dbTime(r.lease_expires_at)!,
     resumedFromTaskId: nOrNull(r.resumed_from_task_id),
+    dbNow: dbTime(r.db_now)!,
+  };
+}
+
+/** pc_task_read's row: the summary with the payload, the attempt and the outcome. */
+export function toDetail(r: Row): TaskDetail {
+  return {
+    ...toSummary(r),
+    payload: json(r.payload),
+    timeoutMs: n(r.timeout_ms),
+    attemptToken: sOrNull(r.attempt_token),
+    attemptOwner: sOrNull(r.attempt_owner),
+    heartbeatAt: dbTime(r.heartbeat_at),
+    leaseExpiresAt: dbTime(r.lease_expires_at),
+    result: json(r.result),
+    errorCode: sOrNull(r.error_code),
+    errorMessage: sOrNull(r.error_message),
+    resumedFromTaskId: nOrNull(r.resumed_from_task_id),
+    startedAt: dbTime(r.started_at),
+    updatedAt: dbTime(r.updated_at)!,
     dbNow: dbTime(r.db_now)!,
   };
 }

@@ -4,14 +4,27 @@
  * (dedupe, claim cap, attempt fencing, lease expiry by the database clock) is taken in SQL.
  */
 import { InvalidArgumentError } from '../store/errors.ts';
-import type { BaseStore, Params } from '../store/base-store.ts';
+import type { BaseStore } from '../store/base-store.ts';
+import type { Params } from '../store/params.ts';
 import { dbTime, toDbTime, type Row } from '../store/rows.ts';
-import { TYPE, WORKER, json, n, nOrNull, requireId, requireRange, requireToken, sOrNull, toClaimed, toSummary, typeList } from './task-rows.ts';
+import {
+  n,
+  nOrNull,
+  requireId,
+  requireLease,
+  requireRange,
+  requireToken,
+  requireWorker,
+  sOrNull,
+  toClaimed,
+  toDetail,
+  toSummary,
+  typeList,
+} from './task-rows.ts';
+import { succeedBatchParams, toSuccessBatch } from './success-batch.ts';
 import type { OperationName } from '../store/operations.ts';
 import { submitBatchParams, submitColumns, toSubmitResults } from './submit-params.ts';
 import type { TxHandle } from '../store/types.ts';
-import { fixed, indexedList } from '../store/intake-batch.ts';
-
 import type {
   ClaimRequest,
   ClaimedTask,
@@ -25,7 +38,7 @@ import type {
   TaskState,
   TaskSummary,
 } from './task-types.ts';
-import { MAX_CLAIM_BATCH, MAX_SUCCESS_BATCH, TERMINAL_STATES } from './task-types.ts';
+import { MAX_CLAIM_BATCH, TERMINAL_STATES } from './task-types.ts';
 
 export * from './task-types.ts';
 
@@ -76,8 +89,8 @@ export class TaskStore {
    */
   async claim(workerId: string, leaseMs: number, taskTypes: readonly string[]): Promise<ClaimedTask | null> {
     const op = 'pc_task_claim';
-    if (!WORKER.test(workerId)) throw new InvalidArgumentError(op, `worker id must match ${WORKER}`);
-    requireRange(op, 'lease', leaseMs, 1000, 3_600_000);
+    requireWorker(op, workerId);
+    requireLease(op, leaseMs);
     const rows = await this.rows(op, { worker_id: workerId, lease_ms: leaseMs, task_types: typeList(op, taskTypes) });
     return rows[0] ? toClaimed(rows[0]) : null;
   }
@@ -88,8 +101,8 @@ export class TaskStore {
    */
   async claimBatch(workerId: string, leaseMs: number, taskTypes: readonly string[], maxCount: number): Promise<ClaimedTask[]> {
     const op = 'pc_task_claim_batch';
-    if (!WORKER.test(workerId)) throw new InvalidArgumentError(op, `worker id must match ${WORKER}`);
-    requireRange(op, 'lease', leaseMs, 1000, 3_600_000);
+    requireWorker(op, workerId);
+    requireLease(op, leaseMs);
     requireRange(op, 'max count', maxCount, 1, MAX_CLAIM_BATCH);
     const rows = await this.rows(op, { worker_id: workerId, lease_ms: leaseMs, task_types: typeList(op, taskTypes), max_count: maxCount });
     return rows.map(toClaimed).sort((a, b) => a.taskId - b.taskId);
@@ -99,7 +112,7 @@ export class TaskStore {
     const op = 'pc_task_heartbeat';
     requireId(op, taskId);
     requireToken(op, attemptToken);
-    requireRange(op, 'lease', leaseMs, 1000, 3_600_000);
+    requireLease(op, leaseMs);
     const r = (await this.rows(op, { task_id: taskId, attempt_token: attemptToken, lease_ms: leaseMs }))[0];
     return { leaseExpiresAt: dbTime(r.lease_expires_at)!, cancelRequested: n(r.cancel_requested) === 1, dbNow: dbTime(r.db_now)! };
   }
@@ -150,41 +163,7 @@ export class TaskStore {
    */
   async succeedBatch(items: readonly SuccessItem[], claim?: ClaimRequest): Promise<{ outcomes: SuccessOutcome[]; claimed: ClaimedTask[] }> {
     const op = 'pc_task_succeed_batch';
-    if (items.length < 1 || items.length > MAX_SUCCESS_BATCH)
-      throw new InvalidArgumentError(op, `a batch holds 1..${MAX_SUCCESS_BATCH} items, got ${items.length}`);
-    const seen = new Set<number>();
-    for (const item of items) {
-      requireId(op, item.taskId);
-      requireToken(op, item.attemptToken);
-      if (seen.has(item.taskId)) throw new InvalidArgumentError(op, `task ${item.taskId} appears twice`);
-      seen.add(item.taskId);
-      if (item.resultJson !== null && (typeof item.resultJson !== 'string' || item.resultJson === '')) {
-        throw new InvalidArgumentError(op, 'a result is JSON text or null');
-      }
-    }
-    const c = claim ?? NO_CLAIM;
-    if (!WORKER.test(c.workerId)) throw new InvalidArgumentError(op, `worker id must match ${WORKER}`);
-    requireRange(op, 'lease', c.leaseMs, 1000, 3_600_000);
-    requireRange(op, 'max count', c.maxCount, 0, MAX_CLAIM_BATCH);
-    const tokens = indexedList(items.map((i) => i.attemptToken));
-    const results = indexedList(items.map((i) => i.resultJson ?? ''));
-    const sets = await this.store.callOperation(op, {
-      task_ids: items.map((i) => fixed(i.taskId, 18)).join(''),
-      attempt_tokens: tokens.text,
-      attempt_token_ends: tokens.ends,
-      results: results.text,
-      result_ends: results.ends,
-      worker_id: c.workerId,
-      lease_ms: c.leaseMs,
-      task_types: typeList(op, c.taskTypes),
-      max_count: c.maxCount,
-    });
-    // The claimed rows (when any were asked for), then the outcomes row.
-    const row = sets.at(-1)?.[0];
-    const outcomes = String(row?.outcomes ?? '').split(',');
-    if (outcomes.length !== items.length || outcomes.some((o) => !SUCCESS_OUTCOMES.has(o))) throw new Error(`${op}: unexpected result ${JSON.stringify(row)}`);
-    const claimed = sets.length > 1 ? sets[0]!.map(toClaimed).sort((a, b) => a.taskId - b.taskId) : [];
-    return { outcomes: outcomes as SuccessOutcome[], claimed };
+    return toSuccessBatch(op, await this.store.callOperation(op, succeedBatchParams(op, items, claim)), items.length);
   }
 
   async fail(taskId: number, attemptToken: string, errorCode: string, errorMessage: string, tx?: TxHandle): Promise<void> {
@@ -313,23 +292,7 @@ export class TaskStore {
     const op = 'pc_task_read';
     requireId(op, taskId);
     const r = (await this.rows(op, { task_id: taskId }, tx))[0];
-    if (!r) return null;
-    return {
-      ...toSummary(r),
-      payload: json(r.payload),
-      timeoutMs: n(r.timeout_ms),
-      attemptToken: sOrNull(r.attempt_token),
-      attemptOwner: sOrNull(r.attempt_owner),
-      heartbeatAt: dbTime(r.heartbeat_at),
-      leaseExpiresAt: dbTime(r.lease_expires_at),
-      result: json(r.result),
-      errorCode: sOrNull(r.error_code),
-      errorMessage: sOrNull(r.error_message),
-      resumedFromTaskId: nOrNull(r.resumed_from_task_id),
-      startedAt: dbTime(r.started_at),
-      updatedAt: dbTime(r.updated_at)!,
-      dbNow: dbTime(r.db_now)!,
-    };
+    return r ? toDetail(r) : null;
   }
 
   async delete(taskId: number): Promise<void> {
@@ -347,14 +310,14 @@ export class TaskStore {
 
   async publishReadiness(workerId: string, ttlMs: number): Promise<void> {
     const op = 'pc_task_publish_readiness';
-    if (!WORKER.test(workerId)) throw new InvalidArgumentError(op, `worker id must match ${WORKER}`);
+    requireWorker(op, workerId);
     requireRange(op, 'ttl', ttlMs, 1000, 600_000);
     await this.rows(op, { worker_id: workerId, ttl_ms: ttlMs });
   }
 
   async withdrawReadiness(workerId: string): Promise<boolean> {
     const op = 'pc_task_withdraw_readiness';
-    if (!WORKER.test(workerId)) throw new InvalidArgumentError(op, `worker id must match ${WORKER}`);
+    requireWorker(op, workerId);
     const r = (await this.rows(op, { worker_id: workerId }))[0];
     return n(r?.withdrawn) > 0;
   }
@@ -387,6 +350,3 @@ export class TaskStore {
     return { liveWorkers: n(r.live_workers), latestPublishedAt: dbTime(r.latest_published_at), dbNow: dbTime(r.db_now)! };
   }
 }
-
-const SUCCESS_OUTCOMES = new Set<string>(['succeeded', 'task_not_found', 'attempt_lost', 'cancel_requested']);
-const NO_CLAIM: ClaimRequest = { workerId: 'none', leaseMs: 1000, taskTypes: ['none'], maxCount: 0 };
