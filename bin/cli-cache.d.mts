@@ -16,3 +16,5 @@ export declare function bundleOptions(root?: string): {
   keepNames: true;
   external: string[];
 };
+/** esbuild's package.json path, hoisted or as tsx's own dependency, resolved with `require` (default: from bin/). */
+export declare function resolveEsbuildPackage(require?: NodeJS.Require): string;

@@ -79,9 +79,11 @@ const BUNDLE_SHAPE = {
   keepNames: true, // isInstanceOf (src/child/ts-loader.ts) compares class names
 };
 
-/** esbuild's package.json, hoisted or as tsx's own dependency (not loaded: a cache hit needs only its version). */
-export function resolveEsbuildPackage() {
-  const require = createRequire(import.meta.url);
+/**
+ * esbuild's package.json, hoisted or as tsx's own dependency (not loaded: a cache hit needs only
+ * its version). The one rule for the CLI's compile and the host's (src/child/esbuild.ts).
+ */
+export function resolveEsbuildPackage(require = createRequire(import.meta.url)) {
   try {
     return require.resolve('esbuild/package.json');
   } catch {

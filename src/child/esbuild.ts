@@ -4,27 +4,22 @@
  * not keep an idle esbuild process beside it for its whole life (the next compile starts one).
  */
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
+import { resolveEsbuildPackage } from '../../bin/cli-cache.mjs';
 import { requirePackage } from '../paths.ts';
 
 export type Esbuild = typeof import('esbuild');
 
-function resolveEsbuild(file: string): string {
-  try {
-    return requirePackage.resolve(`esbuild/${file}`);
-  } catch {
-    return createRequire(requirePackage.resolve('tsx/package.json')).resolve(`esbuild/${file}`);
-  }
-}
+/** esbuild's package.json, by the CLI compile's own rule, resolved from the package. */
+const esbuildPackageJson = (): string => resolveEsbuildPackage(requirePackage);
 
 export function loadEsbuild(): Esbuild {
-  return requirePackage(path.dirname(resolveEsbuild('package.json'))) as Esbuild;
+  return requirePackage(path.dirname(esbuildPackageJson())) as Esbuild;
 }
 
 /** esbuild's version without loading it (a cache key). */
 export function esbuildVersion(): string {
-  return (JSON.parse(fs.readFileSync(resolveEsbuild('package.json'), 'utf8')) as { version: string }).version;
+  return (JSON.parse(fs.readFileSync(esbuildPackageJson(), 'utf8')) as { version: string }).version;
 }
 
 let inFlight = 0;

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { cliBundle, PACKAGE_ROOT, PRECOMPILE_VARIABLE } from '../../bin/cli-cache.mjs';
+import { createRequire } from 'node:module';
+import { cliBundle, PACKAGE_ROOT, PRECOMPILE_VARIABLE, resolveEsbuildPackage } from '../../bin/cli-cache.mjs';
 
 const dirs: string[] = [];
 after(() => {
@@ -134,4 +135,22 @@ test('a TypeScript families module through the compiled CLI: the loader is regis
   assert.equal(r.status, 2, r.stderr);
   assert.match(r.stderr, /unknown family "nope" \(registered: fx-idle, fx-manual\)/);
   assert.equal(r.tsx, true);
+});
+
+test("esbuild is found hoisted or, failing that, as tsx's own dependency (the CLI's and the host's one rule)", () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-esbuild-rule-'));
+  dirs.push(root);
+  const pkg = (dir: string, name: string) => {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, version: '0.0.0', main: 'index.js' }));
+    fs.writeFileSync(path.join(dir, 'index.js'), '');
+  };
+  pkg(path.join(root, 'node_modules', 'tsx'), 'tsx');
+  const nested = path.join(root, 'node_modules', 'tsx', 'node_modules', 'esbuild');
+  pkg(nested, 'esbuild');
+  const from = createRequire(path.join(root, 'index.js'));
+  assert.equal(resolveEsbuildPackage(from), path.join(nested, 'package.json'), "tsx's own esbuild when none is hoisted");
+  const hoisted = path.join(root, 'node_modules', 'esbuild');
+  pkg(hoisted, 'esbuild');
+  assert.equal(resolveEsbuildPackage(from), path.join(hoisted, 'package.json'), 'the hoisted one first');
 });
