@@ -12,7 +12,7 @@
 import mysql from 'mysql2/promise';
 import { parseDatabaseUrl } from '../../src/config/database-url.ts';
 import { openSqliteDatabase } from '../../src/store/sqlite/sqlite-store.ts';
-import { MYSQL_SESSION_SETUP, mysqlConnectionConfig } from '../../src/store/mysql/mysql-store.ts';
+import { MYSQL_SESSION_SETUP, mysqlConnectionConfig } from '../../src/store/mysql/mysql-session.ts';
 
 type Go =
   | { type: 'go'; shape: 'single' | 'fenced'; durationMs: number; row: number; slot: number }

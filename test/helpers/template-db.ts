@@ -28,7 +28,7 @@ const INPUTS = [
   'migrations',
   'procedures',
   'src/migrations',
-  'src/store/mysql/mysql-store.ts',
+  'src/store/mysql/mysql-session.ts',
   'src/devtools/ephemeral-database.ts',
   'test/helpers/template-db.ts',
 ];

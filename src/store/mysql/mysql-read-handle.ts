@@ -9,7 +9,7 @@ import type { Pool, PoolConnection } from 'mysql2/promise';
 import { ReadOnlyError } from '../errors.ts';
 import { assertReadStatement } from '../read-statement.ts';
 import type { ReadHandle, ReadHandleOptions, ReadOptions, ReadRow } from '../types.ts';
-import { createMysqlPool, mysql2, sessionProblem, type MysqlConnectionOptions } from './mysql-store.ts';
+import { createMysqlPool, mysql2, sessionProblem, type MysqlConnectionOptions } from './mysql-session.ts';
 
 const OP = 'read handle';
 const ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION = 1792;

@@ -17,7 +17,8 @@ import { parseDatabaseUrl, type DatabaseTarget } from '../../../src/config/datab
 import { migrateTarget } from '../../../src/devtools/ephemeral-database.ts';
 import { MigrationDriftError } from '../../../src/migrations/migrator.ts';
 import { InvalidArgumentError, TermLostError } from '../../../src/store/errors.ts';
-import { MYSQL_SQL_MODE, MysqlStore, sessionIsolation } from '../../../src/store/mysql/mysql-store.ts';
+import { MYSQL_SQL_MODE, sessionIsolation } from '../../../src/store/mysql/mysql-session.ts';
+import { MysqlStore } from '../../../src/store/mysql/mysql-store.ts';
 import { createBackend, MYSQL_TEST_URL, term, type BackendFixture } from '../../helpers/backends.ts';
 import type { Backend } from '../../../src/store/types.ts';
 
