@@ -4,6 +4,11 @@
  * procedure bodies, which are executed whole).
  */
 export function splitSqlStatements(text: string): string[] {
+  return splitSqlChunks(text).map(stripSqlComments);
+}
+
+/** The statements of a text with their comment lines kept (a comment-only chunk is dropped). */
+export function splitSqlChunks(text: string): string[] {
   const statements: string[] = [];
   let current = '';
   let i = 0;
@@ -67,6 +72,5 @@ export function stripSqlComments(sql: string): string {
 }
 
 function pushStatement(list: string[], raw: string): void {
-  const body = stripSqlComments(raw);
-  if (body.length > 0) list.push(body);
+  if (stripSqlComments(raw).length > 0) list.push(raw.trim());
 }

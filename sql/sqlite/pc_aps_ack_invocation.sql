@@ -15,6 +15,31 @@
 --   requested_generation, handled_generation, dirty_generation, clean_generation)
 -- Errors (message):
 --   term_lost, intent_not_found, ack_beyond_request, clean_beyond_dirty, invalid_argument.
+-- Fast path, the common case: one UPDATE whose WHERE holds every condition of the full path below
+-- (valid arguments, the live term, the key, a claim beyond handled and within requested, a clean
+-- confirmation within dirty). When it writes, its row is the result and the script ends there
+-- (`-- @done-if-rows`, src/store/sqlite/script.ts); when it writes nothing, the full path runs and
+-- names the refusal or reports 'already_handled'. Both run under the caller's write lock, so the
+-- term check and the write are one step. (Run whole in the sqlite3 shell, the full path then
+-- reports 'already_handled' for the key the fast path just acknowledged; the rows are the same.)
+-- @done-if-rows
+UPDATE pc_artifact_processing_intents
+   SET handled_generation = :claimed_request_generation,
+       clean_generation = CASE WHEN :clean_through_dirty_generation IS NULL THEN clean_generation
+                               ELSE MAX(clean_generation, :clean_through_dirty_generation) END,
+       updated_at = strftime('%Y-%m-%d %H:%M:%f', 'now')
+ WHERE binding_name = :binding_name AND scope_id = :scope_id
+   AND handled_generation < :claimed_request_generation -- so the claim is >= 1 (handled >= 0)
+   AND :claimed_request_generation <= requested_generation
+   AND (:clean_through_dirty_generation IS NULL
+        OR (:clean_through_dirty_generation >= 0 AND :clean_through_dirty_generation <= dirty_generation))
+   AND EXISTS (
+     SELECT 1 FROM pc_artifact_processing_live_terms
+      WHERE supervisor_key = :supervisor_key AND holder_id = :holder_id
+        AND supervisor_generation = :supervisor_generation)
+RETURNING binding_name, scope_id, 'acknowledged' AS outcome,
+          requested_generation, handled_generation, dirty_generation, clean_generation;
+-- Full path.
 INSERT INTO pc_aps_signals (code)
 SELECT 'invalid_argument'
  WHERE :claimed_request_generation IS NULL OR :claimed_request_generation < 1

@@ -22,6 +22,15 @@ describe('SQLite script includes', () => {
     assert.throws(() => expandIncludes('s', reader({ s: '-- @include s' })), /@include cycle s -> s/);
   });
 
+  it('an included fast path (-- @done-if-rows) must be the last statements of its includer; COMMIT may follow', () => {
+    const fast = 'INSERT INTO s VALUES (1);\n-- @done-if-rows\nUPDATE t SET x = 1 RETURNING x;\nSELECT 2;';
+    assert.equal(expandIncludes('a', reader({ a: 'BEGIN IMMEDIATE;\n-- @include f\nCOMMIT;', f: fast })), `BEGIN IMMEDIATE;\n${fast}\nCOMMIT;`);
+    assert.throws(() => expandIncludes('a', reader({ a: '-- @include f\nSELECT 3;', f: fast })), /statements follow the include of f/);
+    assert.throws(() => expandIncludes('a', reader({ a: '-- @include f\n-- @include g', f: fast, g: 'SELECT 4;' })), /statements follow the include of f/);
+    // Text that only names the marker is no marker.
+    assert.doesNotThrow(() => expandIncludes('a', reader({ a: '-- @include f\nSELECT 3;', f: '-- see `-- @done-if-rows`\nSELECT 1;' })));
+  });
+
   it('refuses an include line it cannot expand', () => {
     for (const line of ['-- @include', '-- @include Bad-Name', 'SELECT 1; -- @include b', '--@include b c']) {
       assert.throws(() => expandIncludes('a', reader({ a: `X;\n${line}\n`, b: 'B;' })), /unexpanded include line/, line);

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { SQLITE_SCRIPTS_DIR } from '../../paths.ts';
-import { splitSqlStatements } from '../../sql-split.ts';
+import { splitSqlChunks, stripSqlComments } from '../../sql-split.ts';
 import { isStoreErrorCode, storeErrorFromCode } from '../errors.ts';
 import { expandIncludes } from './script-include.ts';
 import type { Row } from '../rows.ts';
@@ -18,7 +18,15 @@ export interface SqliteScript {
   name: string;
   ownsTransaction: boolean;
   statements: string[];
+  /**
+   * Indexes of the statements marked `-- @done-if-rows`: when one returns a row, its rows are the
+   * script's result and the statements after it do not run (a fast path whose guard holds every
+   * condition of the full path; the full path runs only when it wrote nothing).
+   */
+  doneIfRows: ReadonlySet<number>;
 }
+
+const DONE_IF_ROWS = /^\s*--\s*@done-if-rows\s*$/m;
 
 const scripts = new Map<string, SqliteScript>();
 
@@ -30,17 +38,30 @@ export function sqliteScriptText(name: string): string {
 export function loadSqliteScript(name: string): SqliteScript {
   let script = scripts.get(name);
   if (script) return script;
-  const all = splitSqlStatements(sqliteScriptText(name));
+  script = parseSqliteScript(name, sqliteScriptText(name));
+  scripts.set(name, script);
+  return script;
+}
+
+/** A script's statements from its expanded text: the transaction lines taken out, the fast paths marked. */
+export function parseSqliteScript(name: string, text: string): SqliteScript {
+  const chunks = splitSqlChunks(text);
+  const all = chunks.map(stripSqlComments);
   const isBegin = (s: string) => /^BEGIN\s+IMMEDIATE$/i.test(s);
   const isCommit = (s: string) => /^COMMIT$/i.test(s);
   const ownsTransaction = all.some(isBegin);
   if (ownsTransaction && (!isBegin(all[0]) || !isCommit(all[all.length - 1]))) {
     throw new Error(`sql/sqlite/${name}.sql: BEGIN IMMEDIATE must be the first statement and COMMIT the last`);
   }
-  const statements = all.filter((s) => !isBegin(s) && !isCommit(s));
-  script = { name, ownsTransaction, statements };
-  scripts.set(name, script);
-  return script;
+  const kept = chunks.filter((_, i) => !isBegin(all[i]) && !isCommit(all[i]));
+  const statements = kept.map(stripSqlComments);
+  const doneIfRows = new Set<number>();
+  kept.forEach((chunk, i) => {
+    if (!DONE_IF_ROWS.test(chunk)) return;
+    if (!/\bRETURNING\b|^\s*SELECT\b/i.test(statements[i])) throw new Error(`sql/sqlite/${name}.sql: a -- @done-if-rows statement must return rows`);
+    doneIfRows.add(i);
+  });
+  return { name, ownsTransaction, statements, doneIfRows };
 }
 
 type Prepared = BetterSqlite3.Statement[];
@@ -71,9 +92,16 @@ export function mapSqliteError(operation: string, error: unknown): unknown {
 /** Runs the statements of a script on db (no transaction handling). */
 export function runStatements(db: BetterSqlite3.Database, script: SqliteScript, params: Record<string, unknown>): Row[][] {
   const sets: Row[][] = [];
-  for (const statement of prepared(db, script)) {
-    if (statement.reader) sets.push(statement.all(params) as Row[]);
-    else statement.run(params);
+  const list = prepared(db, script);
+  for (let i = 0; i < list.length; i++) {
+    const statement = list[i];
+    if (!statement.reader) {
+      statement.run(params);
+      continue;
+    }
+    const rows = statement.all(params) as Row[];
+    if (rows.length > 0 && script.doneIfRows.has(i)) return [rows];
+    if (!script.doneIfRows.has(i)) sets.push(rows);
   }
   return sets;
 }

@@ -397,6 +397,31 @@ export function register(backend: Backend): void {
         assert.equal((await store.acknowledge(t, { bindingName: b, scopeId: 'k', claimedRequestGeneration: 1 })).outcome, 'already_handled');
       });
 
+      test('the raw acknowledgement refuses a claim below 1 and a negative clean confirmation, even when all else would let it write', async () => {
+        const { store } = fx;
+        const t = await takeTerm(store);
+        const b = 'ack-raw';
+        await store.acceptRequest(b, 'k');
+        await store.markDirty(b, 'k');
+        const start = await mustRead(store, b, 'k');
+        const raw = (claimed: number, clean: number | null) =>
+          (store as unknown as { callOperation(op: string, p: Record<string, unknown>): Promise<unknown> }).callOperation('pc_aps_acknowledge', {
+            supervisor_key: t.supervisorKey,
+            holder_id: t.holderId,
+            supervisor_generation: t.supervisorGeneration,
+            binding_name: b,
+            scope_id: 'k',
+            claimed_request_generation: claimed,
+            clean_through_dirty_generation: clean,
+          });
+        await rejectsWithCode(raw(1, -1), 'invalid_argument');
+        await rejectsWithCode(raw(0, null), 'invalid_argument');
+        await rejectsWithCode(raw(-1, 1), 'invalid_argument');
+        assert.deepEqual(gens(await other.readIntent(b, 'k')), gens(start), 'nothing written');
+        await raw(1, 1);
+        assert.deepEqual(gens(await other.readIntent(b, 'k')), gens({ ...start, handledGeneration: 1, cleanGeneration: 1 }));
+      });
+
       test('ackInvocation: handled up to the claim, clean up to the snapshot, never beyond, never backwards', async () => {
         const { store } = fx;
         const t = await takeTerm(store);
