@@ -3,9 +3,7 @@
  * judged against the configured cron becomes the supervisor's checkpoint, in one conversion.
  */
 import {
-  DEFAULT_PROFILE_JOB_ID,
   PROFILE_APSCHEDULER,
-  PROFILE_APSCHEDULER_LEDGER_NAME,
   calibrate,
   callConversion,
   conversionPlan,
@@ -24,6 +22,8 @@ import { cronFireAtOrBefore, cronFireBefore } from '../schedule/cron.ts';
 // ---------------------------------------------------------------------------------------------
 // profile-apscheduler
 
+export const DEFAULT_PROFILE_JOB_ID = 'profile-refresh';
+const PROFILE_APSCHEDULER_LEDGER_NAME = 'profile_apscheduler';
 const PROFILE_OP = 'pc_aps_adopt_profile_apscheduler' satisfies OperationName;
 
 export type ProfileJobState = 'absent' | 'paused' | 'scheduled';

@@ -3,7 +3,6 @@
  * set-aside, migrations, conversion, retirement; an interrupted run resumes from its phase.
  */
 import {
-  CONVERSION_AFTER,
   adoptionFile,
   calibrate,
   callConversion,
@@ -18,6 +17,9 @@ import { StoreError } from '../store/errors.ts';
 import type { OperationName } from '../store/operations.ts';
 import { procedureInstall, procedureRemoval, renderPlan, type MigrationBackend, type PlannedStatement } from './catalog.ts';
 import { TOPIC_MEMORY_PR1490, TOPIC_MEMORY_PR1490_LEDGER_NAME, topicMemoryPr1490Phase } from './adoption-detect.ts';
+
+/** The migration after which the conversion was written (it needs the adoption ledger). */
+const CONVERSION_AFTER: Record<MigrationBackend, string> = { sqlite: '0006_adoptions', oceanbase: '0009_adoptions' };
 
 const TOPIC_OP = 'pc_aps_adopt_topic_memory_pr1490' satisfies OperationName;
 

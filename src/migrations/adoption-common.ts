@@ -18,11 +18,6 @@ import type { Migrator } from './migrator.ts';
 export const PROFILE_APSCHEDULER = 'profile-apscheduler';
 export const ADOPTION_SOURCES = [TOPIC_MEMORY_PR1490, PROFILE_APSCHEDULER] as const;
 export type AdoptionSource = (typeof ADOPTION_SOURCES)[number];
-export const DEFAULT_PROFILE_JOB_ID = 'profile-refresh';
-export const PROFILE_APSCHEDULER_LEDGER_NAME = 'profile_apscheduler';
-
-/** The migration after which each conversion was written (it needs the adoption ledger). */
-export const CONVERSION_AFTER: Record<MigrationBackend, string> = { sqlite: '0006_adoptions', oceanbase: '0009_adoptions' };
 
 export interface AdoptionProblem {
   problem: string;

@@ -23,7 +23,6 @@
  */
 export {
   ADOPTION_SOURCES,
-  DEFAULT_PROFILE_JOB_ID,
   PROFILE_APSCHEDULER,
   adoptionFile,
   formatAdoption,
@@ -34,4 +33,10 @@ export {
   type AdoptionSource,
 } from './adoption-common.ts';
 export { adoptTopicMemoryPr1490, topicMemoryPr1490Plan } from './adopt-topic-memory.ts';
-export { adoptProfileApscheduler, decideProfileCheckpoint, type ProfileDecision, type ProfileJobState } from './adopt-profile.ts';
+export {
+  DEFAULT_PROFILE_JOB_ID,
+  adoptProfileApscheduler,
+  decideProfileCheckpoint,
+  type ProfileDecision,
+  type ProfileJobState,
+} from './adopt-profile.ts';

@@ -49,8 +49,6 @@ import type {
   TxHandle,
 } from './types.ts';
 
-export type { Params };
-
 /** Default and largest cap of the status counts (pc_aps_read_family_backlog). */
 export const BACKLOG_COUNT_CAP = 1_000_000;
 

@@ -6,7 +6,7 @@
  * the SQL cuts any item in constant time (procedures/oceanbase/COMPATIBILITY.md row 111).
  */
 import { InvalidArgumentError } from '../store/errors.ts';
-import type { Params } from '../store/base-store.ts';
+import type { Params } from '../store/params.ts';
 import type { Row } from '../store/rows.ts';
 import { fixed, indexedList } from '../store/intake-batch.ts';
 import { TYPE, requireRange } from './task-rows.ts';

@@ -8,7 +8,8 @@
  * transaction of the store can stay open while its client is idle (transaction-bound.ts).
  */
 import type { Pool, PoolConnection, Connection } from 'mysql2/promise';
-import { BaseStore, type Params } from '../base-store.ts';
+import { BaseStore } from '../base-store.ts';
+import type { Params } from '../params.ts';
 import { InvalidArgumentError, isStoreErrorCode, storeErrorFromCode } from '../errors.ts';
 import { OPERATIONS, type OperationName } from '../operations.ts';
 import type { Row } from '../rows.ts';

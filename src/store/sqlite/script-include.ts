@@ -13,7 +13,8 @@ import { stripSqlComments } from '../../sql-split.ts';
 
 const INCLUDE = /^--\s*@include\s+([a-z0-9_]+)(?:\s+([a-z_][a-z0-9_]*)=(\S.*?))?\s*$/gm;
 const ANY_INCLUDE = /^.*--\s*@include\b.*$/m;
-const DONE_IF_ROWS_LINE = /^\s*--\s*@done-if-rows\s*$/m;
+/** The line marking a fast path (script.ts): alone on its line, so text that names it is no marker. */
+export const DONE_IF_ROWS = /^\s*--\s*@done-if-rows\s*$/m;
 
 export function expandIncludes(name: string, read: (name: string) => string, stack: string[] = []): string {
   if (stack.includes(name)) throw new Error(`sql/sqlite: @include cycle ${[...stack, name].join(' -> ')}`);
@@ -30,7 +31,7 @@ export function expandIncludes(name: string, read: (name: string) => string, sta
     if (/^\s*(BEGIN|COMMIT)\b/im.test(included)) throw new Error(`sql/sqlite/${name}.sql includes ${other}, which owns a transaction`);
     const rest = text.slice(offset + line.length);
     if (
-      DONE_IF_ROWS_LINE.test(included) &&
+      DONE_IF_ROWS.test(included) &&
       (ANY_INCLUDE.test(rest) ||
         stripSqlComments(rest)
           .replace(/^\s*COMMIT\s*;?\s*$/im, '')

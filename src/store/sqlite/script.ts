@@ -11,7 +11,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { SQLITE_SCRIPTS_DIR } from '../../paths.ts';
 import { splitSqlChunks, stripSqlComments } from '../../sql-split.ts';
 import { isStoreErrorCode, storeErrorFromCode } from '../errors.ts';
-import { expandIncludes } from './script-include.ts';
+import { DONE_IF_ROWS, expandIncludes } from './script-include.ts';
 import type { Row } from '../rows.ts';
 
 export interface SqliteScript {
@@ -25,8 +25,6 @@ export interface SqliteScript {
    */
   doneIfRows: ReadonlySet<number>;
 }
-
-const DONE_IF_ROWS = /^\s*--\s*@done-if-rows\s*$/m;
 
 const scripts = new Map<string, SqliteScript>();
 
@@ -100,8 +98,8 @@ export function runStatements(db: BetterSqlite3.Database, script: SqliteScript, 
       continue;
     }
     const rows = statement.all(params) as Row[];
-    if (rows.length > 0 && script.doneIfRows.has(i)) return [rows];
     if (!script.doneIfRows.has(i)) sets.push(rows);
+    else if (rows.length > 0) return [rows]; // the fast path wrote: nothing after it runs
   }
   return sets;
 }
