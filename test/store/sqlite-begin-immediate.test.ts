@@ -1,7 +1,8 @@
 // begin-immediate.ts: a process that may block (worker, task child, CLI) waits for a write lock
-// held by another connection in fine steps: it gets the lock within a millisecond or so of its
-// release (SQLite's own busy handler sleeps 25-50 ms at a time after the first 100 ms), its
-// busy_timeout is restored, and the busy_timeout stays the bound. The holder is another thread.
+// held by another connection in fine steps (SQLite's own busy handler sleeps 25-50 ms at a time
+// after the first 100 ms): the verdict is the steps it took, recorded through its sleep, not a
+// latency a loaded machine can stretch. Its busy_timeout is restored, and the busy_timeout stays
+// the bound. The holder is another thread.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -11,7 +12,7 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { beginImmediateBlocking } from '../../src/store/sqlite/begin-immediate.ts';
+import { beginImmediateBlocking, blockingSleep } from '../../src/store/sqlite/begin-immediate.ts';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-begin-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -54,26 +55,35 @@ function holder(file: string, holdMs: number): { held: Promise<unknown>; release
   return { held: nth(0), released: nth(1) as Promise<number>, exited, worker };
 }
 
-test('the wait ends within a few milliseconds of the release (median of 5), and busy_timeout is restored', async () => {
+test('the wait probes in steps of at most 1 ms until the release, and busy_timeout is restored', async () => {
   const file = path.join(dir, 'lag.sqlite');
   const db = open(file, 10_000);
   db.exec('CREATE TABLE t (v INTEGER)');
   const lags: number[] = [];
-  for (let i = 0; i < 5; i += 1) {
+  for (let i = 0; i < 3; i += 1) {
     const h = holder(file, 150);
     await h.held;
-    beginImmediateBlocking(db); // blocks this thread until the holder commits
+    const steps: number[] = [];
+    const t0 = performance.now();
+    // Blocks this thread until the holder commits; SQLite's busy handler would wait inside the
+    // first BEGIN and take no step here.
+    beginImmediateBlocking(db, (ms) => {
+      steps.push(ms);
+      blockingSleep(ms);
+    });
     const acquired = performance.timeOrigin + performance.now();
+    const waited = performance.now() - t0;
     db.prepare('INSERT INTO t (v) VALUES (2)').run();
     db.exec('COMMIT');
     lags.push(acquired - (await h.released));
     await h.exited;
+    assert.ok(steps.length >= 5, `${steps.length} steps in a ${waited.toFixed(0)} ms wait`);
+    assert.ok(Math.max(...steps) <= 1 && steps[0]! < 0.1, `steps ${steps.slice(0, 8).join(', ')} ...`);
   }
-  lags.sort((a, b) => a - b);
-  // SQLite's busy handler, 150 ms into a wait, probes next at 178 ms: a lag of about 28 ms.
-  assert.ok(lags[2]! < 12, `median lag ${lags[2]!.toFixed(1)} ms (all: ${lags.map((l) => l.toFixed(1)).join(', ')})`);
+  // Not a verdict on its own (a loaded machine stretches any sleep): printed for the reader.
+  console.log(`lag after the release: ${lags.map((l) => l.toFixed(1)).join(', ')} ms`);
   assert.equal(Number(db.pragma('busy_timeout', { simple: true })), 10_000);
-  assert.equal(Number((db.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: number }).n), 10);
+  assert.equal(Number((db.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: number }).n), 6);
   db.close();
 });
 

@@ -16,26 +16,25 @@ const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
 const FIRST_WAIT_MS = 0.05;
 const MAX_WAIT_MS = 1;
 
-interface Pragmas {
-  noWait: BetterSqlite3.Statement;
-  restore: BetterSqlite3.Statement;
-  boundMs: number;
-}
-const pragmas = new WeakMap<BetterSqlite3.Database, Pragmas>();
+/** Each connection's own busy_timeout (read once). */
+const bounds = new WeakMap<BetterSqlite3.Database, number>();
 
 /** Blocks (the process's thread) for about ms milliseconds. */
-function sleep(ms: number): void {
+export function blockingSleep(ms: number): void {
   Atomics.wait(SLEEPER, 0, 0, ms);
 }
 
-export function beginImmediateBlocking(db: BetterSqlite3.Database): void {
-  let p = pragmas.get(db);
-  if (!p) {
-    const timeout = Number(db.pragma('busy_timeout', { simple: true }));
-    p = { noWait: db.prepare('PRAGMA busy_timeout = 0'), restore: db.prepare(`PRAGMA busy_timeout = ${timeout}`), boundMs: timeout };
-    pragmas.set(db, p);
+/** `sleep` is the pause between probes (tests pass one that records the steps). */
+export function beginImmediateBlocking(db: BetterSqlite3.Database, sleep: (ms: number) => void = blockingSleep): void {
+  let boundMs = bounds.get(db);
+  if (boundMs === undefined) {
+    boundMs = Number(db.pragma('busy_timeout', { simple: true }));
+    bounds.set(db, boundMs);
   }
-  p.noWait.run();
+  // exec, not a prepared statement: PRAGMA busy_timeout takes effect when it is compiled, so a
+  // cached statement's later runs may leave the other value in place (the probes then waited in
+  // SQLite's own busy handler).
+  db.exec('PRAGMA busy_timeout = 0');
   try {
     let started = 0;
     for (let wait = FIRST_WAIT_MS; ; wait = Math.min(MAX_WAIT_MS, wait * 2)) {
@@ -45,11 +44,11 @@ export function beginImmediateBlocking(db: BetterSqlite3.Database): void {
       } catch (error) {
         if (!isSqliteBusy(error)) throw error;
         started ||= performance.now();
-        if (performance.now() - started >= p.boundMs) throw error;
+        if (performance.now() - started >= boundMs) throw error;
       }
       sleep(wait);
     }
   } finally {
-    p.restore.run();
+    db.exec(`PRAGMA busy_timeout = ${boundMs}`);
   }
 }
