@@ -15,7 +15,7 @@ import {
 } from './adoption-common.ts';
 import type { OperationName } from '../store/operations.ts';
 import { toDbTime } from '../store/rows.ts';
-import { procedureInstall, procedureRemoval, renderPlan } from './catalog.ts';
+import { procedureInstall, procedureRemoval, renderPlan } from './plan.ts';
 import type { MigrationDriver } from './drivers.ts';
 import { cronFireAtOrBefore, cronFireBefore } from '../schedule/cron.ts';
 

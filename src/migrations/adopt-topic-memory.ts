@@ -15,7 +15,8 @@ import {
 } from './adoption-common.ts';
 import { StoreError } from '../store/errors.ts';
 import type { OperationName } from '../store/operations.ts';
-import { procedureInstall, procedureRemoval, renderPlan, type MigrationBackend, type PlannedStatement } from './catalog.ts';
+import type { MigrationBackend, PlannedStatement } from './catalog.ts';
+import { procedureInstall, procedureRemoval, renderPlan } from './plan.ts';
 import { TOPIC_MEMORY_PR1490, TOPIC_MEMORY_PR1490_LEDGER_NAME, topicMemoryPr1490Phase } from './adoption-detect.ts';
 
 /** The migration after which the conversion was written (it needs the adoption ledger). */

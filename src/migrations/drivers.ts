@@ -2,7 +2,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { DatabaseTarget } from '../config/database-url.ts';
 import { openSqliteDatabase } from '../store/sqlite/sqlite-store.ts';
-import { LEDGER_TABLE, ledgerBootstrap, type PlannedStatement } from './catalog.ts';
+import { LEDGER_TABLE, type PlannedStatement } from './catalog.ts';
+import { ledgerBootstrap } from './plan.ts';
 import { namedParams, type AppliedMigration, type MigrationDriver, type RecordedProcedure } from './driver.ts';
 
 export type { MigrationDriver } from './driver.ts';

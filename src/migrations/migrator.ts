@@ -6,22 +6,8 @@
  * at install time, so a drifted database is reported by `status`.
  */
 import type { Umzug, UmzugStorage } from 'umzug';
-import {
-  MigrationDriftError,
-  demoSchemaPlan,
-  demoTables,
-  ledgerBootstrap as ledgerStatements,
-  listMigrations,
-  planDown,
-  planUp,
-  renderPlan,
-  requirementChecks,
-  sha256,
-  verifyPins,
-  type MigrationBackend,
-  type MigrationFile,
-  type PlanContext,
-} from './catalog.ts';
+import { MigrationDriftError, demoTables, listMigrations, verifyPins, type MigrationBackend, type MigrationFile, type PlanContext } from './catalog.ts';
+import { demoSchemaPlan, ledgerBootstrap as ledgerStatements, planDown, planUp, renderPlan, requirementChecks } from './plan.ts';
 import type { MigrationDriver } from './drivers.ts';
 import { AdoptionRequiredError, detectUnadoptedBaseline } from './adoption-detect.ts';
 import type { PlannedStatement } from './catalog.ts';

@@ -3,7 +3,8 @@ import mysql from 'mysql2/promise';
 import type { Connection } from 'mysql2/promise';
 import type { DatabaseTarget } from '../config/database-url.ts';
 import { MYSQL_SESSION_SETUP, mysqlConnectionConfig, sessionProblem } from '../store/mysql/mysql-session.ts';
-import { LEDGER_TABLE, MigrationDriftError, PROCEDURE_LEDGER_TABLE, ledgerBootstrap, type PlannedStatement } from './catalog.ts';
+import { LEDGER_TABLE, MigrationDriftError, PROCEDURE_LEDGER_TABLE, type PlannedStatement } from './catalog.ts';
+import { ledgerBootstrap } from './plan.ts';
 import { namedParams, type AppliedMigration, type MigrationDriver, type RecordedProcedure } from './driver.ts';
 
 export class MysqlMigrationDriver implements MigrationDriver {

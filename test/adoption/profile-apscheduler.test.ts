@@ -26,7 +26,7 @@ import {
   formatAdoption,
   type AdoptionContext,
 } from '../../src/migrations/adoption.ts';
-import { procedureInstall, procedureRemoval } from '../../src/migrations/catalog.ts';
+import { procedureInstall, procedureRemoval } from '../../src/migrations/plan.ts';
 import { openMigrationDriver, type MigrationDriver } from '../../src/migrations/drivers.ts';
 import { Migrator } from '../../src/migrations/migrator.ts';
 import type { Runtime } from '../../src/runtime/runtime.ts';

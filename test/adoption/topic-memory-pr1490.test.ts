@@ -293,7 +293,7 @@ for (const backend of BACKENDS) {
       const store = openStore(fx.target) as BaseStore;
       try {
         if (backend === 'mysql') {
-          const { procedureInstall } = await import('../../src/migrations/catalog.ts');
+          const { procedureInstall } = await import('../../src/migrations/plan.ts');
           await driver.execute(procedureInstall('pc_aps_adopt_topic_memory_pr1490', 'test'));
         }
         const intents = await rowsOf(fx, 'pc_artifact_processing_intents');
