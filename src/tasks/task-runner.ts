@@ -17,9 +17,9 @@
 import { faultPoint } from '../devtools/fault.ts';
 import type { Logger } from '../logging.ts';
 import { AttemptPool } from './attempt-pool.ts';
-import { AttemptProcess } from './attempt-process.ts';
+import type { AttemptProcess } from './attempt-process.ts';
+import { launchAttempt, type LaunchContext } from './attempt-launch.ts';
 import { AttemptSettler } from './attempt-settler.ts';
-import { ATTR, SPANS, startSpan } from '../observability/tracing.ts';
 import type { TaskConfig } from './config.ts';
 import { Converger } from './convergence.ts';
 import { PendingProbe, type WakeupSource } from './pending-probe.ts';
@@ -28,7 +28,7 @@ import { subscribeTaskRunner } from '../notify/hooks.ts';
 import { ReadinessPublisher } from './readiness-publisher.ts';
 import { RunnerStats } from './runner-stats.ts';
 import type { TaskRegistry } from './registry.ts';
-import { commitOneSuccess, failClosed, giveBackClaim } from './runner-writes.ts';
+import { commitOneSuccess, giveBackClaim } from './runner-writes.ts';
 import { SuccessCommitter } from './success-committer.ts';
 import { MAX_CLAIM_BATCH, type ClaimedTask, type SuccessItem, type SuccessOutcome, type TaskStore } from './task-store.ts';
 import { setLongTimeout, settleWithin } from './timers.ts';
@@ -72,12 +72,13 @@ export class TaskRunner {
   claimedWithSuccesses = 0;
   /** The group commit of the successes the worker processes report ('returned'). */
   readonly successes: SuccessCommitter;
+  private readonly launcher: LaunchContext;
 
   constructor(
     private readonly tasks: TaskStore,
     private readonly registry: TaskRegistry,
     private readonly config: TaskConfig,
-    private readonly databaseUrl: string,
+    databaseUrl: string,
     private readonly logger: Logger,
     options: { workerId?: string; clock?: Clock } = {},
   ) {
@@ -111,6 +112,24 @@ export class TaskRunner {
       () => this.registry.types_(),
       this.clock,
     );
+    this.launcher = {
+      workerId: this.workerId,
+      tasks,
+      registry,
+      config,
+      logger,
+      clock: this.clock,
+      pool: this.pool,
+      settler: this.settler,
+      successes: this.successes,
+      running: this.running,
+      track: (p) => this.track(p),
+      notify: () => this.notify(),
+      stopped: () => this.stopped,
+      completed: () => {
+        this.completed += 1;
+      },
+    };
     this.readiness = new ReadinessPublisher(tasks, this.workerId, config, this.stats, logger, (p) => this.track(p), this.clock);
   }
 
@@ -200,7 +219,7 @@ export class TaskRunner {
       for (const task of claimed) {
         faultPoint('task_claimed'); // chaos suite only: between a task's claim and its first heartbeat
         this.stats.claimed(task.taskType);
-        this.launch(task);
+        launchAttempt(this.launcher, task);
       }
       if (claimed.length < room) return; // nothing more claimable now (none pending, or the cap)
     }
@@ -218,64 +237,6 @@ export class TaskRunner {
         this.logger.warn({ err: (error as Error).message }, 'task sweep probe failed');
       }
     }
-  }
-
-  private launch(task: ClaimedTask): void {
-    // Fail closed before spawning anything when the handler version is unknown.
-    try {
-      this.registry.modulePath(task.taskType, task.handlerVersion);
-    } catch (error) {
-      void this.track(failClosed(this.tasks, this.logger, task, error).finally(() => this.notify()));
-      return;
-    }
-    const span = startSpan(SPANS.taskAttempt, { [ATTR.taskType]: task.taskType });
-    const worker = this.pool.take();
-    const attempt = new AttemptProcess(task, worker, this.tasks, this.config, this.logger, this.clock);
-    this.running.set(task.taskId, attempt);
-    this.settler.launched(task.taskId);
-    const timer = setLongTimeout(
-      () => {
-        void this.settler.stop(attempt, 'timeout');
-      },
-      this.settler.timeoutOf(task),
-      this.clock,
-    );
-    attempt.onReturned = (m) => {
-      timer.clear(); // the handler returned in time
-      this.commitReturned(attempt, m.resultJson ?? null, m.reusable === true);
-    };
-    this.logger.info({ taskId: task.taskId, taskType: task.taskType, attempt: task.attemptCount, workerId: this.workerId }, 'task attempt started');
-    void attempt.ended.then(() =>
-      this.track(
-        (async () => {
-          timer.clear();
-          const written = await this.settler.settle(attempt, this.stopped).finally(() => span.end(attempt.status));
-          if (written) this.completed += 1;
-          this.pool.release(worker, attempt.finishedClean && written);
-          this.running.delete(task.taskId);
-          this.settler.forget(task.taskId);
-          this.notify(); // relay: a finished task hands its capacity to the next pending one
-        })(),
-      ),
-    );
-  }
-
-  /**
-   * The handler returned without ctx.onComplete writes: its success joins the group commit. After
-   * a timeout or a lost lease nothing is committed (the stop's verdict stands); after a shutdown
-   * it is (the handler finished its work). Written: the process goes back to the pool. Refused
-   * (a cancel recorded first, a lost lease) or not recorded: the process is retired and, once it
-   * exited, the attempt is ended with that verdict like any other (settle).
-   */
-  private commitReturned(attempt: AttemptProcess, resultJson: string | null, reusable: boolean): void {
-    if (attempt.stopReason === 'timeout' || attempt.stopReason === 'lost') return;
-    const { task } = attempt;
-    attempt.success = this.successes.commit({ taskId: task.taskId, attemptToken: task.attemptToken, resultJson });
-    void attempt.success.then((verdict) => {
-      attempt.successVerdict = verdict;
-      if (verdict === 'succeeded' && reusable && attempt.finishClean()) return;
-      void attempt.retire();
-    });
   }
 
   /**
@@ -312,7 +273,7 @@ export class TaskRunner {
         for (const task of launch) {
           faultPoint('task_claimed');
           this.stats.claimed(task.taskType);
-          this.launch(task);
+          launchAttempt(this.launcher, task);
         }
       });
     }
