@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import { ConfigError } from '../config/database-url.ts';
 import type { RuntimeConfig } from '../config/runtime-config.ts';
 import type { Logger } from '../logging.ts';
+import { systemClock, type Clock, type ClockTimer } from '../runtime/clock.ts';
 import type { BaseStore } from '../store/base-store.ts';
 import type { Store } from '../store/types.ts';
 import { canonical, fingerprintsOf, firstDifference, type FingerprintPart } from './fingerprint.ts';
@@ -27,15 +28,17 @@ export class CandidateRegistration {
    * Called at most once; the candidate's rows are gone by then and it refreshes no more.
    */
   onConflict: ((error: FingerprintMismatchError) => void) | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  private timer: ClockTimer | null = null;
   /** The refresh (and registration again) in flight: one at a time, awaited by withdraw(). */
   private refreshing: Promise<void> | null = null;
   private stopped = false;
 
+  /** `clock` paces the refreshes only; the rows' expiry is the database clock's (RFC 8). */
   constructor(
     private readonly store: Store,
     private readonly config: RuntimeConfig,
     private readonly logger: Logger,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   private call(op: 'pc_aps_register_candidate' | 'pc_aps_refresh_candidate' | 'pc_aps_withdraw_candidate', params: Record<string, unknown>) {
@@ -48,14 +51,13 @@ export class CandidateRegistration {
     this.logger.info({ candidateId: this.candidateId, keys: fingerprintsOf(this.config).map((f) => f.supervisorKey) }, 'candidate fingerprint registered');
     // SQLite: one host (the host lock), rows never expire; no periodic statement while idle.
     if (this.config.database.backend !== 'sqlite') {
-      this.timer = setInterval(() => {
+      this.timer = this.clock.setInterval(() => {
         // One at a time: a slow statement or the ticks right after a pause must not overlap.
         if (this.refreshing || this.stopped) return;
         this.refreshing = this.refresh().finally(() => {
           this.refreshing = null;
         });
       }, this.config.renewEveryMs);
-      this.timer.unref();
     }
   }
 
@@ -115,7 +117,7 @@ export class CandidateRegistration {
 
   private stop(): void {
     this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
+    this.timer?.cancel();
     this.timer = null;
   }
 

@@ -9,6 +9,8 @@ import fs from 'node:fs';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { parseRuntimeConfig } from '../../src/config/runtime-config.ts';
 import { createLogger } from '../../src/logging.ts';
+import { sleep } from '../../src/runtime/clock.ts';
+import { ManualClock } from '../../src/runtime/manual-clock.ts';
 import { CandidateRegistration, FingerprintMismatchError } from '../../src/registry/candidates.ts';
 import type { FamilyRegistration } from '../../src/registry/registration.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
@@ -117,26 +119,52 @@ for (const backend of BACKENDS) {
       // Rows that expired (as after a pause past the TTL) are registered again at the next
       // refresh, one statement at a time even when each one outlasts the renewal period, and a
       // withdrawal waits for the one in flight (else its INSERT could land after the DELETE).
+      // The refreshes run on a manual clock; the database clock alone expires the rows.
       test('expired rows: registered again, or refused by a differing live candidate; refreshes never overlap', async () => {
-        // Registrations and refreshes take 250 ms (> the 0.05 s renewal period); withdrawals none.
+        const clock = new ManualClock();
+        // Registrations and refreshes take 250 ms of the manual clock (> the 0.05 s renewal
+        // period); withdrawals none.
         let inFlight = 0;
         let most = 0;
         let registering = 0;
+        let calls = 0;
         const slow = {
           callOperation: async (op: string, params: unknown) => {
             const call = () => (fx.store as unknown as { callOperation: (o: string, p: unknown) => Promise<unknown[][]> }).callOperation(op, params);
+            calls += 1;
             if (op === 'pc_aps_withdraw_candidate') return call();
             inFlight += 1;
             most = Math.max(most, inFlight);
             if (op === 'pc_aps_register_candidate') registering += 1;
             try {
-              await new Promise((r) => setTimeout(r, 250));
+              await sleep(clock, 250);
               return await call();
             } finally {
               inFlight -= 1;
               if (op === 'pc_aps_register_candidate') registering -= 1;
             }
           },
+        };
+        /** Advances the manual clock in renewal periods (real I/O runs between steps) until `done`. */
+        const drive = async (done: () => boolean | Promise<boolean>, what: string) => {
+          for (let step = 0; step < 2000; step += 1) {
+            if (await done()) return;
+            await clock.advance(50);
+            await new Promise((r) => setTimeout(r, 2));
+          }
+          assert.fail(`not reached: ${what}`);
+        };
+        const settled = (p: Promise<unknown>) => {
+          let over = false;
+          void p.then(
+            () => {
+              over = true;
+            },
+            () => {
+              over = true;
+            },
+          );
+          return () => over;
         };
         const warnings: string[] = [];
         const capture = {
@@ -154,42 +182,53 @@ for (const backend of BACKENDS) {
             },
             families,
           );
-        const a = new CandidateRegistration(slow as never, env(tuning), capture as never);
+        const a = new CandidateRegistration(slow as never, env(tuning), capture as never, clock);
         const conflicts: FingerprintMismatchError[] = [];
         a.onConflict = (e) => conflicts.push(e);
-        await a.register();
+        const registered = a.register();
+        await drive(settled(registered), 'the first registration');
+        await registered;
         const expire = () => fx.query('UPDATE pc_aps_candidate_fingerprints SET expires_at = UTC_TIMESTAMP(3) WHERE candidate_id = ?', [a.candidateId]);
         const live = async () =>
           (await fx.query('SELECT candidate_id FROM pc_aps_candidate_fingerprints WHERE candidate_id = ? AND expires_at > UTC_TIMESTAMP(3)', [a.candidateId]))
             .length;
 
         await expire();
-        await waitFor(async () => warnings.includes('candidate fingerprint registered again'), 10_000, 20);
+        await drive(() => warnings.includes('candidate fingerprint registered again'), 'registered again');
         assert.equal(await live(), 1);
         assert.equal(most, 1, 'one refresh or registration at a time');
         assert.deepEqual(warnings, ['candidate fingerprint registered again']);
 
-        // A withdrawal during a registration again leaves no row behind.
+        // A withdrawal during a registration again leaves no row behind, and nothing runs after it.
         await expire();
-        await waitFor(async () => registering > 0, 10_000, 5);
-        await a.withdraw();
-        await new Promise((r) => setTimeout(r, 600));
+        await drive(() => registering > 0, 'a registration again in flight');
+        const withdrawn = a.withdraw();
+        await drive(settled(withdrawn), 'the withdrawal');
+        await withdrawn;
+        const afterWithdraw = calls;
+        for (let i = 0; i < 20; i += 1) await clock.advance(50);
+        assert.equal(inFlight, 0);
+        assert.equal(calls, afterWithdraw, 'no statement after the withdrawal');
         assert.deepEqual(await rowsOf(a), []);
 
         // Expired while another configuration registered: refused once, rows gone, no more refreshes.
-        const c = new CandidateRegistration(slow as never, env(tuning), capture as never);
+        const c = new CandidateRegistration(slow as never, env(tuning), capture as never, clock);
         c.onConflict = (e) => conflicts.push(e);
-        await c.register();
+        const cRegistered = c.register();
+        await drive(settled(cRegistered), "c's registration");
+        await cRegistered;
         await fx.query('UPDATE pc_aps_candidate_fingerprints SET expires_at = UTC_TIMESTAMP(3) WHERE candidate_id = ?', [c.candidateId]);
         const other = candidate({ FO_ALPHA_MAX_WORKERS: '8' });
         await other.register();
-        await waitFor(async () => conflicts.length > 0, 10_000, 20);
+        await drive(() => conflicts.length > 0 && inFlight === 0, 'the conflict');
         assert.match(
           conflicts[0]!.message,
           new RegExp(`^stopping: .*live candidate ${other.candidateId} .*first difference: family fo-alpha maxWorkers is 4 here, 8 there`),
         );
         assert.deepEqual(await rowsOf(c), []);
-        await new Promise((r) => setTimeout(r, 600));
+        const afterConflict = calls;
+        for (let i = 0; i < 20; i += 1) await clock.advance(50);
+        assert.equal(calls, afterConflict, 'no refresh after the conflict');
         assert.equal(conflicts.length, 1);
         assert.equal(most, 1);
         await c.withdraw();
