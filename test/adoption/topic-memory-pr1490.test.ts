@@ -379,7 +379,16 @@ for (const backend of BACKENDS) {
           20_000,
           100,
         );
-        await new Promise((resolve) => setTimeout(resolve, 1500));
+        // The runtime read the schedule: its next check is the old completion + the interval,
+        // about three minutes from now, so nothing automatic can start before it (the verdict is
+        // the due time the runtime holds, not a quiet window).
+        const due = (await waitFor(
+          async () => runtime.status().families.find((f) => f.bindingName === TOPIC_BINDING)?.nextDueAt ?? null,
+          20_000,
+          20,
+        )) as string;
+        const ahead = Date.parse(due) - Date.now();
+        assert.ok(ahead > 150_000 && ahead <= 180_000, `next check due in ${ahead} ms, expected the remaining wait of about 180 s`);
       } finally {
         await runtime.stop();
       }
