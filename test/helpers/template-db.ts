@@ -139,6 +139,7 @@ async function buildMysqlTemplate(adminUrl: string): Promise<MysqlTemplate> {
   const { conn, base } = await adminConnection(adminUrl);
   try {
     await sweepStaleClones(conn, templateHash());
+    await sweepStaleTemplates(conn, templateHash());
     const [[locked]] = (await conn.query('SELECT GET_LOCK(?, 300) AS ok', [schema])) as unknown as [[{ ok: number }]];
     if (Number(locked.ok) !== 1) throw new Error(`could not take the template lock ${schema}`);
     try {
@@ -281,6 +282,45 @@ async function sessionsOn(conn: mysql.Connection, database: string): Promise<num
 async function poolNames(conn: mysql.Connection): Promise<string[]> {
   const [rows] = (await conn.query(`SHOW DATABASES LIKE '${POOL_PREFIX}\\_%'`)) as unknown as [Record<string, string>[]];
   return rows.map((row) => String(Object.values(row)[0]));
+}
+
+/** A template of other sources (an older checkout's) is dropped once it is this old. */
+export const STALE_TEMPLATE_MS = 60 * 60 * 1000;
+const TEMPLATE = /^apsup_tpl_([0-9a-f]{16})$/;
+
+/**
+ * Drops the templates of other sources built more than STALE_TEMPLATE_MS ago (an older checkout's
+ * that nobody is building now: its lock is free). A younger one may serve another checkout that
+ * runs its tests beside this one, so two checkouts do not rebuild each other's template.
+ */
+export async function sweepStaleTemplates(conn: mysql.Connection, hash: string, options: { staleMs?: number; only?: string } = {}): Promise<string[]> {
+  const staleMs = options.staleMs ?? STALE_TEMPLATE_MS;
+  const [rows] = (await conn.query(
+    `SELECT s.SCHEMA_NAME AS name, TIMESTAMPDIFF(SECOND, MAX(t.CREATE_TIME), NOW()) AS age_s
+       FROM information_schema.SCHEMATA s LEFT JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = s.SCHEMA_NAME
+      WHERE s.SCHEMA_NAME LIKE 'apsup\\_tpl\\_%' GROUP BY s.SCHEMA_NAME`,
+  )) as unknown as [{ name: string; age_s: number | null }[]];
+  const dropped: string[] = [];
+  for (const { name, age_s } of rows) {
+    const other = TEMPLATE.exec(name);
+    if (
+      !other ||
+      other[1] === hash ||
+      (options.only !== undefined && name !== options.only) ||
+      (age_s !== null && Number(age_s) * 1000 < staleMs) ||
+      !(await lock(conn, name))
+    )
+      continue;
+    try {
+      await conn.query(`DROP DATABASE IF EXISTS ${q(name)}`);
+      dropped.push(name);
+    } catch {
+      // another session dropped it first
+    } finally {
+      await conn.query('SELECT RELEASE_LOCK(?)', [name]);
+    }
+  }
+  return dropped;
 }
 
 /** Drops the clones of other templates that nobody uses, and per-process clones whose process is gone. */

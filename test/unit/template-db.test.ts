@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import mysql from 'mysql2/promise';
 import { MYSQL_TEST_URL, waitFor } from '../helpers/backends.ts';
-import { claimClone, createMigratedDatabase, mysqlTemplate, resetClone, templateHash } from '../helpers/template-db.ts';
+import { claimClone, createMigratedDatabase, mysqlTemplate, resetClone, sweepStaleTemplates, templateHash } from '../helpers/template-db.ts';
 
 const opts = { mysqlAdminUrl: MYSQL_TEST_URL, prefix: 'apsup_t' };
 const admin = await mysql.createConnection({ uri: MYSQL_TEST_URL, multipleStatements: true });
@@ -90,5 +90,32 @@ test('a clone handed on keeps nothing of its last test; a changed or still conne
   } finally {
     await used.drop();
     await admin.query(`DROP DATABASE IF EXISTS \`${db}\``);
+  }
+});
+
+test("another checkout's template is dropped once stale and unlocked; a young one, a locked one and ours are kept", async () => {
+  const ours = templateHash();
+  const other = 'apsup_tpl_0123456789abcdef';
+  await admin.query(`DROP DATABASE IF EXISTS ${other}`);
+  await admin.query(`CREATE DATABASE ${other}`);
+  await admin.query(`CREATE TABLE ${other}.t (id INT PRIMARY KEY)`);
+  try {
+    // Young (built now): kept under the default age bound.
+    // `only`: another checkout's real template on this server is never this test's to drop.
+    assert.deepEqual(await sweepStaleTemplates(admin, ours, { only: other }), []);
+    // Stale but being built by a session holding its lock: kept.
+    const holder = await mysql.createConnection({ uri: MYSQL_TEST_URL });
+    try {
+      await holder.query('SELECT GET_LOCK(?, 0)', [other]);
+      assert.deepEqual(await sweepStaleTemplates(admin, ours, { staleMs: 0, only: other }), []);
+    } finally {
+      await holder.end();
+    }
+    // Stale and free: dropped. Ours is never a candidate, whatever its age.
+    assert.deepEqual(await sweepStaleTemplates(admin, ours, { staleMs: 0, only: other }), [other]);
+    assert.deepEqual(await tables(other), []);
+    assert.deepEqual(await sweepStaleTemplates(admin, ours, { staleMs: 0, only: `apsup_tpl_${ours}` }), []);
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${other}`);
   }
 });
