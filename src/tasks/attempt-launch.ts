@@ -5,33 +5,26 @@
  * (attempt-settler.ts), give the process back to the pool only after a clean, recorded end, and
  * relay the freed capacity.
  */
-import type { Logger } from '../logging.ts';
 import { ATTR, SPANS, startSpan } from '../observability/tracing.ts';
-import type { Clock } from '../runtime/clock.ts';
 import type { AttemptPool } from './attempt-pool.ts';
 import { AttemptProcess } from './attempt-process.ts';
-import type { AttemptSettler } from './attempt-settler.ts';
-import type { TaskConfig } from './config.ts';
+import type { AttemptSettler, SettlerDeps } from './attempt-settler.ts';
 import type { TaskRegistry } from './registry.ts';
 import { failClosed } from './runner-writes.ts';
 import type { SuccessCommitter } from './success-committer.ts';
-import type { ClaimedTask, TaskStore } from './task-store.ts';
+import type { ClaimedTask } from './task-store.ts';
 import { setLongTimeout } from './timers.ts';
 
-export interface LaunchContext {
+/** What an attempt needs of its runner: the settler's parts, and the slots' own. */
+export interface LaunchContext extends Pick<SettlerDeps, 'tasks' | 'config' | 'logger' | 'clock' | 'track'> {
   /** The runner's worker id (logged with each attempt). */
   workerId: string;
-  tasks: TaskStore;
   registry: TaskRegistry;
-  config: TaskConfig;
-  logger: Logger;
-  clock: Clock;
   pool: AttemptPool;
   settler: AttemptSettler;
   successes: SuccessCommitter;
   /** The runner's attempts by task id: an attempt holds its slot while it is here. */
   running: Map<number, AttemptProcess>;
-  track: <T>(p: Promise<T>) => Promise<T>;
   /** Claim what the capacity allows (the relay). */
   notify: () => void;
   stopped: () => boolean;
