@@ -10,7 +10,7 @@
  * and the task system's tables: the fence tables have no write path around the procedures
  * (README "Database accounts"; ops/mysql-grants.sql).
  */
-// No import of catalog.ts (it imports this module): the package keeps no module cycle.
+// No import of plan.ts (it imports this module): the package keeps no module cycle.
 
 export const PROCEDURE_SQL_SECURITY = 'DEFINER';
 /** Longest comment applied (a one-liner; MySQL, MariaDB and OceanBase keep far longer ones). */

@@ -359,7 +359,7 @@ for (const backend of BACKENDS) {
     });
 
     test('an unexpired check interval keeps its remaining wait after the adoption: requests run, ordinary work waits for the check', async () => {
-      await legacy({ waveInProgress: false });
+      const data = await legacy({ waveInProgress: false });
       assert.equal((await adoptTopicMemoryPr1490(context())).outcome, 'adopted');
       await fx.query(
         fx.backend === 'sqlite'

@@ -289,29 +289,28 @@ export const STALE_TEMPLATE_MS = 60 * 60 * 1000;
 const TEMPLATE = /^apsup_tpl_([0-9a-f]{16})$/;
 
 /**
- * Drops the templates of other sources built more than STALE_TEMPLATE_MS ago (an older checkout's
- * that nobody is building now: its lock is free). A younger one may serve another checkout that
- * runs its tests beside this one, so two checkouts do not rebuild each other's template.
+ * Drops the templates of other sources built more than STALE_TEMPLATE_MS ago that nobody uses:
+ * no clone of theirs is left (sweepStaleClones dropped the unused ones first; a clone in use
+ * still reads its template's rows at each reset) and nobody is building them (their lock is
+ * free). The age bound spares another checkout that is starting its tests beside this one.
  */
 export async function sweepStaleTemplates(conn: mysql.Connection, hash: string, options: { staleMs?: number; only?: string } = {}): Promise<string[]> {
   const staleMs = options.staleMs ?? STALE_TEMPLATE_MS;
+  await conn.query("SET time_zone = '+00:00'"); // CREATE_TIME and NOW() in one zone, whatever the server's
   const [rows] = (await conn.query(
     `SELECT s.SCHEMA_NAME AS name, TIMESTAMPDIFF(SECOND, MAX(t.CREATE_TIME), NOW()) AS age_s
        FROM information_schema.SCHEMATA s LEFT JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = s.SCHEMA_NAME
       WHERE s.SCHEMA_NAME LIKE 'apsup\\_tpl\\_%' GROUP BY s.SCHEMA_NAME`,
   )) as unknown as [{ name: string; age_s: number | null }[]];
+  const young = (age: number | null) => age !== null && Number(age) * 1000 < staleMs;
   const dropped: string[] = [];
   for (const { name, age_s } of rows) {
     const other = TEMPLATE.exec(name);
-    if (
-      !other ||
-      other[1] === hash ||
-      (options.only !== undefined && name !== options.only) ||
-      (age_s !== null && Number(age_s) * 1000 < staleMs) ||
-      !(await lock(conn, name))
-    )
-      continue;
+    if (!other || other[1] === hash || (options.only !== undefined && name !== options.only) || young(age_s)) continue;
+    if (!(await lock(conn, name))) continue;
     try {
+      const clones = (await poolNames(conn)).filter((n) => SHARED.exec(n)?.[1] === other[1]);
+      if (clones.length > 0) continue;
       await conn.query(`DROP DATABASE IF EXISTS ${q(name)}`);
       dropped.push(name);
     } catch {

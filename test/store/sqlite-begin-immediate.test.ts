@@ -24,8 +24,17 @@ function open(file: string, busyTimeoutMs: number): Database.Database {
   return db;
 }
 
-/** A thread that takes the write lock, reports, holds it `holdMs`, commits and reports the release time. */
-function holder(file: string, holdMs: number): { held: Promise<unknown>; released: Promise<number>; exited: Promise<unknown>; worker: Worker } {
+/**
+ * A thread that takes the write lock, reports, holds it `holdMs` and, when `steps` is given, until
+ * the waiter counted 5 steps there (so a stalled waiter cannot find the lock already free; at most
+ * 5 s more), then
+ * commits and reports the release time.
+ */
+function holder(
+  file: string,
+  holdMs: number,
+  steps?: Int32Array,
+): { held: Promise<unknown>; released: Promise<number>; exited: Promise<unknown>; worker: Worker } {
   const worker = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads');
      const db = new (require(workerData.sqlite))(workerData.file);
@@ -33,11 +42,13 @@ function holder(file: string, holdMs: number): { held: Promise<unknown>; release
      db.prepare('INSERT INTO t (v) VALUES (1)').run();
      parentPort.postMessage('held');
      const until = performance.now() + workerData.holdMs;
-     while (performance.now() < until) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+     const steps = workerData.steps ? new Int32Array(workerData.steps) : null;
+     const cap = until + 5000; // a waiter that takes no steps (the fault this test catches) fails, not hangs
+     while (performance.now() < until || (steps && Atomics.load(steps, 0) < 5 && performance.now() < cap)) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
      db.exec('COMMIT');
      parentPort.postMessage(performance.timeOrigin + performance.now());
      db.close();`,
-    { eval: true, workerData: { file, holdMs, sqlite: createRequire(import.meta.url).resolve('better-sqlite3') } },
+    { eval: true, workerData: { file, holdMs, steps: steps?.buffer, sqlite: createRequire(import.meta.url).resolve('better-sqlite3') } },
   );
   // Listened for from the start: the thread may exit before the test awaits its exit.
   const exited = once(worker, 'exit');
@@ -61,7 +72,8 @@ test('the wait probes in steps of at most 1 ms until the release, and busy_timeo
   db.exec('CREATE TABLE t (v INTEGER)');
   const lags: number[] = [];
   for (let i = 0; i < 3; i += 1) {
-    const h = holder(file, 150);
+    const counted = new Int32Array(new SharedArrayBuffer(4));
+    const h = holder(file, 150, counted);
     await h.held;
     const steps: number[] = [];
     const t0 = performance.now();
@@ -69,6 +81,7 @@ test('the wait probes in steps of at most 1 ms until the release, and busy_timeo
     // first BEGIN and take no step here.
     beginImmediateBlocking(db, (ms) => {
       steps.push(ms);
+      Atomics.store(counted, 0, steps.length);
       blockingSleep(ms);
     });
     const acquired = performance.timeOrigin + performance.now();

@@ -93,29 +93,42 @@ test('a clone handed on keeps nothing of its last test; a changed or still conne
   }
 });
 
-test("another checkout's template is dropped once stale and unlocked; a young one, a locked one and ours are kept", async () => {
+test("another checkout's template is dropped once stale, unlocked and without clones; a young one, a locked one, a cloned one and ours are kept", async () => {
   const ours = templateHash();
-  const other = 'apsup_tpl_0123456789abcdef';
-  await admin.query(`DROP DATABASE IF EXISTS ${other}`);
+  const otherHash = '0123456789abcdef';
+  const other = `apsup_tpl_${otherHash}`;
+  const clone = `apsup_tp_${otherHash}_0badc0de`;
+  const cleanup = async () => {
+    await admin.query(`DROP DATABASE IF EXISTS ${other}`);
+    await admin.query(`DROP DATABASE IF EXISTS ${clone}`);
+  };
+  await cleanup();
   await admin.query(`CREATE DATABASE ${other}`);
   await admin.query(`CREATE TABLE ${other}.t (id INT PRIMARY KEY)`);
   try {
-    // Young (built now): kept under the default age bound.
     // `only`: another checkout's real template on this server is never this test's to drop.
+    // Young (built now): kept under the default age bound.
     assert.deepEqual(await sweepStaleTemplates(admin, ours, { only: other }), []);
-    // Stale but being built by a session holding its lock: kept.
+    // Stale but locked (being built): kept.
     const holder = await mysql.createConnection({ uri: MYSQL_TEST_URL });
     try {
-      await holder.query('SELECT GET_LOCK(?, 0)', [other]);
+      const [[got]] = (await holder.query('SELECT GET_LOCK(?, 0) AS ok', [other])) as unknown as [[{ ok: number }]];
+      assert.equal(Number(got.ok), 1);
       assert.deepEqual(await sweepStaleTemplates(admin, ours, { staleMs: 0, only: other }), []);
+      await holder.query('SELECT RELEASE_LOCK(?)', [other]);
     } finally {
       await holder.end();
     }
-    // Stale and free: dropped. Ours is never a candidate, whatever its age.
+    // Stale and free, but a clone of it is left (a test still reads from it): kept.
+    await admin.query(`CREATE DATABASE ${clone}`);
+    assert.deepEqual(await sweepStaleTemplates(admin, ours, { staleMs: 0, only: other }), []);
+    await admin.query(`DROP DATABASE ${clone}`);
+    // The same template when it is "ours": never a candidate, whatever its age.
+    assert.deepEqual(await sweepStaleTemplates(admin, otherHash, { staleMs: 0, only: other }), []);
+    // Stale, free, no clone: dropped.
     assert.deepEqual(await sweepStaleTemplates(admin, ours, { staleMs: 0, only: other }), [other]);
     assert.deepEqual(await tables(other), []);
-    assert.deepEqual(await sweepStaleTemplates(admin, ours, { staleMs: 0, only: `apsup_tpl_${ours}` }), []);
   } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${other}`);
+    await cleanup();
   }
 });

@@ -16,9 +16,6 @@ const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
 const FIRST_WAIT_MS = 0.05;
 const MAX_WAIT_MS = 1;
 
-/** Each connection's own busy_timeout (read once). */
-const bounds = new WeakMap<BetterSqlite3.Database, number>();
-
 /** Blocks (the process's thread) for about ms milliseconds. */
 export function blockingSleep(ms: number): void {
   Atomics.wait(SLEEPER, 0, 0, ms);
@@ -26,11 +23,8 @@ export function blockingSleep(ms: number): void {
 
 /** `sleep` is the pause between probes (tests pass one that records the steps). */
 export function beginImmediateBlocking(db: BetterSqlite3.Database, sleep: (ms: number) => void = blockingSleep): void {
-  let boundMs = bounds.get(db);
-  if (boundMs === undefined) {
-    boundMs = Number(db.pragma('busy_timeout', { simple: true }));
-    bounds.set(db, boundMs);
-  }
+  // Read at each call (a few µs): the restore puts back whatever the connection has now.
+  const boundMs = Number(db.pragma('busy_timeout', { simple: true }));
   // exec, not a prepared statement: PRAGMA busy_timeout takes effect when it is compiled, so a
   // cached statement's later runs may leave the other value in place (the probes then waited in
   // SQLite's own busy handler).
