@@ -51,11 +51,11 @@ export function parseSqliteScript(name: string, text: string): SqliteScript {
   if (ownsTransaction && (!isBegin(all[0]) || !isCommit(all[all.length - 1]))) {
     throw new Error(`sql/sqlite/${name}.sql: BEGIN IMMEDIATE must be the first statement and COMMIT the last`);
   }
-  const kept = chunks.filter((_, i) => !isBegin(all[i]) && !isCommit(all[i]));
-  const statements = kept.map(stripSqlComments);
+  const kept = all.flatMap((statement, i) => (isBegin(statement) || isCommit(statement) ? [] : [i]));
+  const statements = kept.map((i) => all[i]);
   const doneIfRows = new Set<number>();
   kept.forEach((chunk, i) => {
-    if (!DONE_IF_ROWS.test(chunk)) return;
+    if (!DONE_IF_ROWS.test(chunks[chunk])) return;
     if (!/\bRETURNING\b|^\s*SELECT\b/i.test(statements[i])) throw new Error(`sql/sqlite/${name}.sql: a -- @done-if-rows statement must return rows`);
     doneIfRows.add(i);
   });
