@@ -1,22 +1,23 @@
 /**
- * SQLite has no server to push notifications and the runtime must not poll while idle. Commits
- * of other processes (workers, `apsup trigger`) touch the database files; a file watch wakes the
- * runtime, which then checks PRAGMA data_version (changes only for other connections' commits)
- * before notifying the families. No SQL statement runs while nothing is written.
+ * SQLite has no server to push notifications and the runtime must not poll while idle (RFC 8).
+ * Commits of other processes (workers, `apsup trigger`) touch the database files; a file watch
+ * wakes the runtime, which then checks PRAGMA data_version (changes only for other connections'
+ * commits) before notifying the families. No SQL statement runs while nothing is written.
  *
- * A change is checked at once (setImmediate), so a commit that is complete when its file event
- * arrives wakes the runtime without delay. The event can come from the WAL frames, before the
- * writer publishes the commit in the shared-memory index (which makes no file event of its own);
- * the version is then checked again after RECHECK_MS (1, then 2 more, then 4 more ms) until it
- * moves: a single 5 ms recheck put 5 ms on about one wake-up in ten.
+ * A file event can come from a commit's WAL frames before the writer publishes the commit in the
+ * shared-memory index, which makes no file event of its own; a writer descheduled in between
+ * (a loaded machine) publishes it milliseconds to seconds later. So the version is checked at
+ * once (setImmediate) and again RECHECK_AFTER_MS after the LAST event, whether or not a check
+ * found it moved: events of two commits arrive together and the second may publish after the
+ * first was seen. Only file events start checks: an idle database costs nothing.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { systemClock, type Clock, type ClockTimer } from './clock.ts';
 
-/** Delays of the rechecks after a file event that found data_version unchanged (ms, each from the previous). */
-export const RECHECK_MS: readonly number[] = [1, 2, 4];
+/** When the version is checked again, in ms after the last file event: doubling steps, about 4 s in all. */
+export const RECHECK_AFTER_MS: readonly number[] = [1, 3, 7, 15, 31, 63, 127, 255, 511, 1023, 2047, 4095];
 
 /**
  * The check schedule without the file watch: `onEvent` per file event; `readVersion` reads
@@ -28,31 +29,41 @@ export function commitVersionChecker(
   clock: Clock = systemClock,
 ): { onEvent: () => void; stop: () => void } {
   let version = readVersion();
+  let lastEventAt = 0;
   let timer: ClockTimer | null = null;
+  let timerAt = 0;
   let immediate: NodeJS.Immediate | null = null;
   let stopped = false;
-  const changed = (): boolean => {
+  const check = (): boolean => {
     const now = readVersion();
-    if (now === null || now === version) return false;
-    version = now;
-    onForeignCommit();
+    if (now === null) return false;
+    if (now !== version) {
+      version = now;
+      onForeignCommit();
+    }
     return true;
   };
-  const schedule = (step: number) => {
+  /** Arms the timer for the first recheck still ahead of `now`, none once the tail has passed. */
+  const arm = (now: number) => {
+    const next = RECHECK_AFTER_MS.find((offset) => lastEventAt + offset > now);
+    if (next === undefined) return;
+    timerAt = lastEventAt + next;
     timer = clock.setTimeout(() => {
       timer = null;
-      if (!stopped && !changed() && step + 1 < RECHECK_MS.length) schedule(step + 1);
-    }, RECHECK_MS[step]);
+      if (!stopped && check()) arm(clock.monotonic());
+    }, timerAt - now);
   };
   const checkNow = () => {
     immediate = null;
-    if (stopped) return;
-    if (changed()) {
-      timer?.cancel();
+    if (stopped || !check()) return;
+    const now = clock.monotonic();
+    lastEventAt = now;
+    // A timer armed far ahead (late in an earlier tail) is brought back to this event's first recheck.
+    if (timer && timerAt > now + RECHECK_AFTER_MS[0]) {
+      timer.cancel();
       timer = null;
-    } else if (!timer) {
-      schedule(0);
     }
+    if (!timer) arm(now);
   };
   return {
     onEvent() {

@@ -100,11 +100,17 @@ describe("[sqlite] an idle runtime does not poll; other processes' commits wake 
     const trigger = await cli(fx, ['trigger', 'fx-manual', 'm1']);
     assert.equal(trigger.code, 0, trigger.stderr);
     assert.equal(JSON.parse(trigger.stdout).status, 'accepted');
-    await waitFor(async () => (await intentOf(fx, 'fx-manual', 'm1'))!.handledGeneration === 1, 10_000);
+    // Host time moves on while the test waits: the watch rechecks data_version on the host's clock
+    // after a file event (a commit can be published after its event), as the system clock would.
+    await waitFor(async () => {
+      await clock.advance(10);
+      return (await intentOf(fx, 'fx-manual', 'm1'))!.handledGeneration === 1;
+    }, 10_000);
 
     const mark = await cli(fx, ['mark-dirty', 'fx-idle', 'i1']);
     assert.equal(mark.code, 0, mark.stderr);
     await waitFor(async () => {
+      await clock.advance(10);
       const i = await intentOf(fx, 'fx-idle', 'i1');
       return i!.handledGeneration === 1 && i!.cleanGeneration === i!.dirtyGeneration;
     }, 10_000);

@@ -1,6 +1,7 @@
 // The SQLite commit watch (RFC 8: no polling while idle) must see a foreign commit that is
-// published just after its file event, within about a millisecond, and must stop looking when
-// nothing moved. The file watch itself is exercised with real processes in
+// published just after its file event within about a millisecond, one published seconds later
+// (its writer descheduled), and one whose event came with an earlier commit's; and it must stop
+// looking a few seconds after the last event. The file watch itself is exercised with real processes in
 // test/runtime/sqlite-idle.test.ts; here the schedule runs on a ManualClock.
 import assert from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -10,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/runtime/manual-clock.ts';
-import { commitVersionChecker, RECHECK_MS, watchSqliteCommits } from '../../src/runtime/sqlite-wakeup.ts';
+import { commitVersionChecker, RECHECK_AFTER_MS, watchSqliteCommits } from '../../src/runtime/sqlite-wakeup.ts';
 
 /** A checker on a ManualClock over a version the test sets (null: the database closed); counts reads and wake-ups. */
 function manualChecker() {
@@ -63,7 +64,47 @@ describe('SQLite commit watch schedule', () => {
     v.value = 2; // the writer publishes its commit in the shared-memory index (no file event)
     await clock.advance(0.5);
     assert.equal(counts.woken, 1, 'woken by the first recheck, 1 ms after the event');
-    assert.equal(clock.pending, 0, 'no further recheck once the version moved');
+    await clock.advance(10_000);
+    assert.equal(counts.woken, 1, 'one wake-up per commit');
+    assert.equal(clock.pending, 0, 'the rechecks end with their tail');
+    checker.stop();
+  });
+
+  test('a commit published 2 s after its file event (its writer descheduled in between) is seen', async () => {
+    const { clock, v, counts, checker } = manualChecker();
+    checker.onEvent();
+    await nextTurn();
+    await clock.advance(2000);
+    assert.equal(counts.woken, 0);
+    v.value = 2;
+    await clock.advance(3000);
+    assert.equal(counts.woken, 1, 'a late publication is still seen');
+    checker.stop();
+  });
+
+  test('a second commit whose event came with the first one and that publishes after the first was seen wakes again', async () => {
+    const { clock, v, counts, checker } = manualChecker();
+    v.value = 2; // commit A published; commit B's frames written, its event coalesced with A's
+    checker.onEvent();
+    await nextTurn();
+    assert.equal(counts.woken, 1, 'A seen at once');
+    await clock.advance(5);
+    v.value = 3; // B published, no event of its own
+    await clock.advance(100);
+    assert.equal(counts.woken, 2, 'B seen although A already moved the version');
+    checker.stop();
+  });
+
+  test('the rechecks count from the last event: one late in a long tail brings the next recheck back to 1 ms', async () => {
+    const { clock, v, counts, checker } = manualChecker();
+    checker.onEvent();
+    await nextTurn();
+    await clock.advance(1500); // the next recheck of the first event is ~2 s after it
+    checker.onEvent();
+    await nextTurn();
+    v.value = 2;
+    await clock.advance(1);
+    assert.equal(counts.woken, 1, 'seen 1 ms after the second event');
     checker.stop();
   });
 
@@ -71,9 +112,9 @@ describe('SQLite commit watch schedule', () => {
     const { clock, counts, checker } = manualChecker();
     checker.onEvent();
     await nextTurn();
-    await clock.advance(1000);
+    await clock.advance(10_000);
     assert.equal(counts.woken, 0);
-    assert.equal(counts.reads, 1 + RECHECK_MS.length, 'one immediate check and the scheduled rechecks, no more');
+    assert.equal(counts.reads, 1 + RECHECK_AFTER_MS.length, 'one immediate check and the scheduled rechecks, no more');
     assert.equal(clock.pending, 0);
     checker.stop();
   });
@@ -118,26 +159,33 @@ describe('SQLite commit watch schedule', () => {
         return stmt;
       }) as typeof mine.prepare;
       const woken = { runtime: 0, tasks: 0 };
-      const stopRuntime = watchSqliteCommits(mine, file, () => (woken.runtime += 1));
-      const stopTasks = watchSqliteCommits(mine, file, () => (woken.tasks += 1));
+      // The rechecks run on a ManualClock: a commit's checks are counted whole once it is advanced past the tail.
+      const clock = new ManualClock();
+      const tail = RECHECK_AFTER_MS[RECHECK_AFTER_MS.length - 1];
+      const stopRuntime = watchSqliteCommits(mine, file, () => (woken.runtime += 1), clock);
+      const stopTasks = watchSqliteCommits(mine, file, () => (woken.tasks += 1), clock);
       try {
         assert.equal(checks, 1, 'one baseline read for both subscribers');
         checks = 0;
         other.exec('INSERT INTO t VALUES (1)');
         await settle(() => woken.runtime === 1 && woken.tasks === 1);
+        await clock.advance(tail);
         assert.deepEqual(woken, { runtime: 1, tasks: 1 });
         const perCommit = checks;
-        assert.ok(perCommit >= 1 && perCommit <= 2 * (1 + RECHECK_MS.length), `${perCommit} version checks for one commit`);
+        // One watch: its immediate checks (one per batch of file events) and one tail; two watches: two tails.
+        assert.ok(perCommit > RECHECK_AFTER_MS.length && perCommit < 2 * (1 + RECHECK_AFTER_MS.length), `${perCommit} version checks for one commit`);
         stopRuntime();
         checks = 0;
         other.exec('INSERT INTO t VALUES (2)');
         await settle(() => woken.tasks === 2);
+        await clock.advance(tail);
         assert.deepEqual(woken, { runtime: 1, tasks: 2 }, 'the remaining subscriber is still woken');
-        assert.ok(checks <= perCommit + 1 + RECHECK_MS.length);
+        assert.ok(checks <= perCommit + 1 + RECHECK_AFTER_MS.length);
         stopTasks();
         checks = 0;
         other.exec('INSERT INTO t VALUES (3)');
-        await settle(() => false);
+        await new Promise((r) => setTimeout(r, 200)); // a file event arrives within milliseconds
+        await clock.advance(tail);
         assert.deepEqual(woken, { runtime: 1, tasks: 2 });
         assert.equal(checks, 0, 'the watch closed with its last subscriber');
       } finally {
