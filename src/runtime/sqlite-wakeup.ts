@@ -9,7 +9,8 @@
  * (a loaded machine) publishes it milliseconds to seconds later. So the version is checked at
  * once (setImmediate) and again RECHECK_AFTER_MS after the LAST event, whether or not a check
  * found it moved: events of two commits arrive together and the second may publish after the
- * first was seen. Only file events start checks: an idle database costs nothing.
+ * first was seen. Only file events start checks: an idle database costs nothing. A command's
+ * store (store/open.ts) touches the WAL file after each commit, an event after the publication.
  */
 import fs from 'node:fs';
 import path from 'node:path';

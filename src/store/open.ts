@@ -5,8 +5,9 @@ import { MysqlStore } from './mysql/mysql-store.ts';
 import { SqliteStore } from './sqlite/sqlite-store.ts';
 import type { Store } from './types.ts';
 
+/** A command's store (`apsup trigger`, `tasks submit`, ...): on SQLite its commits wake a host's commit watch at once. */
 export function openStore(target: DatabaseTarget): Store {
-  if (target.backend === 'sqlite') return SqliteStore.open(target.file);
+  if (target.backend === 'sqlite') return SqliteStore.open(target.file, { announceCommits: true });
   const { host, port, user, password, database } = target;
   return MysqlStore.open({ host, port, user, password, database });
 }

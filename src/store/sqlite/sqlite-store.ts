@@ -29,6 +29,12 @@ export interface SqliteOpenOptions {
   readonly?: boolean;
   /** Default: POWERCONTEXT_SERVER_RUNTIME_SQLITE_SYNCHRONOUS of this process (synchronous.ts). */
   synchronous?: SqliteSynchronous;
+  /**
+   * Touch the WAL file after each commit of this store (a command's store: open.ts). A host's
+   * commit watch (runtime/sqlite-wakeup.ts) then gets a file event after the commit is published,
+   * not only the WAL frames' events before it, so it sees the commit without waiting for a recheck.
+   */
+  announceCommits?: boolean;
 }
 
 export function openSqliteDatabase(file: string, options: SqliteOpenOptions = {}): BetterSqlite3.Database {
@@ -64,18 +70,33 @@ export class SqliteStore extends BaseStore {
   private readonly mutex = new Mutex();
   private activeTx: BetterSqlite3.Database | null = null;
   private readonly gate = new LockGate();
+  /** The WAL file touched after each commit, or null (announceCommits). */
+  private readonly announceFile: string | null;
 
   /** @param lockWait host mode: the asynchronous, bounded lock wait (the connection's busy_timeout must be its busyTimeoutMs) */
   constructor(
     db: BetterSqlite3.Database,
     private readonly lockWait: LockWaitOptions | null = null,
+    options: { announceCommits?: boolean } = {},
   ) {
     super();
     this.db = db;
+    this.announceFile = options.announceCommits && !db.memory ? `${path.resolve(db.name)}-wal` : null;
   }
 
   static open(file: string, options?: SqliteOpenOptions): SqliteStore {
-    return new SqliteStore(openSqliteDatabase(file, options));
+    return new SqliteStore(openSqliteDatabase(file, options), null, { announceCommits: options?.announceCommits });
+  }
+
+  /** A file event after a commit (announceCommits); a missing WAL file means no host has the database open. */
+  private announce(): void {
+    if (!this.announceFile) return;
+    try {
+      const now = new Date();
+      fs.utimesSync(this.announceFile, now, now);
+    } catch {
+      // no WAL file: nothing to wake
+    }
   }
 
   /** The runtime host's store: never blocks its event loop on the lock for more than busyTimeoutMs per attempt. */
@@ -115,9 +136,11 @@ export class SqliteStore extends BaseStore {
     // A script runs whole in its own BEGIN IMMEDIATE (rolled back on any error): safe to retry.
     // Outside the host, the wait for the lock blocks in fine steps (begin-immediate.ts).
     const begin = this.lockWait ? undefined : beginImmediateBlocking;
-    return this.exclusive(op, (mayWrite) =>
+    const rows = await this.exclusive(op, (mayWrite) =>
       locks && !mayWrite() ? BUSY : runSqliteScript(this.db, op, params, { inCallerTransaction: false, writes, begin }),
     );
+    if (writes) this.announce();
+    return rows;
   }
 
   async domainQuery(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
@@ -127,6 +150,7 @@ export class SqliteStore extends BaseStore {
       if (stmt.reader) return stmt.all(...params) as Record<string, unknown>[];
       if (!mayWrite()) return BUSY;
       stmt.run(...params);
+      this.announce();
       return [];
     });
   }
@@ -153,6 +177,7 @@ export class SqliteStore extends BaseStore {
     try {
       const result = await fn(this.db);
       this.db.exec('COMMIT');
+      this.announce();
       return result;
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
