@@ -2,10 +2,11 @@
  * One benchmark worker process of the `fence` suite: its own connection; on 'go' it runs
  * business commits for the given duration, fenced (Store.fencedTransaction: pc_aps_begin_fenced,
  * which opens the transaction and asserts the term in one call, + one row update) or unfenced
- * (START TRANSACTION, the same update, COMMIT), and reports how many committed.
+ * (START TRANSACTION, the same update, COMMIT), and reports how many committed. Its store is
+ * opened as a worker process opens its own (open-lazy.ts).
  */
 import { parseDatabaseUrl } from '../../src/config/database-url.ts';
-import { openStore } from '../../src/store/open.ts';
+import { openStoreLazily } from '../../src/store/open-lazy.ts';
 import { txQuery } from '../../src/store/tx-query.ts';
 import type { Term, TxHandle } from '../../src/store/types.ts';
 
@@ -17,7 +18,7 @@ interface Go {
   row: string;
 }
 
-const store = openStore(parseDatabaseUrl(process.env.APSUP_BENCH_DATABASE_URL));
+const store = await openStoreLazily(parseDatabaseUrl(process.env.APSUP_BENCH_DATABASE_URL));
 process.on('message', async (m: Go | { type: 'exit' }) => {
   if (m.type === 'exit') {
     await store.close();
