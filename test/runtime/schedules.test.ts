@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { appendTopicSource, topicMemory, TOPIC_MEMORY_BINDING } from '../../src/families/topic-memory.ts';
 import type { Runtime } from '../../src/runtime/runtime.ts';
 import { BACKENDS, createBackend, term, waitFor, type BackendFixture } from '../helpers/backends.ts';
-import { P, bindingOf, createFixtureTables, intentOf, openGate, runs, setBehaviour, startRuntime, statsOf, testFamily } from '../fixtures/runtime-harness.ts';
+import { P, bindingOf, createFixtureTables, intentOf, openGate, runs, setBehaviour, startRuntime, statsOf, testFamily, waitForState } from '../fixtures/runtime-harness.ts';
 
 for (const backend of BACKENDS) {
   describe(`[${backend}] A5 independent schedules; no capacity, no checkpoint; scans do not wait for workers`, () => {
@@ -166,7 +166,7 @@ for (const backend of BACKENDS) {
         [3, 7],
       ] as const) {
         await runtime.trigger('topic-memory', 'Q');
-        await waitFor(async () => (await fx.store.readIntent(TOPIC_MEMORY_BINDING, 'Q'))!.handledGeneration === generation, 20_000);
+        await waitForState(fx, runtime, ['topic-memory'], async () => (await fx.store.readIntent(TOPIC_MEMORY_BINDING, 'Q'))!.handledGeneration === generation);
         assert.equal(await cursor(), through, 'one window per invocation');
         const i = await fx.store.readIntent(TOPIC_MEMORY_BINDING, 'Q');
         assert.equal(i!.requestedGeneration, generation, 'no self-continuation');

@@ -10,7 +10,7 @@ import { Runtime } from '../../src/runtime/runtime.ts';
 import { ManualClock } from '../../src/runtime/manual-clock.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
-import { P, REPO_ROOT, createFixtureTables, intentOf, runs, runtimeConfig, statsOf } from '../fixtures/runtime-harness.ts';
+import { P, REPO_ROOT, createFixtureTables, intentOf, runs, runtimeConfig, statsOf, waitForState } from '../fixtures/runtime-harness.ts';
 import families from '../fixtures/families/idle.ts';
 import path from 'node:path';
 
@@ -102,18 +102,18 @@ describe("[sqlite] an idle runtime does not poll; other processes' commits wake 
     assert.equal(JSON.parse(trigger.stdout).status, 'accepted');
     // Host time moves on while the test waits: the watch rechecks data_version on the host's clock
     // after a file event (a commit can be published after its event), as the system clock would.
-    await waitFor(async () => {
+    await waitForState(fx, runtime, ['fx-manual'], async () => {
       await clock.advance(10);
       return (await intentOf(fx, 'fx-manual', 'm1'))!.handledGeneration === 1;
-    }, 10_000);
+    });
 
     const mark = await cli(fx, ['mark-dirty', 'fx-idle', 'i1']);
     assert.equal(mark.code, 0, mark.stderr);
-    await waitFor(async () => {
+    await waitForState(fx, runtime, ['fx-idle'], async () => {
       await clock.advance(10);
       const i = await intentOf(fx, 'fx-idle', 'i1');
       return i!.handledGeneration === 1 && i!.cleanGeneration === i!.dirtyGeneration;
-    }, 10_000);
+    });
     assert.ok(supervisor.ticks > ticks);
 
     // Idle again: the worker processes stay, the runtime does not poll.
