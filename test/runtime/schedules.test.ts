@@ -14,7 +14,19 @@ import { after, before, describe, test } from 'node:test';
 import { appendTopicSource, topicMemory, TOPIC_MEMORY_BINDING } from '../../src/families/topic-memory.ts';
 import type { Runtime } from '../../src/runtime/runtime.ts';
 import { BACKENDS, createBackend, term, waitFor, type BackendFixture } from '../helpers/backends.ts';
-import { P, bindingOf, createFixtureTables, intentOf, openGate, runs, setBehaviour, startRuntime, statsOf, testFamily, waitForState } from '../fixtures/runtime-harness.ts';
+import {
+  P,
+  bindingOf,
+  createFixtureTables,
+  intentOf,
+  openGate,
+  runs,
+  setBehaviour,
+  startRuntime,
+  statsOf,
+  testFamily,
+  waitForState,
+} from '../fixtures/runtime-harness.ts';
 
 for (const backend of BACKENDS) {
   describe(`[${backend}] A5 independent schedules; no capacity, no checkpoint; scans do not wait for workers`, () => {
