@@ -173,15 +173,22 @@ export class Runtime {
       for (const pool of this.pools) pool.prewarm(this.config.warmWorkers);
     }
     if (this.store instanceof SqliteStore && this.config.database.backend === 'sqlite' && this.supervisors.length > 0) {
-      this.unwatch = watchSqliteCommits(this.store.db, this.config.database.file, () => {
-        for (const s of this.supervisors) {
-          for (const p of s.partitions) {
-            p.notifyRequest();
-            p.notifyDirty();
+      this.unwatch = watchSqliteCommits(
+        this.store.db,
+        this.config.database.file,
+        () => {
+          for (const s of this.supervisors) {
+            for (const p of s.partitions) {
+              p.notifyRequest();
+              p.notifyDirty();
+            }
+            s.wake();
           }
-          s.wake();
-        }
-      });
+        },
+        undefined, // the rechecks follow file events in real time, whatever clock the host's timers run on
+        // Without the watch nothing would wake this runtime for other processes' commits (RFC 8).
+        (error) => this.onFatal?.(error.message),
+      );
     }
     for (const s of this.supervisors) {
       const term = s.term;

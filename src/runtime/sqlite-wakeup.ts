@@ -78,45 +78,89 @@ export function commitVersionChecker(
   };
 }
 
+/**
+ * The one-line reason a directory cannot be watched, with what an operator can change (Linux:
+ * the inotify limits are per user, and every watching process takes an instance).
+ */
+export function watchFailure(dir: string, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  const hint =
+    code === 'ENOSPC'
+      ? 'the inotify watch limit is reached: raise fs.inotify.max_user_watches (sysctl)'
+      : code === 'EMFILE'
+        ? 'the inotify instance limit is reached: raise fs.inotify.max_user_instances (sysctl)'
+        : ((error as Error | null)?.message ?? String(error));
+  return `cannot watch ${dir} for other processes' commits, which wake the runtime (nothing polls): ${hint}`;
+}
+
+interface SharedWatch {
+  listeners: Set<() => void>;
+  errorListeners: Set<(error: Error) => void>;
+  close: () => void;
+}
+
 /** One file watch and one version check per database handle, whoever subscribes (the runtime, the task runner). */
-const shared = new Map<BetterSqlite3.Database, { listeners: Set<() => void>; close: () => void }>();
+const shared = new Map<BetterSqlite3.Database, SharedWatch>();
 
 /**
  * Calls onForeignCommit after each commit of another connection to `file`. Subscribers of one
  * handle share one watch (an `apsup run` host's runtime and task runner check data_version once
- * per file event, not once each); the first subscriber's clock times the rechecks.
+ * per file event, not once each); the first subscriber's clock times the rechecks. Throws when
+ * the directory cannot be watched (watchFailure); a watch that fails later calls onError.
  */
-export function watchSqliteCommits(db: BetterSqlite3.Database, file: string, onForeignCommit: () => void, clock: Clock = systemClock): () => void {
+export function watchSqliteCommits(
+  db: BetterSqlite3.Database,
+  file: string,
+  onForeignCommit: () => void,
+  clock: Clock = systemClock,
+  onError?: (error: Error) => void,
+): () => void {
   let entry = shared.get(db);
   if (!entry) {
     const listeners = new Set<() => void>();
+    const errorListeners = new Set<(error: Error) => void>();
+    const dir = path.dirname(path.resolve(file));
+    const base = path.basename(file);
+    let checker: ReturnType<typeof commitVersionChecker> | null = null;
+    let watcher: fs.FSWatcher;
+    try {
+      watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
+        if (name && (name === base || name === `${base}-wal`)) checker?.onEvent();
+      });
+    } catch (error) {
+      throw new Error(watchFailure(dir, error), { cause: error });
+    }
+    watcher.on('error', (error) => {
+      const failure = new Error(watchFailure(dir, error), { cause: error });
+      for (const listener of [...errorListeners]) listener(failure);
+    });
     // Prepared once: a busy host reads it after most of its own commits' file events.
     const dataVersion = db.prepare('PRAGMA data_version').pluck();
-    const checker = commitVersionChecker(
+    checker = commitVersionChecker(
       () => (db.open ? (dataVersion.get() as number) : null),
       () => {
         for (const listener of [...listeners]) listener();
       },
       clock,
     );
-    const dir = path.dirname(path.resolve(file));
-    const base = path.basename(file);
-    const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
-      if (name && (name === base || name === `${base}-wal`)) checker.onEvent();
-    });
+    const started = checker;
     entry = {
       listeners,
+      errorListeners,
       close: () => {
         watcher.close();
-        checker.stop();
+        started.stop();
       },
     };
     shared.set(db, entry);
   }
   const subscription = entry;
   const listener = () => onForeignCommit();
+  const errorListener = (error: Error) => onError?.(error);
   subscription.listeners.add(listener);
+  subscription.errorListeners.add(errorListener);
   return () => {
+    subscription.errorListeners.delete(errorListener);
     if (!subscription.listeners.delete(listener) || subscription.listeners.size > 0) return;
     subscription.close();
     if (shared.get(db) === subscription) shared.delete(db);

@@ -4,6 +4,7 @@
 // a family examination that fails (a transient database error) must schedule its own retry.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/logging.ts';
 import { Runtime } from '../../src/runtime/runtime.ts';
@@ -100,8 +101,7 @@ describe("[sqlite] an idle runtime does not poll; other processes' commits wake 
     const trigger = await cli(fx, ['trigger', 'fx-manual', 'm1']);
     assert.equal(trigger.code, 0, trigger.stderr);
     assert.equal(JSON.parse(trigger.stdout).status, 'accepted');
-    // Host time moves on while the test waits: the watch rechecks data_version on the host's clock
-    // after a file event (a commit can be published after its event), as the system clock would.
+    // Host time moves on while the test waits, as it would on the system clock.
     await waitForState(fx, runtime, ['fx-manual'], async () => {
       await clock.advance(10);
       return (await intentOf(fx, 'fx-manual', 'm1'))!.handledGeneration === 1;
@@ -159,5 +159,47 @@ describe('[sqlite] a failed examination is retried although nothing polls', () =
     await waitFor(async () => (await intentOf(fx, 'fx-manual', 'r1'))!.handledGeneration === 1, 10_000);
     assert.equal(statsOf(runtime, 'fx-manual').health, 'ok');
     assert.equal(statsOf(runtime, 'fx-manual').lastError, null);
+  });
+});
+
+describe('[sqlite] the commit watch is what wakes the runtime: a runtime without one does not run', () => {
+  const watch = fs.watch;
+  after(() => {
+    fs.watch = watch;
+  });
+
+  test('a directory that cannot be watched fails the start with the limit to raise; a watch that fails later stops the host', async () => {
+    const fx = await createBackend('sqlite');
+    const logger = createLogger({ level: process.env.APSUP_TEST_LOG_LEVEL ?? 'silent' });
+    try {
+      await createFixtureTables(fx);
+      fs.watch = (() => {
+        throw Object.assign(new Error("ENOSPC: System limit for number of file watchers reached, watch '/x'"), { code: 'ENOSPC' });
+      }) as typeof fs.watch;
+      const refused = new Runtime(runtimeConfig(fx, families), logger);
+      await assert.rejects(refused.start(), /cannot watch .* for other processes' commits.*fs\.inotify\.max_user_watches/);
+      await refused.stop();
+
+      let emit: ((error: Error) => void) | undefined;
+      fs.watch = ((...args: Parameters<typeof fs.watch>) => {
+        const watcher = watch(...args);
+        emit = (error) => watcher.emit('error', error);
+        return watcher;
+      }) as typeof fs.watch;
+      const runtime = new Runtime(runtimeConfig(fx, families), logger);
+      const fatal: string[] = [];
+      runtime.onFatal = (reason) => fatal.push(reason);
+      await runtime.start();
+      try {
+        emit!(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }));
+        assert.equal(fatal.length, 1);
+        assert.match(fatal[0], /cannot watch .* for other processes' commits.*EIO/);
+      } finally {
+        await runtime.stop();
+      }
+    } finally {
+      fs.watch = watch;
+      await fx.cleanup();
+    }
   });
 });
