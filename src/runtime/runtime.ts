@@ -173,22 +173,21 @@ export class Runtime {
       for (const pool of this.pools) pool.prewarm(this.config.warmWorkers);
     }
     if (this.store instanceof SqliteStore && this.config.database.backend === 'sqlite' && this.supervisors.length > 0) {
-      this.unwatch = watchSqliteCommits(
-        this.store.db,
-        this.config.database.file,
-        () => {
-          for (const s of this.supervisors) {
-            for (const p of s.partitions) {
-              p.notifyRequest();
-              p.notifyDirty();
-            }
-            s.wake();
+      const wakeAll = () => {
+        for (const s of this.supervisors) {
+          for (const p of s.partitions) {
+            p.notifyRequest();
+            p.notifyDirty();
           }
-        },
-        undefined, // the rechecks follow file events in real time, whatever clock the host's timers run on
-        // Without the watch nothing would wake this runtime for other processes' commits (RFC 8).
-        (error) => this.onFatal?.(error.message),
-      );
+          s.wake();
+        }
+      };
+      // Without the watch nothing would wake this runtime for other processes' commits (RFC 8).
+      // Rechecks follow file events in real time, whatever clock the host's timers run on.
+      this.unwatch = watchSqliteCommits(this.store.db, this.config.database.file, wakeAll, undefined, (error) => this.onFatal?.(error.message));
+      // A commit between the start-up examination and the watch's first data_version read has no
+      // event left to wake anyone: look once more now that the watch runs.
+      wakeAll();
     }
     for (const s of this.supervisors) {
       const term = s.term;

@@ -3,7 +3,7 @@
 // (`apsup trigger` / `apsup mark-dirty`), which it picks up without polling. Since nothing polls,
 // a family examination that fails (a transient database error) must schedule its own retry.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/logging.ts';
@@ -199,6 +199,40 @@ describe('[sqlite] the commit watch is what wakes the runtime: a runtime without
       }
     } finally {
       fs.watch = watch;
+      await fx.cleanup();
+    }
+  });
+});
+
+describe('[sqlite] a commit made while the runtime starts its watch is not lost', () => {
+  const watch = fs.watch;
+  after(() => {
+    fs.watch = watch;
+  });
+
+  test('a trigger committed after the start-up examination and before the watch began is run', async () => {
+    const fx = await createBackend('sqlite');
+    const runtime = new Runtime(runtimeConfig(fx, families), createLogger({ level: process.env.APSUP_TEST_LOG_LEVEL ?? 'silent' }));
+    try {
+      await createFixtureTables(fx);
+      // Another process commits a trigger once the supervisors have started and before the watch
+      // reads its first data_version: no file event is left for it. (A start whose examination
+      // ended before the watch began lost it for good: checked with a 300 ms pause put there.)
+      fs.watch = ((...args: Parameters<typeof fs.watch>) => {
+        fs.watch = watch;
+        const trigger = spawnSync(process.execPath, ['bin/apsup.mjs', 'trigger', 'fx-manual', 'w1'], {
+          cwd: REPO_ROOT,
+          env: { PATH: process.env.PATH, [`${P}DATABASE_URL`]: fx.url, [`${P}FAMILIES_MODULE`]: FAMILIES_MODULE, APSUP_LOG_LEVEL: 'silent' },
+          encoding: 'utf8',
+        });
+        assert.equal(trigger.status, 0, trigger.stderr);
+        return watch(...args);
+      }) as typeof fs.watch;
+      await runtime.start();
+      await waitForState(fx, runtime, ['fx-manual'], async () => (await intentOf(fx, 'fx-manual', 'w1'))?.handledGeneration === 1, 10_000);
+    } finally {
+      fs.watch = watch;
+      await runtime.stop();
       await fx.cleanup();
     }
   });
