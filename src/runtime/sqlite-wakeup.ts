@@ -7,7 +7,7 @@
  * A file event can come from a commit's WAL frames before the writer publishes the commit in the
  * shared-memory index, which makes no file event of its own; a writer descheduled in between
  * (a loaded machine) publishes it milliseconds to seconds later. So the version is checked at
- * once (setImmediate) and again RECHECK_AFTER_MS after the LAST event, whether or not a check
+ * once (setImmediate) and again RECHECK_AFTER_MS after the LAST event's check, whether or not one
  * found it moved: events of two commits arrive together and the second may publish after the
  * first was seen. Only file events start checks: an idle database costs nothing. A command's
  * store (store/open.ts) touches the WAL file after each commit, an event after the publication.
@@ -15,6 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
+import { realPath } from '../store/sqlite/sqlite-store.ts';
 import { systemClock, type Clock, type ClockTimer } from './clock.ts';
 
 /** When the version is checked again, in ms after the last file event: doubling steps, about 4 s in all. */
@@ -36,9 +37,14 @@ export function commitVersionChecker(
   let immediate: NodeJS.Immediate | null = null;
   let stopped = false;
   const check = (): boolean => {
-    const now = readVersion();
+    let now: number | null;
+    try {
+      now = readVersion();
+    } catch {
+      now = NaN; // unreadable (e.g. the WAL being recovered): wake, and keep looking
+    }
     if (now === null) return false;
-    if (now !== version) {
+    if (now !== version || Number.isNaN(now)) {
       version = now;
       onForeignCommit();
     }
@@ -119,8 +125,10 @@ export function watchSqliteCommits(
   if (!entry) {
     const listeners = new Set<() => void>();
     const errorListeners = new Set<(error: Error) => void>();
-    const dir = path.dirname(path.resolve(file));
-    const base = path.basename(file);
+    // SQLite writes the WAL beside the file a symbolic link points to.
+    const real = realPath(file);
+    const dir = path.dirname(real);
+    const base = path.basename(real);
     let checker: ReturnType<typeof commitVersionChecker> | null = null;
     let watcher: fs.FSWatcher;
     try {
@@ -131,6 +139,9 @@ export function watchSqliteCommits(
       throw new Error(watchFailure(dir, error), { cause: error });
     }
     watcher.on('error', (error) => {
+      // The watcher is closed: a later subscriber starts a new one.
+      if (shared.get(db) === entry) shared.delete(db);
+      checker?.stop();
       const failure = new Error(watchFailure(dir, error), { cause: error });
       for (const listener of [...errorListeners]) listener(failure);
     });

@@ -16,7 +16,7 @@ import { fixtureChild } from '../helpers/fixture-child.ts';
 /** Commits per write path. */
 const COMMITS = 4;
 
-test("every commit of a command's store (operation, transaction, statement) wakes the watch without a recheck", async () => {
+test("every commit of a command's store (operation, transaction, statement, statement with RETURNING) wakes the watch without a recheck", async () => {
   const fx = await createBackend('sqlite');
   const file = (fx.target as { file: string }).file;
   const host = SqliteStore.openHost(file);
@@ -34,8 +34,9 @@ test("every commit of a command's store (operation, transaction, statement) wake
     assert.equal(await reply(), 'ready');
     const missed: string[] = [];
     let n = 0;
-    for (const path of ['statement', 'transaction', 'operation']) {
-      // A connection's first commit is the one whose file events all come before its publication.
+    for (const path of ['statement', 'transaction', 'operation', 'returning']) {
+      // FULL sync puts an fsync between a commit's frame writes and its publication; here each
+      // connection's first commit showed that window in every run without the touch.
       const reopened = reply();
       child.send({ n: 0, path: 'reopen' });
       await reopened;

@@ -258,4 +258,43 @@ describe('SQLite commit watch schedule', () => {
         fs.watch = watch;
       }
     }));
+
+  test('an unreadable version (a WAL being recovered) wakes and keeps looking', async () => {
+    const clock = new ManualClock();
+    let fail = false;
+    let woken = 0;
+    const checker = commitVersionChecker(
+      () => {
+        if (fail) throw Object.assign(new Error('SQLITE_BUSY_RECOVERY'), { code: 'SQLITE_BUSY_RECOVERY' });
+        return 1;
+      },
+      () => (woken += 1),
+      clock,
+    );
+    fail = true;
+    checker.onEvent();
+    await nextTurn();
+    assert.equal(woken, 1, 'a failed read counts as a change');
+    assert.equal(clock.pending, 1, 'the rechecks go on');
+    checker.stop();
+  });
+
+  test('a database opened through a symbolic link is watched where SQLite writes: beside the linked file', async () => {
+    await withTwoConnections(async ({ file, other }) => {
+      const link = path.join(path.dirname(file), 'link.sqlite');
+      fs.symlinkSync(file, link);
+      const viaLink = new Database(link);
+      let woken = 0;
+      const unwatch = watchSqliteCommits(viaLink, link, () => (woken += 1));
+      try {
+        other.exec('INSERT INTO t VALUES (1)');
+        const deadline = Date.now() + 5000;
+        while (woken === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+        assert.equal(woken, 1);
+      } finally {
+        unwatch();
+        viaLink.close();
+      }
+    });
+  });
 });

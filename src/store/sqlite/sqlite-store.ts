@@ -37,6 +37,15 @@ export interface SqliteOpenOptions {
   announceCommits?: boolean;
 }
 
+/** The path with symbolic links resolved (the file as given when it does not exist yet). */
+export function realPath(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return path.resolve(file);
+  }
+}
+
 export function openSqliteDatabase(file: string, options: SqliteOpenOptions = {}): BetterSqlite3.Database {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const db = new Database(file, { readonly: options.readonly ?? false });
@@ -81,21 +90,25 @@ export class SqliteStore extends BaseStore {
   ) {
     super();
     this.db = db;
-    this.announceFile = options.announceCommits && !db.memory ? `${path.resolve(db.name)}-wal` : null;
+    // The real path: SQLite keeps the WAL beside the file a symbolic link points to.
+    this.announceFile = options.announceCommits && !db.memory ? `${realPath(db.name)}-wal` : null;
   }
 
   static open(file: string, options?: SqliteOpenOptions): SqliteStore {
     return new SqliteStore(openSqliteDatabase(file, options), null, { announceCommits: options?.announceCommits });
   }
 
-  /** A file event after a commit (announceCommits); a missing WAL file means no host has the database open. */
+  /**
+   * A file event after a commit (announceCommits). Best effort: setting the times needs the file's
+   * owner (a command run as another user gets EPERM); the watch's rechecks remain then.
+   */
   private announce(): void {
     if (!this.announceFile) return;
     try {
       const now = new Date();
       fs.utimesSync(this.announceFile, now, now);
     } catch {
-      // no WAL file: nothing to wake
+      // the rechecks after the commit's own file events still see it
     }
   }
 
@@ -147,11 +160,12 @@ export class SqliteStore extends BaseStore {
     // One autocommit statement: a busy one applied nothing.
     return this.exclusive('domainQuery', (mayWrite) => {
       const stmt = this.db.prepare(sql);
-      if (stmt.reader) return stmt.all(...params) as Record<string, unknown>[];
+      if (stmt.readonly) return stmt.reader ? (stmt.all(...params) as Record<string, unknown>[]) : (stmt.run(...params), []);
       if (!mayWrite()) return BUSY;
-      stmt.run(...params);
+      // A write that returns rows (INSERT ... RETURNING) commits through all().
+      const rows = stmt.reader ? (stmt.all(...params) as Record<string, unknown>[]) : (stmt.run(...params), []);
       this.announce();
-      return [];
+      return rows;
     });
   }
 
