@@ -160,10 +160,15 @@ export class SqliteStore extends BaseStore {
     // One autocommit statement: a busy one applied nothing.
     return this.exclusive('domainQuery', (mayWrite) => {
       const stmt = this.db.prepare(sql);
-      if (stmt.readonly) return stmt.reader ? (stmt.all(...params) as Record<string, unknown>[]) : (stmt.run(...params), []);
+      const run = (): Record<string, unknown>[] => {
+        if (stmt.reader) return stmt.all(...params) as Record<string, unknown>[];
+        stmt.run(...params);
+        return [];
+      };
+      if (stmt.readonly) return run();
       if (!mayWrite()) return BUSY;
       // A write that returns rows (INSERT ... RETURNING) commits through all().
-      const rows = stmt.reader ? (stmt.all(...params) as Record<string, unknown>[]) : (stmt.run(...params), []);
+      const rows = run();
       this.announce();
       return rows;
     });
