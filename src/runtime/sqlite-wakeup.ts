@@ -41,10 +41,10 @@ export function commitVersionChecker(
     try {
       now = readVersion();
     } catch {
-      now = NaN; // unreadable (e.g. the WAL being recovered): wake, and keep looking
+      now = NaN; // unreadable (e.g. the WAL being recovered): differs from any version, so wake and keep looking
     }
     if (now === null) return false;
-    if (now !== version || Number.isNaN(now)) {
+    if (now !== version) {
       version = now;
       onForeignCommit();
     }
@@ -129,11 +129,19 @@ export function watchSqliteCommits(
     const real = realPath(file);
     const dir = path.dirname(real);
     const base = path.basename(real);
-    let checker: ReturnType<typeof commitVersionChecker> | null = null;
+    // Prepared once: a busy host reads it after most of its own commits' file events.
+    const dataVersion = db.prepare('PRAGMA data_version').pluck();
+    const checker = commitVersionChecker(
+      () => (db.open ? (dataVersion.get() as number) : null),
+      () => {
+        for (const listener of [...listeners]) listener();
+      },
+      clock,
+    );
     let watcher: fs.FSWatcher;
     try {
       watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
-        if (name && (name === base || name === `${base}-wal`)) checker?.onEvent();
+        if (name && (name === base || name === `${base}-wal`)) checker.onEvent();
       });
     } catch (error) {
       throw new Error(watchFailure(dir, error), { cause: error });
@@ -141,26 +149,16 @@ export function watchSqliteCommits(
     watcher.on('error', (error) => {
       // The watcher is closed: a later subscriber starts a new one.
       if (shared.get(db) === entry) shared.delete(db);
-      checker?.stop();
+      checker.stop();
       const failure = new Error(watchFailure(dir, error), { cause: error });
       for (const listener of [...errorListeners]) listener(failure);
     });
-    // Prepared once: a busy host reads it after most of its own commits' file events.
-    const dataVersion = db.prepare('PRAGMA data_version').pluck();
-    checker = commitVersionChecker(
-      () => (db.open ? (dataVersion.get() as number) : null),
-      () => {
-        for (const listener of [...listeners]) listener();
-      },
-      clock,
-    );
-    const started = checker;
     entry = {
       listeners,
       errorListeners,
       close: () => {
         watcher.close();
-        started.stop();
+        checker.stop();
       },
     };
     shared.set(db, entry);

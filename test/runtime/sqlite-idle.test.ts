@@ -4,13 +4,13 @@
 // a family examination that fails (a transient database error) must schedule its own retry.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../src/logging.ts';
 import { Runtime } from '../../src/runtime/runtime.ts';
 import { ManualClock } from '../../src/runtime/manual-clock.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
+import { beforeNextWatch, erringWatch, failingWatch, restoreWatch, watchError } from '../helpers/fs-watch.ts';
 import { P, REPO_ROOT, createFixtureTables, intentOf, runs, runtimeConfig, statsOf, waitForState } from '../fixtures/runtime-harness.ts';
 import families from '../fixtures/families/idle.ts';
 import path from 'node:path';
@@ -38,11 +38,16 @@ async function settled(fx: BackendFixture, runtime: Runtime): Promise<void> {
   }, 10_000);
 }
 
+/** The environment of an `apsup` command on the fixture's database. */
+function cliEnv(fx: BackendFixture): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, [`${P}DATABASE_URL`]: fx.url, [`${P}FAMILIES_MODULE`]: FAMILIES_MODULE, APSUP_LOG_LEVEL: 'silent' };
+}
+
 function cli(fx: BackendFixture, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['bin/apsup.mjs', ...args], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH, [`${P}DATABASE_URL`]: fx.url, [`${P}FAMILIES_MODULE`]: FAMILIES_MODULE, APSUP_LOG_LEVEL: 'silent' },
+      env: cliEnv(fx),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -163,52 +168,39 @@ describe('[sqlite] a failed examination is retried although nothing polls', () =
 });
 
 describe('[sqlite] the commit watch is what wakes the runtime: a runtime without one does not run', () => {
-  const watch = fs.watch;
-  after(() => {
-    fs.watch = watch;
-  });
+  after(restoreWatch);
 
   test('a directory that cannot be watched fails the start with the limit to raise; a watch that fails later stops the host', async () => {
     const fx = await createBackend('sqlite');
     const logger = createLogger({ level: process.env.APSUP_TEST_LOG_LEVEL ?? 'silent' });
     try {
       await createFixtureTables(fx);
-      fs.watch = (() => {
-        throw Object.assign(new Error("ENOSPC: System limit for number of file watchers reached, watch '/x'"), { code: 'ENOSPC' });
-      }) as typeof fs.watch;
+      failingWatch(watchError('ENOSPC'));
       const refused = new Runtime(runtimeConfig(fx, families), logger);
       await assert.rejects(refused.start(), /cannot watch .* for other processes' commits.*fs\.inotify\.max_user_watches/);
       await refused.stop();
 
-      let emit: ((error: Error) => void) | undefined;
-      fs.watch = ((...args: Parameters<typeof fs.watch>) => {
-        const watcher = watch(...args);
-        emit = (error) => watcher.emit('error', error);
-        return watcher;
-      }) as typeof fs.watch;
+      const fail = erringWatch();
       const runtime = new Runtime(runtimeConfig(fx, families), logger);
       const fatal: string[] = [];
       runtime.onFatal = (reason) => fatal.push(reason);
       await runtime.start();
       try {
-        emit!(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }));
+        fail(watchError('EIO'));
         assert.equal(fatal.length, 1);
         assert.match(fatal[0], /cannot watch .* for other processes' commits.*EIO/);
       } finally {
         await runtime.stop();
       }
     } finally {
-      fs.watch = watch;
+      restoreWatch();
       await fx.cleanup();
     }
   });
 });
 
 describe('[sqlite] a commit made while the runtime starts its watch is not lost', () => {
-  const watch = fs.watch;
-  after(() => {
-    fs.watch = watch;
-  });
+  after(restoreWatch);
 
   test('a trigger committed after the start-up examination and before the watch began is run', async () => {
     const fx = await createBackend('sqlite');
@@ -216,22 +208,16 @@ describe('[sqlite] a commit made while the runtime starts its watch is not lost'
     try {
       await createFixtureTables(fx);
       // Another process commits a trigger once the supervisors have started and before the watch
-      // reads its first data_version: no file event is left for it. (A start whose examination
-      // ended before the watch began lost it for good: checked with a 300 ms pause put there.)
-      fs.watch = ((...args: Parameters<typeof fs.watch>) => {
-        fs.watch = watch;
-        const trigger = spawnSync(process.execPath, ['bin/apsup.mjs', 'trigger', 'fx-manual', 'w1'], {
-          cwd: REPO_ROOT,
-          env: { PATH: process.env.PATH, [`${P}DATABASE_URL`]: fx.url, [`${P}FAMILIES_MODULE`]: FAMILIES_MODULE, APSUP_LOG_LEVEL: 'silent' },
-          encoding: 'utf8',
-        });
+      // begins: no file event is left for it. (A start whose examination ended before the watch
+      // began lost it for good: checked with a 300 ms pause put there.)
+      beforeNextWatch(() => {
+        const trigger = spawnSync(process.execPath, ['bin/apsup.mjs', 'trigger', 'fx-manual', 'w1'], { cwd: REPO_ROOT, env: cliEnv(fx), encoding: 'utf8' });
         assert.equal(trigger.status, 0, trigger.stderr);
-        return watch(...args);
-      }) as typeof fs.watch;
+      });
       await runtime.start();
       await waitForState(fx, runtime, ['fx-manual'], async () => (await intentOf(fx, 'fx-manual', 'w1'))?.handledGeneration === 1, 10_000);
     } finally {
-      fs.watch = watch;
+      restoreWatch();
       await runtime.stop();
       await fx.cleanup();
     }

@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ManualClock } from '../../src/runtime/manual-clock.ts';
+import { erringWatch, failingWatch, restoreWatch, watchError } from '../helpers/fs-watch.ts';
 import { commitVersionChecker, RECHECK_AFTER_MS, watchFailure, watchSqliteCommits } from '../../src/runtime/sqlite-wakeup.ts';
 
 /** A checker on a ManualClock over a version the test sets (null: the database closed); counts reads and wake-ups. */
@@ -211,27 +212,19 @@ describe('SQLite commit watch schedule', () => {
 
   test('a directory that cannot be watched is a one-line error naming the limit to raise; a later watch error reaches each subscriber', () =>
     withTwoConnections(async ({ file, mine }) => {
-      const watch = fs.watch;
-      const limit = Object.assign(new Error("ENOSPC: System limit for number of file watchers reached, watch '/x'"), { code: 'ENOSPC' });
+      const limit = watchError('ENOSPC');
       try {
-        fs.watch = (() => {
-          throw limit;
-        }) as typeof fs.watch;
+        failingWatch(limit);
         assert.throws(
           () => watchSqliteCommits(mine, file, () => undefined),
           (e: Error) => e.message === watchFailure(path.dirname(file), limit) && /fs\.inotify\.max_user_watches/.test(e.message) && !e.message.includes('\n'),
         );
       } finally {
-        fs.watch = watch;
+        restoreWatch();
       }
-      assert.match(watchFailure('/d', Object.assign(new Error('EMFILE'), { code: 'EMFILE' })), /fs\.inotify\.max_user_instances/);
-      let emit: ((error: Error) => void) | undefined;
+      assert.match(watchFailure('/d', watchError('EMFILE')), /fs\.inotify\.max_user_instances/);
       try {
-        fs.watch = ((...args: Parameters<typeof fs.watch>) => {
-          const watcher = watch(...args);
-          emit = (error) => watcher.emit('error', error);
-          return watcher;
-        }) as typeof fs.watch;
+        const fail = erringWatch();
         const errors: string[] = [];
         const stopA = watchSqliteCommits(
           mine,
@@ -247,15 +240,13 @@ describe('SQLite commit watch schedule', () => {
           undefined,
           (e) => errors.push(`b: ${e.message}`),
         );
-        emit!(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }));
-        assert.deepEqual(errors, [
-          `a: ${watchFailure(path.dirname(file), new Error('EIO: i/o error'))}`,
-          `b: ${watchFailure(path.dirname(file), new Error('EIO: i/o error'))}`,
-        ]);
+        const io = watchError('EIO');
+        fail(io);
+        assert.deepEqual(errors, [`a: ${watchFailure(path.dirname(file), io)}`, `b: ${watchFailure(path.dirname(file), io)}`]);
         stopA();
         stopB();
       } finally {
-        fs.watch = watch;
+        restoreWatch();
       }
     }));
 
