@@ -44,6 +44,19 @@ export class Cluster {
     }
   }
 
+  /** The lease row and each candidate (alive, logged holder id, last warnings): for a failed wait. */
+  async describe(): Promise<string> {
+    let lease: string;
+    try {
+      const l = await this.db.store.readLease('global');
+      lease = `lease holder ${l.holderId ?? 'none'} generation ${l.supervisorGeneration} live ${l.live}`;
+    } catch (error) {
+      lease = `lease unreadable: ${(error as Error).message}`;
+    }
+    const each = this.candidates.map((c) => `${c.name} pid ${c.pid} ${c.exited ? 'exited' : 'alive'} holder ${c.holderId ?? '?'}: ${c.tail.slice(-3).join(' | ')}`);
+    return [lease, ...each].join(' || ');
+  }
+
   resumeAll(): void {
     for (const c of this.live()) {
       if (c.stopped) {

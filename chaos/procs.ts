@@ -14,6 +14,7 @@ import { isAlive } from './journal.ts';
 import { TASKS_MODULE_PATH } from './tasks.ts';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const APSUP_BIN = path.join(REPO_ROOT, 'bin', 'apsup.mjs');
 export const TTL_MS = 2000;
 export const TASK_LEASE_MS = 3000;
 const TUNING: Record<string, string> = {
@@ -67,7 +68,8 @@ export class Candidate {
     role: 'all' | 'background',
     env: Record<string, string>,
   ) {
-    const args = ['--import', 'tsx', 'src/cli/main.ts', 'run', '--families', FAMILIES_MODULE_PATH, '--role', role];
+    // The CLI's compiled copy, as an operator runs it (bin/apsup.mjs): under tsx each start cost about a CPU-second.
+    const args = [APSUP_BIN, 'run', '--families', FAMILIES_MODULE_PATH, '--role', role];
     this.proc = spawn(process.execPath, args, { cwd: REPO_ROOT, env: childEnv(url, env), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     if (!this.proc.pid) throw new Error(`${name}: spawn failed`);
     this.pid = this.proc.pid;

@@ -2,12 +2,12 @@
 import { spawn } from 'node:child_process';
 import { FAMILIES_MODULE_PATH } from './families.ts';
 import type { Violation } from './checker.ts';
-import { REPO_ROOT, childEnv } from './procs.ts';
+import { APSUP_BIN, REPO_ROOT, childEnv } from './procs.ts';
 
 const NO_LEADER = 'no live global supervisor';
 
 export async function checkStatus(url: string, drained: boolean): Promise<Violation[]> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'status', '--families', FAMILIES_MODULE_PATH, '--json'], {
+  const child = spawn(process.execPath, [APSUP_BIN, 'status', '--families', FAMILIES_MODULE_PATH, '--json'], {
     cwd: REPO_ROOT,
     env: childEnv(url, {}),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -92,7 +92,7 @@ export async function runTrial(options: TrialOptions, log: (line: string) => voi
     cluster.fill();
     const startDeadline = Date.now() + 60_000;
     while (!(await cluster.leader())) {
-      if (Date.now() > startDeadline) throw new Error(`no leader within 60 s: ${cluster.candidates.map((c) => c.tail.slice(-3).join(' | ')).join(' || ')}`);
+      if (Date.now() > startDeadline) throw new Error(`no leader within 60 s: ${await cluster.describe()}`);
       await sleep(100);
     }
     const t0 = Date.now();
