@@ -4,7 +4,7 @@
 // starts while the cores it is expected to keep busy fit (scripts/test-weights.json: wall and CPU
 // seconds per file, measured on a 2-core machine; a new file counts as 30 s on one core): the suite
 // is CPU-bound, and a file that mostly waits on a database clock can run next to one that computes.
-// APSUP_TEST_CONCURRENCY caps the files running at once (default twice the cores), APSUP_TEST_CORES
+// APSUP_TEST_CONCURRENCY caps the files running at once (default three times the cores: many files mostly wait on a database or a child), APSUP_TEST_CORES
 // sets the cores to fill (default all), APSUP_TEST_FILE_TIMEOUT_S bounds one file (default 600 s). A passing file prints one line, a failing one its whole
 // output; the end lists the slowest files by wall time and CPU (the file's process and every process
 // it started, read from /proc/self/stat as each one is reaped; Linux only). `--record` rewrites the
@@ -59,7 +59,7 @@ function expected(f) {
 }
 const cores = Math.max(1, Number(process.env.APSUP_TEST_CORES ?? os.availableParallelism()) || 1);
 const fileTimeoutS = Math.max(1, Number(process.env.APSUP_TEST_FILE_TIMEOUT_S ?? 600) || 600);
-const concurrency = Math.max(1, Number(process.env.APSUP_TEST_CONCURRENCY ?? String(2 * cores)) || 2 * cores);
+const concurrency = Math.max(1, Number(process.env.APSUP_TEST_CONCURRENCY ?? String(3 * cores)) || 3 * cores);
 files.sort((a, b) => expected(b).wall - expected(a).wall || a.localeCompare(b));
 
 // Compiled test files (scripts/test-bundle.mjs) start without tsx; APSUP_TEST_BUNDLE=0 runs the sources.

@@ -1,11 +1,11 @@
 // Compiles the test files for scripts/run-tests.mjs: one esbuild build of every test file (shared
 // chunks, packages external, source maps) into var/cache/tests/<key>/, where the key covers every
-// file under src/ and test/ (path, size, mtime) and esbuild's version, so a file runs the code on
-// disk. Each module keeps its own import.meta.url, .dirname and .filename (replaced in its syntax
-// tree, not in its strings), so fixtures are found from their sources. A bundled test process has
-// no TypeScript loader: src/child/ts-loader.ts registers tsx when a test imports a TypeScript
-// module by path (__APSUP_COMPILED__). Returns the directory, or null (with the reason printed)
-// to run the sources through tsx.
+// file under src/, test/, chaos/, bench/ and bin/ (path, size, mtime) and esbuild's version, so a
+// file runs the code on disk. Each module keeps its own import.meta.url, .dirname and .filename
+// (replaced in its syntax tree, not in its strings), so fixtures are found from their sources. A
+// bundled test process has no TypeScript loader: src/child/ts-loader.ts registers tsx when a test
+// imports a TypeScript module by path (__APSUP_COMPILED__). Returns the directory, or null (with
+// the reason printed) to run the sources through tsx.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -15,7 +15,11 @@ import { bundleOptions, prune, resolveEsbuildPackage } from '../bin/cli-cache.mj
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 
+/** Every directory whose modules a test file can import (the key of a bundle covers them all). */
+const KEYED_DIRS = ['src', 'test', 'chaos', 'bench', 'bin'];
+
 function walk(dir, out = []) {
+  if (!fs.existsSync(dir)) return out;
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, e.name);
     if (e.isDirectory()) walk(full, out);
@@ -35,7 +39,7 @@ export async function bundleTests(files) {
   }
   const options = bundleOptions(root);
   const hash = crypto.createHash('sha256').update(`${esbuild.version}\0${files.join('\0')}\0${options.external.join(',')}\0`);
-  for (const file of [...walk(path.join(root, 'src')), ...walk(path.join(root, 'test'))].sort()) {
+  for (const file of KEYED_DIRS.flatMap((d) => walk(path.join(root, d))).sort()) {
     const s = fs.statSync(file);
     hash.update(`${path.relative(root, file)}\0${s.size}:${s.mtimeMs}\0`);
   }

@@ -13,6 +13,8 @@ import { latestInstallers, listMigrations, parseDirectives, procedurePin } from 
 import { splitSqlStatements } from '../src/sql-split.ts';
 import { sqliteScriptText } from '../src/store/sqlite/script.ts';
 import { INTERNAL_PROCEDURES, INTERNAL_PROCEDURE_NAMES, OPERATIONS, OPERATION_NAMES, type OperationSpec } from '../src/store/operations.ts';
+import { SUPERVISOR_OPERATIONS } from '../src/store/supervisor-operations.ts';
+import { TASK_OPERATIONS } from '../src/store/task-operations.ts';
 import { isStoreErrorCode } from '../src/store/errors.ts';
 import { createBackend } from './helpers/backends.ts';
 
@@ -168,6 +170,16 @@ describe('operation catalogue: src/store/operations.ts agrees with the SQL files
     assert.ok(adoption.length >= 2);
     const installed = new Set(installedByMigrations().map((i) => i.name));
     for (const op of adoption) assert.ok(!installed.has(op), `${op} must not be installed by a migration (it reads tables of a database being adopted)`);
+  });
+
+  test('the catalogue is its two parts, disjoint: the supervisor pc_aps_ and the task pc_task_ operations', () => {
+    const supervisor = Object.keys(SUPERVISOR_OPERATIONS);
+    const tasks = Object.keys(TASK_OPERATIONS);
+    // A name in both parts would be overridden silently by the spread that joins them.
+    assert.deepEqual([...supervisor, ...tasks].sort(), [...OPERATION_NAMES].sort());
+    assert.equal(new Set([...supervisor, ...tasks]).size, supervisor.length + tasks.length);
+    for (const op of supervisor) assert.match(op, /^pc_aps_/);
+    for (const op of tasks) assert.match(op, /^pc_task_/);
   });
 
   test('the catalogue is not empty and every name is pc_aps_ or pc_task_<snake_case>', () => {
