@@ -183,6 +183,7 @@ export class FamilyPartition {
       await this.owed.discover({
         read: (after, limit) => this.store.listOwedRequests(this.bindingName, after, limit),
         busy: (scopeId) => this.table.busy(scopeId),
+        passedOver: (scopeId, requestedGeneration) => this.table.owedWhileBusy(scopeId, requestedGeneration),
         room: () => this.table.room(),
         enqueue: (scopeId) => {
           this.enqueue(scopeId, 'request');

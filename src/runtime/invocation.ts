@@ -115,7 +115,10 @@ export class Invoker {
     } finally {
       table.finish(scopeId);
       // At most one successor; it merges every request accepted meanwhile (the key is no longer
-      // running, so it can take its place in the ready queue at once).
+      // running, so it can take its place in the ready queue at once). A request that discovery
+      // found while the key was busy is owed too, even when the acknowledgement's row (committed
+      // before that request) shows nothing owed: the successor's read at dispatch decides.
+      successor ||= invocation.laterRequest === true;
       if (successor && !this.closing && !this.c.enqueue(scopeId, 'successor')) this.c.notifyRequest(pendingSequence);
       this.dispatch();
       hooks.wake();

@@ -16,6 +16,12 @@ export interface Invocation {
   term: Term;
   generation: number;
   source: ReadySource;
+  /**
+   * Owed discovery found the key owed beyond `generation` while it was busy (owedWhileBusy): a
+   * request this invocation may not cover, so it owes a successor whatever its acknowledgement's
+   * row says (a request accepted after that commit is in no row it read).
+   */
+  laterRequest?: true;
 }
 
 /**
@@ -83,6 +89,16 @@ export class KeyStateTable {
   invocationOf(key: string): Invocation | undefined {
     const s = this.states.get(key);
     return s && (s.mode === 'running' || s.mode === 'settling') ? s.invocation : undefined;
+  }
+
+  /**
+   * Owed discovery passed over this busy key, owed up to requestedGeneration. A running or settling
+   * invocation that claimed less (or has not read its intent yet) is marked to leave a successor;
+   * a ready or retry-waiting key reads its intent when it is dispatched.
+   */
+  owedWhileBusy(key: string, requestedGeneration: number): void {
+    const invocation = this.invocationOf(key);
+    if (invocation && (invocation.generation === 0 || requestedGeneration > invocation.generation)) invocation.laterRequest = true;
   }
 
   /** Enqueues an idle key; false (nothing changes) when the key is busy or the queue is full. */

@@ -12,7 +12,7 @@ import type { Clock } from './clock.ts';
 export const OWED_PAGES_PER_EXAMINATION = 4;
 
 export interface OwedPage {
-  keys: Array<{ scopeId: string; pendingSequence: number }>;
+  keys: Array<{ scopeId: string; pendingSequence: number; requestedGeneration: number }>;
   exhausted: boolean;
 }
 
@@ -20,6 +20,11 @@ export interface OwedPage {
 export interface OwedTarget {
   read(afterSequence: number, limit: number): Promise<OwedPage>;
   busy(scopeId: string): boolean;
+  /**
+   * A busy key found owed up to requestedGeneration: its running invocation may have claimed less
+   * (a request accepted after its read, even after its acknowledgement committed).
+   */
+  passedOver(scopeId: string, requestedGeneration: number): void;
   room(): number;
   /** Puts an owed key into the ready queue (room was checked). */
   enqueue(scopeId: string): void;
@@ -92,8 +97,10 @@ export class OwedDiscovery {
       }
       let consumedAll = true;
       for (const key of page.keys) {
-        // A busy key is owed but already provided for (its dispatch, successor or retry).
+        // A busy key is owed but already provided for (its dispatch, successor or retry), unless
+        // its invocation claimed less than this: then it owes a successor (passedOver).
         if (target.busy(key.scopeId)) {
+          target.passedOver(key.scopeId, key.requestedGeneration);
           lap.cursor = key.pendingSequence;
           continue;
         }

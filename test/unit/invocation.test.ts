@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Invoker } from '../../src/runtime/invocation.ts';
 import { KeyStateTable } from '../../src/runtime/key-states.ts';
+import { OwedDiscovery } from '../../src/runtime/owed-discovery.ts';
 import { BackoffIndex } from '../../src/runtime/backoff.ts';
 import { FamilyHealth } from '../../src/runtime/family-health.ts';
 import { ManualClock } from '../../src/runtime/manual-clock.ts';
@@ -23,7 +24,12 @@ function intent(requested: number, handled: number): IntentSnapshot {
   return { requestedGeneration: requested, handledGeneration: handled, dirtyGeneration: 1, cleanGeneration: 0, pendingSequence: 5 } as IntentSnapshot;
 }
 
-function setup(outcomes: Array<WorkerOutcome | (() => Promise<WorkerOutcome>)>, intents: Record<string, IntentSnapshot>) {
+/** `afterAckCommit`: runs after the stub's acknowledgement committed, before the row it returns reaches the invoker. */
+function setup(
+  outcomes: Array<WorkerOutcome | (() => Promise<WorkerOutcome>)>,
+  intents: Record<string, IntentSnapshot>,
+  afterAckCommit?: (scopeId: string) => Promise<void>,
+) {
   const clock = new ManualClock();
   const table = new KeyStateTable(10);
   const backoff = new BackoffIndex({ baseMs: 1_000, maxMs: 10_000, conflictMs: 100, jitter: 0, random: () => 0.5 });
@@ -42,7 +48,9 @@ function setup(outcomes: Array<WorkerOutcome | (() => Promise<WorkerOutcome>)>, 
       acks.push(`${request.scopeId}:${request.cleanThroughDirtyGeneration}`);
       const i = intents[request.scopeId];
       i.handledGeneration = i.requestedGeneration;
-      return { ...i, bindingName: 'b', scopeId: request.scopeId, outcome: 'acknowledged' };
+      const committed = { ...i, bindingName: 'b', scopeId: request.scopeId, outcome: 'acknowledged' };
+      await afterAckCommit?.(request.scopeId);
+      return committed;
     },
   } as unknown as Store;
   const pool = {
@@ -129,6 +137,53 @@ describe('Invoker', () => {
     assert.deepEqual(s.acks, ['k:1'], "committed by the supervisor, confirming the start snapshot's dirty generation");
     assert.equal(s.table.busy('k'), false);
     assert.deepEqual(s.invoker.failures, {});
+  });
+
+  test('a request accepted after the acknowledgement committed, found owed while the key settles, gets a successor', async () => {
+    // The window between the acknowledgement's commit and the key leaving the table: the row the
+    // commit returned owes nothing, and owed discovery passes the key over because it is busy.
+    const intents = { k: intent(1, 0) };
+    const discovery = new OwedDiscovery(new ManualClock(), 100);
+    let found = -1;
+    const s = setup(
+      [{ status: 'ok', durationMs: 1, pid: 1, acknowledgement: { kind: 'deferred', confirmClean: false } }, () => new Promise<WorkerOutcome>(() => undefined)],
+      intents,
+      async (scopeId) => {
+        intents.k.requestedGeneration += 1; // another client's trigger, committed after the acknowledgement
+        discovery.notify(intents.k.pendingSequence);
+        await discovery.discover({
+          read: async () => ({ keys: [{ scopeId, pendingSequence: 5, requestedGeneration: intents.k.requestedGeneration }], exhausted: true }),
+          busy: (id) => s.table.busy(id),
+          passedOver: (id, requested) => {
+            found = requested;
+            s.table.owedWhileBusy(id, requested);
+          },
+          room: () => s.table.room(),
+          enqueue: (id) => s.table.enqueue(id, 'request'),
+          wake: () => undefined,
+        });
+      },
+    );
+    s.table.enqueue('k', 'request');
+    s.invoker.dispatch();
+    await flush();
+    await flush();
+    assert.equal(found, 2, 'discovery saw the new request while the key was busy');
+    assert.equal(s.invoker.invocations, 2, 'the new request ran as a successor');
+    assert.equal((s.table.get('k') as { invocation?: { source: string; generation: number } }).invocation?.source, 'successor');
+    assert.equal((s.table.get('k') as { invocation: { generation: number } }).invocation.generation, 2);
+  });
+
+  test('a busy key found owed for the generation its invocation claimed owes no successor', async () => {
+    const s = setup([() => new Promise<WorkerOutcome>(() => undefined)], { k: intent(1, 0) });
+    s.table.enqueue('k', 'request');
+    s.invoker.dispatch();
+    await flush();
+    assert.equal((s.table.get('k') as { invocation: { generation: number } }).invocation.generation, 1);
+    s.table.owedWhileBusy('k', 1);
+    assert.equal(s.table.invocationOf('k')?.laterRequest, undefined, 'the running invocation handles generation 1');
+    s.table.owedWhileBusy('k', 2);
+    assert.equal(s.table.invocationOf('k')?.laterRequest, true);
   });
 
   test('a crash after the acknowledgement committed is done, not a failure', async () => {

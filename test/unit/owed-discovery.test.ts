@@ -10,11 +10,13 @@ import { ManualClock } from '../../src/runtime/manual-clock.ts';
 function target(owed: number[], room: number, busy: Set<string> = new Set()) {
   const reads: number[] = [];
   const enqueued: string[] = [];
+  const passed: string[] = [];
   let wakes = 0;
   let onRead: (() => void) | null = null;
-  const t: OwedTarget & { reads: number[]; enqueued: string[]; wakes: () => number; onRead: (fn: () => void) => void; room: () => number } = {
+  const t: OwedTarget & { reads: number[]; enqueued: string[]; passed: string[]; wakes: () => number; onRead: (fn: () => void) => void; room: () => number } = {
     reads,
     enqueued,
+    passed,
     wakes: () => wakes,
     onRead: (fn) => {
       onRead = fn;
@@ -26,10 +28,13 @@ function target(owed: number[], room: number, busy: Set<string> = new Set()) {
       const keys = owed
         .filter((s) => s > after)
         .slice(0, limit)
-        .map((s) => ({ scopeId: `k${s}`, pendingSequence: s }));
+        .map((s) => ({ scopeId: `k${s}`, pendingSequence: s, requestedGeneration: 1 }));
       return { keys, exhausted: keys.length < limit };
     },
     busy: (id) => busy.has(id) || enqueued.includes(id),
+    passedOver: (id) => {
+      passed.push(id);
+    },
     room: () => room - enqueued.length,
     enqueue: (id) => {
       enqueued.push(id);
@@ -48,6 +53,7 @@ describe('OwedDiscovery', () => {
     assert.equal(d.needed, true, 'a lap is due at start');
     await d.discover(t);
     assert.deepEqual(t.enqueued, ['k1', 'k3', 'k4']);
+    assert.deepEqual(t.passed, ['k2'], 'the busy key is told it was found owed (its invocation may owe a successor)');
     assert.equal(d.needed, false);
     assert.equal(t.wakes(), 0);
   });
