@@ -118,7 +118,7 @@ export class Invoker {
       // running, so it can take its place in the ready queue at once). A request that discovery
       // found while the key was busy is owed too, even when the acknowledgement's row (committed
       // before that request) shows nothing owed: the successor's read at dispatch decides.
-      successor ||= invocation.laterRequest === true;
+      successor ||= (invocation.owedSeen ?? 0) > invocation.generation;
       if (successor && !this.closing && !this.c.enqueue(scopeId, 'successor')) this.c.notifyRequest(pendingSequence);
       this.dispatch();
       hooks.wake();

@@ -17,11 +17,12 @@ export interface Invocation {
   generation: number;
   source: ReadySource;
   /**
-   * Owed discovery found the key owed beyond `generation` while it was busy (owedWhileBusy): a
-   * request this invocation may not cover, so it owes a successor whatever its acknowledgement's
-   * row says (a request accepted after that commit is in no row it read).
+   * The highest generation owed discovery found owed while the key was busy (owedWhileBusy). Above
+   * `generation` (known once the invocation read its intent), it is a request this invocation does
+   * not cover: it owes a successor whatever its acknowledgement's row says (a request accepted
+   * after that commit is in no row it read).
    */
-  laterRequest?: true;
+  owedSeen?: number;
 }
 
 /**
@@ -92,13 +93,13 @@ export class KeyStateTable {
   }
 
   /**
-   * Owed discovery passed over this busy key, owed up to requestedGeneration. A running or settling
-   * invocation that claimed less (or has not read its intent yet) is marked to leave a successor;
-   * a ready or retry-waiting key reads its intent when it is dispatched.
+   * Owed discovery passed over this busy key, owed up to requestedGeneration: a running or settling
+   * invocation keeps the highest such generation (owedSeen); a ready or retry-waiting key reads its
+   * intent when it is dispatched.
    */
   owedWhileBusy(key: string, requestedGeneration: number): void {
     const invocation = this.invocationOf(key);
-    if (invocation && (invocation.generation === 0 || requestedGeneration > invocation.generation)) invocation.laterRequest = true;
+    if (invocation) invocation.owedSeen = Math.max(invocation.owedSeen ?? 0, requestedGeneration);
   }
 
   /** Enqueues an idle key; false (nothing changes) when the key is busy or the queue is full. */

@@ -174,16 +174,17 @@ describe('Invoker', () => {
     assert.equal((s.table.get('k') as { invocation: { generation: number } }).invocation.generation, 2);
   });
 
-  test('a busy key found owed for the generation its invocation claimed owes no successor', async () => {
+  test('a busy key keeps the highest generation found owed; the one its invocation claimed owes no successor', async () => {
     const s = setup([() => new Promise<WorkerOutcome>(() => undefined)], { k: intent(1, 0) });
     s.table.enqueue('k', 'request');
     s.invoker.dispatch();
     await flush();
     assert.equal((s.table.get('k') as { invocation: { generation: number } }).invocation.generation, 1);
     s.table.owedWhileBusy('k', 1);
-    assert.equal(s.table.invocationOf('k')?.laterRequest, undefined, 'the running invocation handles generation 1');
+    s.table.owedWhileBusy('k', 0);
+    assert.equal(s.table.invocationOf('k')?.owedSeen, 1, 'the running invocation handles generation 1: no successor');
     s.table.owedWhileBusy('k', 2);
-    assert.equal(s.table.invocationOf('k')?.laterRequest, true);
+    assert.equal(s.table.invocationOf('k')?.owedSeen, 2);
   });
 
   test('a crash after the acknowledgement committed is done, not a failure', async () => {
