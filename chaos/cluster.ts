@@ -53,7 +53,9 @@ export class Cluster {
     } catch (error) {
       lease = `lease unreadable: ${(error as Error).message}`;
     }
-    const each = this.candidates.map((c) => `${c.name} pid ${c.pid} ${c.exited ? 'exited' : 'alive'} holder ${c.holderId ?? '?'}: ${c.tail.slice(-3).join(' | ')}`);
+    const each = this.candidates.map(
+      (c) => `${c.name} pid ${c.pid} ${c.exited ? 'exited' : 'alive'} holder ${c.holderId ?? '?'}: ${c.tail.slice(-3).join(' | ')}`,
+    );
     return [lease, ...each].join(' || ');
   }
 
