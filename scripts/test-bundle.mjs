@@ -1,6 +1,6 @@
 // Compiles the test files for scripts/run-tests.mjs: one esbuild build of every test file (shared
 // chunks, packages external, source maps) into var/cache/tests/<key>/, where the key covers every
-// file under src/, test/, chaos/, bench/ and bin/ (path, size, mtime) and esbuild's version, so a
+// module under src/, test/, chaos/, bench/ and bin/ (path, size, mtime) and esbuild's version, so a
 // file runs the code on disk. Each module keeps its own import.meta.url, .dirname and .filename
 // (replaced in its syntax tree, not in its strings), so fixtures are found from their sources. A
 // bundled test process has no TypeScript loader: src/child/ts-loader.ts registers tsx when a test
@@ -17,6 +17,8 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 
 /** Every directory whose modules a test file can import (the key of a bundle covers them all). */
 const KEYED_DIRS = ['src', 'test', 'chaos', 'bench', 'bin'];
+/** The files esbuild can take into a bundle: a note or a SQL fixture beside them changes nothing. */
+const BUNDLED = /\.(?:[cm]?[jt]s|json)$/;
 
 function walk(dir, out = []) {
   if (!fs.existsSync(dir)) return out;
@@ -39,7 +41,7 @@ export async function bundleTests(files) {
   }
   const options = bundleOptions(root);
   const hash = crypto.createHash('sha256').update(`${esbuild.version}\0${files.join('\0')}\0${options.external.join(',')}\0`);
-  for (const file of KEYED_DIRS.flatMap((d) => walk(path.join(root, d))).sort()) {
+  for (const file of KEYED_DIRS.flatMap((d) => walk(path.join(root, d)).filter((f) => BUNDLED.test(f))).sort()) {
     const s = fs.statSync(file);
     hash.update(`${path.relative(root, file)}\0${s.size}:${s.mtimeMs}\0`);
   }

@@ -15,7 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import { realPath } from '../store/sqlite/sqlite-store.ts';
+import { realPath } from '../store/sqlite/wal-file.ts';
 import { systemClock, type Clock, type ClockTimer } from './clock.ts';
 
 /** When the version is checked again, in ms after the last file event: doubling steps, about 4 s in all. */
@@ -125,7 +125,7 @@ export function watchSqliteCommits(
   if (!entry) {
     const listeners = new Set<() => void>();
     const errorListeners = new Set<(error: Error) => void>();
-    // SQLite writes the WAL beside the file a symbolic link points to.
+    // The directory of the WAL (wal-file.ts), and the names of the database and its WAL there.
     const real = realPath(file);
     const dir = path.dirname(real);
     const base = path.basename(real);

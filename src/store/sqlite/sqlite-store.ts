@@ -18,6 +18,7 @@ import type { Params } from '../params.ts';
 import { OPERATIONS, type OperationName } from '../operations.ts';
 import type { Row } from '../rows.ts';
 import type { Term, TxHandle } from '../types.ts';
+import { walFileOf } from './wal-file.ts';
 import { DatabaseBusyError } from '../errors.ts';
 import { beginImmediateBlocking } from './begin-immediate.ts';
 import { BUSY, HOST_LOCK_WAIT, LockGate, isSqliteBusy, retryWhileBusy, type LockWaitOptions } from './lock-wait.ts';
@@ -35,15 +36,6 @@ export interface SqliteOpenOptions {
    * not only the WAL frames' events before it, so it sees the commit without waiting for a recheck.
    */
   announceCommits?: boolean;
-}
-
-/** The path with symbolic links resolved (the file as given when it does not exist yet). */
-export function realPath(file: string): string {
-  try {
-    return fs.realpathSync(file);
-  } catch {
-    return path.resolve(file);
-  }
 }
 
 export function openSqliteDatabase(file: string, options: SqliteOpenOptions = {}): BetterSqlite3.Database {
@@ -90,8 +82,7 @@ export class SqliteStore extends BaseStore {
   ) {
     super();
     this.db = db;
-    // The real path: SQLite keeps the WAL beside the file a symbolic link points to.
-    this.announceFile = options.announceCommits && !db.memory ? `${realPath(db.name)}-wal` : null;
+    this.announceFile = options.announceCommits && !db.memory ? walFileOf(db.name) : null;
   }
 
   static open(file: string, options?: SqliteOpenOptions): SqliteStore {
