@@ -52,6 +52,8 @@ for (const backend of BACKENDS) {
       runner.notify();
       await waitForTask(tasks, long1.taskId, (t) => t.state === 'running');
       await waitForTask(tasks, long2.taskId, (t) => t.state === 'running');
+      // The claim is visible in the database before its result reaches the runner, which counts it.
+      await waitFor(() => runner.runningCount >= 2, 20_000);
 
       const body = (await get(server, '/metrics')).body;
       assert.equal(value(body, 'durable_task_tasks', { state: 'running', task_type: 'fx-sleep' }), 2);
