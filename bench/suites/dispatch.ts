@@ -32,7 +32,7 @@ import { seedDirtyScopes } from '../lib/seed.ts';
 import { BENCH_FAMILY_NAMES, benchBinding } from '../fixtures/families.ts';
 import { call } from '../lib/children.ts';
 import { forkRuntime, remainingWork, runtimeEnv, sleep, stopRuntime } from '../lib/runtime-host.ts';
-import type { RuntimeStatus } from '../../src/runtime/runtime.ts';
+import type { RuntimeStatus } from '../../src/runtime/runtime-status.ts';
 import type { StatementCounts } from '../lib/count-statements.ts';
 import type { Backend } from '../../src/store/types.ts';
 import { peerResult, type PeerResult } from './peer.ts';

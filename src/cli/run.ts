@@ -9,7 +9,7 @@ import { checkProfileSidecar } from './profile-sidecar-guard.ts';
 import { createLogger, prettyLogs, type Logger } from '../logging.ts';
 import { Runtime } from '../runtime/runtime.ts';
 import { acquireSqliteHostLock } from '../runtime/sqlite-host-lock.ts';
-import { databaseUrlOf } from '../runtime/runtime.ts';
+import { databaseUrlOf } from '../config/database-url.ts';
 import type { BaseStore } from '../store/base-store.ts';
 import { StoreError } from '../store/errors.ts';
 import { openStore } from '../store/open.ts';

@@ -8,7 +8,7 @@ import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.
 import { createLogger } from '../logging.ts';
 import type { BaseStore } from '../store/base-store.ts';
 import { openHostStore, openStore } from '../store/open.ts';
-import { databaseUrlOf } from '../runtime/runtime.ts';
+import { databaseUrlOf } from '../config/database-url.ts';
 import { parseTaskConfig } from '../tasks/config.ts';
 import { loadHostTaskRegistry } from '../child/host-import.ts';
 import { TaskRunner } from '../tasks/task-runner.ts';

@@ -65,3 +65,10 @@ export function redactDatabaseUrl(target: DatabaseTarget): string {
   if (target.backend === 'sqlite') return `sqlite:${target.file}`;
   return `mysql://${target.user}:***@${target.host}:${target.port}/${target.database}`;
 }
+
+/** The URL a worker process is given for `target` (parseDatabaseUrl reads it back to the same target). */
+export function databaseUrlOf(target: DatabaseTarget): string {
+  if (target.backend === 'sqlite') return `sqlite:${target.file}`;
+  const auth = target.password ? `${encodeURIComponent(target.user)}:${encodeURIComponent(target.password)}` : encodeURIComponent(target.user);
+  return `mysql://${auth}@${target.host}:${target.port}/${target.database}`;
+}

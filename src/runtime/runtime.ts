@@ -6,12 +6,13 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { describeConfig, type RuntimeConfig } from '../config/runtime-config.ts';
-import { redactDatabaseUrl, type DatabaseTarget } from '../config/database-url.ts';
+import { databaseUrlOf, redactDatabaseUrl } from '../config/database-url.ts';
 import type { Logger } from '../logging.ts';
 import { openHostStore } from '../store/open.ts';
 import { lazyReadHandle, openReadHandle, type ReadHandle } from '../store/read-handle.ts';
 import type { IntentSnapshot, LeaseRead, Store, TxHandle } from '../store/types.ts';
-import { FamilyPartition, type FamilyStats } from './family-partition.ts';
+import { FamilyPartition } from './family-partition.ts';
+import { runtimeStatus, type RuntimeStatus } from './runtime-status.ts';
 import { Supervisor } from './supervisor.ts';
 import { WorkerPool } from './worker-pool.ts';
 import { SqliteStore } from '../store/sqlite/sqlite-store.ts';
@@ -32,27 +33,7 @@ export function newHolderId(): string {
   return `${host}:${process.pid}:${crypto.randomBytes(6).toString('hex')}`;
 }
 
-export function databaseUrlOf(target: DatabaseTarget): string {
-  if (target.backend === 'sqlite') return `sqlite:${target.file}`;
-  const auth = target.password ? `${encodeURIComponent(target.user)}:${encodeURIComponent(target.password)}` : encodeURIComponent(target.user);
-  return `mysql://${auth}@${target.host}:${target.port}/${target.database}`;
-}
-
-export interface RuntimeStatus {
-  mode: string;
-  role: string;
-  holderId: string;
-  supervisors: Array<{
-    supervisorKey: string;
-    state: string;
-    supervisorGeneration: number | null;
-    renewalFailures: number;
-    renewalFailuresTotal: number;
-    termChanges: number;
-    dispatchSuspended: boolean;
-  }>;
-  families: FamilyStats[];
-}
+export type { RuntimeStatus };
 
 export class Runtime {
   readonly store: Store;
@@ -281,21 +262,7 @@ export class Runtime {
   }
 
   status(): RuntimeStatus {
-    return {
-      mode: this.config.mode,
-      role: this.config.role,
-      holderId: this.holderId,
-      supervisors: this.supervisors.map((s) => ({
-        supervisorKey: s.supervisorKey,
-        state: s.keeper.state,
-        supervisorGeneration: s.term?.supervisorGeneration ?? null,
-        renewalFailures: s.keeper.renewalFailures,
-        renewalFailuresTotal: s.keeper.renewalFailuresTotal,
-        termChanges: s.keeper.termChanges,
-        dispatchSuspended: s.keeper.suspended,
-      })),
-      families: this.supervisors.flatMap((s) => s.partitions.map((p) => p.stats())),
-    };
+    return runtimeStatus(this.config, this.holderId, this.supervisors);
   }
 
   async stop(): Promise<void> {

@@ -19,6 +19,7 @@ import type { Logger } from '../logging.ts';
 import { LeaseLog, LeaseTimeoutError } from './lease-events.ts';
 import { faultPoint } from '../devtools/fault.ts';
 import { systemClock, within, type Clock, type ClockTimer } from './clock.ts';
+import { acquisitionRetryMs, MIN_STATEMENT_BOUND_MS, periodBoundMs, renewalDelayMs, statementBoundMs } from './term-timing.ts';
 
 export type TermState = 'starting' | 'leader' | 'standby' | 'stopped';
 
@@ -39,9 +40,6 @@ export declare interface TermKeeper {
   on(event: 'suspended', listener: (term: Term, reason: string) => void): this;
   on(event: 'resumed', listener: (term: Term) => void): this;
 }
-
-/** The longest a single lease statement may take before it counts as failed. */
-const MIN_STATEMENT_BOUND_MS = 1000;
 
 export class TermKeeper extends EventEmitter {
   state: TermState = 'starting';
@@ -110,7 +108,7 @@ export class TermKeeper extends EventEmitter {
       }
       if (renewing) {
         const term = renewing;
-        const bound = this.statementBound();
+        const bound = statementBoundMs(this.options.renewEveryMs, this.localDeadline - this.clock.monotonic());
         await within(this.clock, this.store.renewTerm(term, ttlMs), bound, () => new LeaseTimeoutError('renewal', bound));
         if (this.term !== term) {
           this.log.lateRenewal(term, null);
@@ -185,27 +183,11 @@ export class TermKeeper extends EventEmitter {
     }
   }
 
-  /**
-   * When the next cycle runs. MySQL/OceanBase: a renewal period, sooner while suspended if the
-   * deadline is nearer. SQLite (not leading; RFC 8: keep trying, readiness `starting`): the
-   * acquisition backoff.
-   */
+  /** When the next cycle runs (term-timing.ts); SQLite, not leading (RFC 8: keep trying, readiness `starting`): the backoff. */
   private nextDelayMs(): number {
-    if (this.store.backend === 'sqlite') return this.acquisitionRetryMs();
+    if (this.store.backend === 'sqlite') return acquisitionRetryMs(this.options.renewEveryMs, this.acquisitionFailures);
     const remaining = this.term ? this.localDeadline - this.clock.monotonic() : Infinity;
-    return Math.max(10, Math.min(this.options.renewEveryMs, this.suspended ? remaining / 2 : Infinity));
-  }
-
-  /** Bounded backoff of a failed SQLite acquisition: 100 ms doubling, at most a renewal period (at least 1 s). */
-  private acquisitionRetryMs(): number {
-    const cap = Math.max(MIN_STATEMENT_BOUND_MS, this.options.renewEveryMs);
-    return Math.min(cap, 100 * 2 ** Math.min(10, Math.max(0, this.acquisitionFailures - 1)));
-  }
-
-  /** One lease statement may take a period (at least 1 s), never beyond the local deadline. */
-  private statementBound(): number {
-    const remaining = this.localDeadline - this.clock.monotonic();
-    return Math.max(1, Math.min(remaining, Math.max(MIN_STATEMENT_BOUND_MS, this.options.renewEveryMs)));
+    return renewalDelayMs(this.options.renewEveryMs, remaining, this.suspended);
   }
 
   private setDeadline(at: number): void {
@@ -282,7 +264,7 @@ export class TermKeeper extends EventEmitter {
       this.deadlineTimer.cancel();
       this.deadlineTimer = null;
     }
-    const bound = Math.max(MIN_STATEMENT_BOUND_MS, this.options.renewEveryMs);
+    const bound = periodBoundMs(this.options.renewEveryMs);
     await within(this.clock, this.busy, bound, () => new LeaseTimeoutError('renewal', bound)).catch(() => undefined);
     const term = this.term;
     this.term = null;

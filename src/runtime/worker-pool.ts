@@ -15,22 +15,13 @@ import { needsTsLoader, PRELOAD_TS_VARIABLE, USER_MODULES_VARIABLE } from '../ch
 import { compileUserModules } from '../child/user-modules.ts';
 import type { ExecutionContext } from '../sdk/processor.ts';
 import type { IntentSnapshot } from '../store/types.ts';
-import { WORKER_GRACE_VARIABLE, type ChildMessage, type ErrorInfo, type InvocationReport, type ResultMessage } from '../worker/protocol.ts';
+import { WORKER_GRACE_VARIABLE, type ChildMessage, type ResultMessage } from '../worker/protocol.ts';
+import { exitOutcome, reportOf, type WorkerOutcome } from './worker-outcome.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Logger } from '../logging.ts';
 import { traceCarrier } from '../observability/tracing.ts';
 
-/** One invocation as the pool saw it: the worker's report, or its end by timeout or crash. */
-export type WorkerOutcome = { durationMs: number; pid: number } & (
-  | InvocationReport
-  | { status: 'timeout' | 'crashed'; error: ErrorInfo; exitCode: number | null; signal: string | null }
-);
-
-/** The report of a result message (its routing fields dropped). */
-function reportOf(m: ResultMessage): InvocationReport {
-  const { type: _type, invocationId: _id, durationMs: _duration, ...report } = m;
-  return report;
-}
+export type { WorkerOutcome };
 
 export interface WorkerPoolOptions {
   family: string;
@@ -159,48 +150,8 @@ export class WorkerPool {
       };
       const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
         const durationMs = this.clock.monotonic() - started;
-        if (timedOut) {
-          const phase = worker.readyAt === null ? ' (the worker process was still starting up)' : '';
-          const reply = late ? `; the processor replied ${late.status} during the termination` : '';
-          finish(
-            {
-              status: 'timeout',
-              durationMs,
-              pid,
-              exitCode: code,
-              signal,
-              error: { name: 'TimeoutError', message: `invocation exceeded ${this.options.timeoutMs} ms${phase}${reply}` },
-            },
-            false,
-          );
-        } else if (late) {
-          // Terminated for another reason (lost term, shutdown): the reply counts, after the exit.
-          // An acknowledgement left to the supervisor is not committed for a terminated worker.
-          const report = reportOf(late);
-          finish(
-            report.status === 'ok' && report.acknowledgement.kind === 'deferred'
-              ? {
-                  status: 'not_acknowledged',
-                  durationMs,
-                  pid,
-                  error: { name: 'Error', message: 'worker terminated before the supervisor committed its acknowledgement' },
-                }
-              : { ...report, durationMs, pid },
-            false,
-          );
-        } else {
-          finish(
-            {
-              status: 'crashed',
-              durationMs,
-              pid,
-              exitCode: code,
-              signal,
-              error: { name: 'WorkerCrash', message: `worker exited (code ${code}, signal ${signal})` },
-            },
-            false,
-          );
-        }
+        const facts = { durationMs, pid, exitCode: code, signal, timedOut, timeoutMs: this.options.timeoutMs, startingUp: worker.readyAt === null, late };
+        finish(exitOutcome(facts), false);
       };
       const timer = this.clock.setTimeout(
         () => {

@@ -1,18 +1,16 @@
 /**
  * Durable task runner (host side). Claims pending tasks up to the capacity cap (the database
  * enforces it across processes), runs each attempt in a warm task worker process from its pool
- * (attempt-pool.ts, attempt-process.ts; reused only after a clean end), enforces the timeout (graceful termination, bounded wait, forced kill),
- * and ends attempts that stop without a terminal write with the verdict it reached (verdict.ts,
- * convergence.ts): a timeout or shutdown verdict is recorded in the database before the worker is
- * stopped, so it is the one recorded whatever the lease did meanwhile (ADR: timeout/cancel/
- * shutdown; a timeout is never retried).
+ * (attempt-pool.ts; reused only after a clean end), enforces the timeout, and ends attempts that
+ * stop without a terminal write with the verdict it reached (verdict.ts, convergence.ts): a
+ * timeout or shutdown verdict is recorded before the worker is stopped, so it is the one recorded
+ * whatever the lease did meanwhile (ADR: timeout/cancel/shutdown; a timeout is never retried).
  *
- * Wake-ups: a submission becomes runnable at commit. In-process submissions notify after their
- * commit (TaskService); other processes' commits reach it through pending-probe.ts. Losing a
- * wake-up only delays the task: work is also picked up at start-up, whenever a task finishes
- * (relay), and by a bounded periodic sweep (the last resort) that also reconciles lost attempts,
- * including this runner's own hung children, and retries its own failed convergences. A readiness
- * fact with a short TTL is published while it runs and withdrawn on stop.
+ * Wake-ups: a submission is runnable at commit. In-process submissions notify after their commit
+ * (TaskService); other processes' commits reach it through pending-probe.ts. A lost wake-up only
+ * delays the task: work is also picked up at start-up, when a task finishes (relay), and by a
+ * bounded periodic sweep that also reconciles lost attempts (this runner's hung children
+ * included) and retries its failed convergences. A short-TTL readiness fact is kept while it runs.
  */
 import { faultPoint } from '../devtools/fault.ts';
 import type { Logger } from '../logging.ts';
@@ -28,9 +26,10 @@ import { subscribeTaskRunner } from '../notify/hooks.ts';
 import { ReadinessPublisher } from './readiness-publisher.ts';
 import { RunnerStats } from './runner-stats.ts';
 import type { TaskRegistry } from './registry.ts';
-import { commitOneSuccess, giveBackClaim } from './runner-writes.ts';
+import { commitOneSuccess } from './runner-writes.ts';
+import { SuccessClaims } from './success-claims.ts';
 import { SuccessCommitter } from './success-committer.ts';
-import { MAX_CLAIM_BATCH, type ClaimedTask, type SuccessItem, type SuccessOutcome, type TaskStore } from './task-store.ts';
+import { MAX_CLAIM_BATCH, type ClaimedTask, type SuccessItem, type TaskStore } from './task-store.ts';
 import { setLongTimeout, settleWithin } from './timers.ts';
 import { systemClock, type Clock, type ClockTimer } from '../runtime/clock.ts';
 import { newTaskWorkerId } from './worker-id.ts';
@@ -57,8 +56,6 @@ export class TaskRunner {
   private readonly probes: PendingProbe;
   private filling: Promise<void> | null = null;
   private refill = false;
-  /** Tasks a success batch claimed that are not launched yet (they hold their slots). */
-  private reserved = 0;
   private stopped = true;
   completed = 0;
   /** Wake-ups delivered / dropped by wakeupFault (tests inject lost wake-ups here). */
@@ -66,12 +63,10 @@ export class TaskRunner {
   wakeupsDropped = 0;
   /** Test hook: return true to lose a wake-up (the real delivery path, every source). */
   wakeupFault: ((source: WakeupSource) => boolean) | null = null;
-  /** Test hook: runs before each group commit of successes (tests hold it past a lease, or cancel meanwhile). */
-  beforeSuccessCommit: ((items: SuccessItem[]) => Promise<void>) | null = null;
-  /** Tasks claimed in the same transaction as a group of successes (tests, metrics). */
-  claimedWithSuccesses = 0;
   /** The group commit of the successes the worker processes report ('returned'). */
   readonly successes: SuccessCommitter;
+  /** The claims each group commit makes for the processes its successes free. */
+  private readonly claims: SuccessClaims;
   private readonly launcher: LaunchContext;
 
   constructor(
@@ -95,14 +90,25 @@ export class TaskRunner {
       track: (p) => this.track(p),
       taskTypes: () => this.registry.types_(),
     });
+    this.claims = new SuccessClaims({
+      tasks,
+      registry,
+      config,
+      logger,
+      workerId: this.workerId,
+      running: this.running,
+      stopped: () => this.stopped,
+      launch: (task) => this.launch(task),
+      track: (p) => this.track(p),
+    });
     this.successes = new SuccessCommitter(
-      (items) => this.commitSuccesses(items),
+      (items) => this.claims.commit(items),
       (item) => commitOneSuccess(tasks, item),
       logger,
     );
     this.pool = new AttemptPool(config, databaseUrl, logger, () => this.notify(), this.clock);
     // A full runner needs no probe: the relay claims when one of its attempts finishes.
-    const wanted = () => !this.stopped && !this.filling && this.running.size + this.reserved < this.config.capacity;
+    const wanted = () => !this.stopped && !this.filling && this.running.size + this.claims.reserved < this.config.capacity;
     this.probes = new PendingProbe(
       tasks,
       logger,
@@ -135,6 +141,16 @@ export class TaskRunner {
 
   get sweeps(): number {
     return this.stats.sweeps;
+  }
+
+  /** Test hook: runs before each group commit of successes (tests hold it past a lease, or cancel meanwhile). */
+  set beforeSuccessCommit(hook: ((items: SuccessItem[]) => Promise<void>) | null) {
+    this.claims.beforeCommit = hook;
+  }
+
+  /** Tasks claimed in the same transaction as a group of successes (tests, metrics). */
+  get claimedWithSuccesses(): number {
+    return this.claims.claimed;
   }
 
   async start(): Promise<void> {
@@ -208,19 +224,16 @@ export class TaskRunner {
     // (ADR T6). The free slots are claimed in one transaction: slots freed while a claim is under
     // way are taken together by the next one. Only slots with a ready process are claimed for
     // (attempt-pool.ts): the others' processes are started, and each one ready claims again.
-    while (!this.stopped && this.running.size + this.reserved < this.config.capacity) {
-      const free = this.config.capacity - this.running.size - this.reserved;
+    while (!this.stopped && this.running.size + this.claims.reserved < this.config.capacity) {
+      const reserved = this.claims.reserved;
+      const free = this.config.capacity - this.running.size - reserved;
       // The processes the reserved claims will take are not this claim's.
-      const ready = Math.max(0, this.pool.readyIdle() - this.reserved);
-      if (ready < free) this.pool.want(free + this.reserved);
+      const ready = Math.max(0, this.pool.readyIdle() - reserved);
+      if (ready < free) this.pool.want(free + reserved);
       const room = Math.min(free, ready, MAX_CLAIM_BATCH);
       if (room === 0) return;
       const claimed = await this.tasks.claimBatch(this.workerId, this.config.leaseMs, this.registry.types_(), room);
-      for (const task of claimed) {
-        faultPoint('task_claimed'); // chaos suite only: between a task's claim and its first heartbeat
-        this.stats.claimed(task.taskType);
-        launchAttempt(this.launcher, task);
-      }
+      for (const task of claimed) this.launch(task);
       if (claimed.length < room) return; // nothing more claimable now (none pending, or the cap)
     }
   }
@@ -239,50 +252,10 @@ export class TaskRunner {
     }
   }
 
-  /**
-   * One group commit: the successes, and in the same transaction the claims for the slots and
-   * processes they free (one per attempt whose process reported itself reusable; the free slots
-   * of running attempts are fill()'s). The claimed tasks hold their slots (reserved) and start
-   * on the next turn of the event loop, once the finished attempts gave their processes back.
-   */
-  private async commitSuccesses(items: SuccessItem[]): Promise<SuccessOutcome[]> {
-    const reusable = (i: SuccessItem) => this.running.get(i.taskId)?.reported?.reusable === true;
-    const freed = this.stopped ? 0 : items.filter(reusable).length;
-    await this.beforeSuccessCommit?.(items);
-    const { outcomes, claimed } = await this.tasks.succeedBatch(items, {
-      workerId: this.workerId,
-      leaseMs: this.config.leaseMs,
-      taskTypes: this.registry.types_(),
-      maxCount: Math.min(freed, MAX_CLAIM_BATCH),
-    });
-    if (claimed.length > 0) {
-      // A refused item keeps its slot until its process exited and the attempt was ended: the
-      // claims made for it go back to pending at once (they never started).
-      const room = this.stopped ? 0 : items.filter((i, n) => outcomes[n] === 'succeeded' && reusable(i)).length;
-      const extra = claimed.slice(room);
-      const launch = claimed.slice(0, room);
-      for (const task of extra) this.giveBack(task);
-      this.claimedWithSuccesses += launch.length;
-      this.reserved += launch.length;
-      setImmediate(() => {
-        this.reserved -= launch.length;
-        if (this.stopped) {
-          for (const task of launch) this.giveBack(task);
-          return;
-        }
-        for (const task of launch) {
-          faultPoint('task_claimed');
-          this.stats.claimed(task.taskType);
-          launchAttempt(this.launcher, task);
-        }
-      });
-    }
-    return outcomes;
-  }
-
-  /** A claimed task that will not start here goes back to pending (runner-writes.ts). */
-  private giveBack(task: ClaimedTask): void {
-    void this.track(giveBackClaim(this.tasks, this.config, this.logger, task));
+  private launch(task: ClaimedTask): void {
+    faultPoint('task_claimed'); // chaos suite only: between a task's claim and its first heartbeat
+    this.stats.claimed(task.taskType);
+    launchAttempt(this.launcher, task);
   }
 
   get runningCount(): number {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, parseDatabaseUrl, redactDatabaseUrl } from '../../src/config/database-url.ts';
+import { ConfigError, databaseUrlOf, parseDatabaseUrl, redactDatabaseUrl } from '../../src/config/database-url.ts';
 
 test('default is the embedded SQLite file', () => {
   assert.deepEqual(parseDatabaseUrl(undefined), { backend: 'sqlite', file: './var/powercontext.sqlite' });
@@ -31,4 +31,11 @@ test('redaction hides the password', () => {
   const redacted = redactDatabaseUrl(parseDatabaseUrl('mysql://app:topsecret@127.0.0.1:3306/pc'));
   assert.equal(redacted, 'mysql://app:***@127.0.0.1:3306/pc');
   assert.doesNotMatch(redacted, /topsecret/);
+});
+
+test('databaseUrlOf gives worker processes a URL that parses back to the same target', () => {
+  for (const raw of ['mysql://app:p%40ss%3Aw%2Fd@db.example:3307/pc', 'mysql://root@127.0.0.1:3306/test', 'sqlite:/var/lib/apsup/run.sqlite']) {
+    const target = parseDatabaseUrl(raw);
+    assert.deepEqual(parseDatabaseUrl(databaseUrlOf(target)), target);
+  }
 });
