@@ -100,7 +100,7 @@ export async function buildReadiness(runtime: Runtime, facts: PersistedFacts, ta
     const { lastSweepOkAt, sweeps, sweepFailures } = taskRunner.stats;
     doc.durable_tasks.reconciler = {
       healthy: taskRunner.reconcilerHealthy(),
-      lastSweepAgoMs: lastSweepOkAt === null ? null : Date.now() - lastSweepOkAt,
+      lastSweepAgoMs: lastSweepOkAt === null ? null : taskRunner.clock.now() - lastSweepOkAt,
       sweeps,
       sweepFailures,
     };

@@ -17,7 +17,7 @@ export class RunnerStats {
   private readonly reasons = new Set<string>();
   sweeps = 0;
   sweepFailures = 0;
-  /** Date.now() of the last sweep whose reconciliation read succeeded (null: none yet). */
+  /** The runner clock's now() at the last sweep whose reconciliation read succeeded (null: none yet). */
   lastSweepOkAt: number | null = null;
   /** Called for every ended attempt (durations go to a histogram). */
   onAttemptEnded: ((taskType: string, outcome: AttemptOutcome, durationMs: number) => void) | null = null;

@@ -52,7 +52,7 @@ export class TaskRunner {
   private readonly readiness: ReadinessPublisher;
   private sweepTimer: ClockTimer | null = null;
   /** Decides when the runner looks again (sweeps, probes, attempt timeouts); never a lease (the database clock does). */
-  private readonly clock: Clock;
+  readonly clock: Clock;
   private readonly probes: PendingProbe;
   private filling: Promise<void> | null = null;
   private refill = false;

@@ -11,13 +11,12 @@ import { AckBatcher } from '../../src/runtime/ack-batcher.ts';
 import { TermLostError } from '../../src/store/errors.ts';
 import type { Store, Term } from '../../src/store/types.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
+import { takeTerm } from '../helpers/store-asserts.ts';
 
-/** A new term for holder (the previous holder's term is invalidated first: a take-over). */
-async function takeTerm(store: Store, holder: string): Promise<Term> {
+/** A new generation for `holder`: the previous term is invalidated first. */
+async function freshTerm(store: Store, holder: string): Promise<Term> {
   await store.invalidateTerm('global');
-  const r = await store.acquireTerm('global', holder, 30_000);
-  assert.ok(r.outcome === 'acquired' || r.outcome === 'renewed', `term not obtained: ${r.outcome}`);
-  return { supervisorKey: 'global', holderId: holder, supervisorGeneration: r.supervisorGeneration };
+  return takeTerm(store, holder);
 }
 
 /**
@@ -77,7 +76,7 @@ for (const backend of BACKENDS) {
     });
 
     test('requests arriving in later turns during a commit share the next transaction; each caller gets its committed row', async () => {
-      const term = await takeTerm(fx.store, 'g1');
+      const term = await freshTerm(fx.store, 'g1');
       const b = 'inflight';
       for (let i = 0; i < 4; i++) await fx.store.acceptRequest(b, `k${i}`);
       const g = gated(fx.store);
@@ -110,7 +109,7 @@ for (const backend of BACKENDS) {
     });
 
     test('attack: a batch held while its term is taken over is refused as a whole when it commits; the new term is not blocked by it', async () => {
-      const old = await takeTerm(fx.store, 'g2');
+      const old = await freshTerm(fx.store, 'g2');
       const b = 'inflight-takeover';
       for (let i = 0; i < 4; i++) await fx.store.acceptRequest(b, `k${i}`);
       const g = gated(fx.store);
@@ -120,7 +119,7 @@ for (const backend of BACKENDS) {
       const held = [1, 2].map((i) => batcher.acknowledge(old, { bindingName: b, scopeId: `k${i}`, claimedRequestGeneration: 1 }));
       await turn();
       // Take-over while the old term's acknowledgements are still waiting in the client.
-      const next = await takeTerm(fx.store, 'g3');
+      const next = await freshTerm(fx.store, 'g3');
       // The new term's acknowledgement is its own group: it does not wait for the old term's commit.
       const fresh = batcher.acknowledge(next, { bindingName: b, scopeId: 'k3', claimedRequestGeneration: 1 });
       await waitFor(() => g.calls.length === 2);
@@ -139,8 +138,8 @@ for (const backend of BACKENDS) {
     });
 
     test('attack: a stale term joining during a live commit is refused; the live term’s held requests commit', async () => {
-      const stale = await takeTerm(fx.store, 'g4');
-      const live = await takeTerm(fx.store, 'g5');
+      const stale = await freshTerm(fx.store, 'g4');
+      const live = await freshTerm(fx.store, 'g5');
       const b = 'inflight-stale';
       for (let i = 0; i < 4; i++) await fx.store.acceptRequest(b, `k${i}`);
       const g = gated(fx.store);
@@ -164,7 +163,7 @@ for (const backend of BACKENDS) {
     });
 
     test('attack: a group spanning bindings (SQLite: one transaction) held across a take-over writes nothing on any binding; a bad key fails alone', async () => {
-      const old = await takeTerm(fx.store, 'g6');
+      const old = await freshTerm(fx.store, 'g6');
       const bindings = ['span-a', 'span-b', 'span-c'];
       for (const b of bindings) await fx.store.acceptRequest(b, 'k');
       const g = gated(fx.store);
@@ -173,7 +172,7 @@ for (const backend of BACKENDS) {
       await waitFor(() => g.calls.length === 1);
       const held = ['span-b', 'span-c'].map((b) => batcher.acknowledge(old, { bindingName: b, scopeId: 'k', claimedRequestGeneration: 1 }));
       await turn();
-      const next = await takeTerm(fx.store, 'g7');
+      const next = await freshTerm(fx.store, 'g7');
       g.release();
       const outcomes = await Promise.allSettled([first, ...held]);
       for (const o of outcomes) assert.ok(o.status === 'rejected' && o.reason instanceof TermLostError, `refused: ${JSON.stringify(o)}`);

@@ -26,6 +26,7 @@ import {
   testFamily,
   waitForState,
 } from '../fixtures/runtime-harness.ts';
+import { withTimeout } from '../helpers/store-asserts.ts';
 
 const F = 'fx-renew';
 
@@ -43,20 +44,6 @@ function injectRenewal(runtime: Runtime, replacement: (original: RenewFn, args: 
 
 function supervisorOf(runtime: Runtime) {
   return runtime.status().supervisors.find((s) => s.supervisorKey === 'global')!;
-}
-
-async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      work,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 describe('[mysql] a failed or hung lease renewal stops dispatch at once', () => {

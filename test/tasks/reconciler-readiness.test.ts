@@ -3,7 +3,13 @@
 // expires with its TTL), and publishes again once they succeed.
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, test } from 'node:test';
+import { createLogger } from '../../src/logging.ts';
+import { PersistedFacts } from '../../src/observability/facts.ts';
+import { buildReadiness } from '../../src/observability/readiness.ts';
+import { ManualClock } from '../../src/runtime/manual-clock.ts';
+import { Runtime } from '../../src/runtime/runtime.ts';
 import type { TaskRunner } from '../../src/tasks/task-runner.ts';
+import { runtimeConfig } from '../fixtures/runtime-harness.ts';
 import { BACKENDS, createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { createFixtureTables, killChildren, makeRunner } from './harness.ts';
 
@@ -41,6 +47,23 @@ for (const backend of BACKENDS) {
       }
       await waitFor(async () => (await tasks.readReadiness()).liveWorkers === 1, 15_000, 100);
       assert.equal(runner.reconcilerHealthy(), true);
+    });
+
+    test("the readiness document's time since the last good sweep is read on the runner's clock", async () => {
+      const fx = await createBackend(backend);
+      fixtures.push(fx);
+      await createFixtureTables(fx);
+      // A clock a day behind the system's: a figure mixing the two clocks is off by a day.
+      const clock = new ManualClock({ wall: Date.now() - 86_400_000 });
+      const { runner } = await makeRunner(fx, { SWEEP_SECONDS: '60' }, undefined, { clock });
+      runners.push(runner);
+      await runner.start(); // one sweep at start-up
+      await clock.advance(250);
+      // Built, not started: only its status goes into the document.
+      const runtime = new Runtime(runtimeConfig(fx, []), createLogger({ level: 'silent' }), { store: fx.store });
+      const doc = await buildReadiness(runtime, new PersistedFacts(runtime), runner);
+      assert.equal(doc.durable_tasks.reconciler?.lastSweepAgoMs, 250);
+      assert.equal(doc.durable_tasks.reconciler?.healthy, true);
     });
   });
 }

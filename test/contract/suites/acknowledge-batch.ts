@@ -8,25 +8,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { AckBatcher } from '../../../src/runtime/ack-batcher.ts';
-import { InvalidArgumentError, StoreError, TermLostError, type StoreErrorCode } from '../../../src/store/errors.ts';
+import { InvalidArgumentError, StoreError, TermLostError } from '../../../src/store/errors.ts';
 import type { AckRequest, IntentSnapshot, Store, Term } from '../../../src/store/types.ts';
 import { createBackend, type BackendFixture } from '../../helpers/backends.ts';
 import type { Backend } from '../../../src/store/types.ts';
+import { takeTerm, rejectsWithCode } from '../../helpers/store-asserts.ts';
 
-async function takeTerm(store: Store, holder = 'h1'): Promise<Term> {
-  // Long TTL: no test here relies on expiry, and a loaded machine took > 30 s for the 1000-key case.
-  const r = await store.acquireTerm('global', holder, 600_000);
-  assert.ok(r.outcome === 'acquired' || r.outcome === 'renewed', `term not obtained: ${r.outcome}`);
-  return { supervisorKey: 'global', holderId: holder, supervisorGeneration: r.supervisorGeneration };
-}
-
-async function rejectsWithCode(promise: Promise<unknown>, code: StoreErrorCode): Promise<void> {
-  await assert.rejects(promise, (error: unknown) => {
-    assert.ok(error instanceof StoreError, `expected a StoreError(${code}), got ${String(error)}`);
-    assert.equal(error.code, code);
-    return true;
-  });
-}
+/** No test here relies on expiry, and a loaded machine took over 30 s for the 1,000-key cases. */
+const LONG_TTL_MS = 600_000;
 
 function gens(i: IntentSnapshot | null) {
   assert.ok(i, 'intent exists');
@@ -43,7 +32,7 @@ export function register(backend: Backend): void {
       before(async () => {
         fx = await createBackend(backend);
         other = fx.openStore();
-        term = await takeTerm(fx.store);
+        term = await takeTerm(fx.store, 'h1', LONG_TTL_MS);
       });
       after(async () => {
         await fx.cleanup();
@@ -177,7 +166,7 @@ export function register(backend: Backend): void {
       before(async () => {
         fx = await createBackend(backend);
         other = fx.openStore();
-        term = await takeTerm(fx.store);
+        term = await takeTerm(fx.store, 'h1', LONG_TTL_MS);
       });
       after(async () => {
         await fx.cleanup();
@@ -225,7 +214,7 @@ export function register(backend: Backend): void {
         const batcher = new AckBatcher(fx.store);
         const stale = term;
         await fx.store.invalidateTerm('global'); // hand over: the old term is gone
-        term = await takeTerm(fx.store, 'h2');
+        term = await takeTerm(fx.store, 'h2', LONG_TTL_MS);
         const outcomes = await Promise.allSettled(
           [0, 1, 2].map((i) => batcher.acknowledge(stale, { bindingName: b, scopeId: `k${i}`, claimedRequestGeneration: 1 })),
         );

@@ -10,15 +10,10 @@ import { after, before, describe, test } from 'node:test';
 import { TermLostError } from '../../../src/store/errors.ts';
 import { MysqlStore } from '../../../src/store/mysql/mysql-store.ts';
 import { txQuery } from '../../../src/store/tx-query.ts';
-import type { Store, Term } from '../../../src/store/types.ts';
+import type { Term } from '../../../src/store/types.ts';
 import { createBackend, waitFor, type BackendFixture } from '../../helpers/backends.ts';
 import type { Backend } from '../../../src/store/types.ts';
-
-async function takeTerm(store: Store, holder = 'h1'): Promise<Term> {
-  const r = await store.acquireTerm('global', holder, 30_000);
-  assert.ok(r.outcome === 'acquired' || r.outcome === 'renewed', `term not obtained: ${r.outcome}`);
-  return { supervisorKey: 'global', holderId: holder, supervisorGeneration: r.supervisorGeneration };
-}
+import { takeTerm } from '../../helpers/store-asserts.ts';
 
 /** Registers this file's part of the contract for one backend (entries: test/contract/sqlite.test.ts, mysql.test.ts). */
 export function register(backend: Backend): void {

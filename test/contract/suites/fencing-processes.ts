@@ -13,6 +13,7 @@ import type { Term } from '../../../src/store/types.ts';
 import { createBackend, term, type BackendFixture } from '../../helpers/backends.ts';
 import type { Backend } from '../../../src/store/types.ts';
 import { fixtureChild } from '../../helpers/fixture-child.ts';
+import { withTimeout } from '../../helpers/store-asserts.ts';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const CHILD_SCRIPT = 'test/helpers/sqlite-term-child.ts';
@@ -37,14 +38,6 @@ interface Pending {
   /** Resolves with the event line once the child emitted `event` for this command. */
   event(name: string): Promise<Record<string, any>>;
   answered(): boolean;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, label: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${label}: no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Resolves 'pending' if `promise` has not settled after ms. */

@@ -12,27 +12,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { PoolConnection } from 'mysql2/promise';
-import { StoreError, TermLostError, type StoreErrorCode } from '../../../src/store/errors.ts';
+import { TermLostError } from '../../../src/store/errors.ts';
 import type { MysqlStore } from '../../../src/store/mysql/mysql-store.ts';
 import type { SqliteStore } from '../../../src/store/sqlite/sqlite-store.ts';
-import type { IntentSnapshot, Store, Term, TxHandle } from '../../../src/store/types.ts';
+import type { IntentSnapshot, Store, TxHandle } from '../../../src/store/types.ts';
 import { createBackend, type BackendFixture } from '../../helpers/backends.ts';
 import type { Backend } from '../../../src/store/types.ts';
-
-async function takeTerm(store: Store): Promise<Term> {
-  const r = await store.acquireTerm('global', 'h1', 30_000);
-  assert.ok(r.outcome === 'acquired' || r.outcome === 'renewed', `term not obtained: ${r.outcome}`);
-  assert.equal(r.holderId, 'h1');
-  return { supervisorKey: 'global', holderId: 'h1', supervisorGeneration: r.supervisorGeneration };
-}
-
-async function rejectsWithCode(promise: Promise<unknown>, code: StoreErrorCode): Promise<void> {
-  await assert.rejects(promise, (error: unknown) => {
-    assert.ok(error instanceof StoreError, `expected a StoreError(${code}), got ${String(error)}`);
-    assert.equal(error.code, code);
-    return true;
-  });
-}
+import { takeTerm, rejectsWithCode } from '../../helpers/store-asserts.ts';
 
 async function mustRead(store: Store, binding: string, scope: string): Promise<IntentSnapshot> {
   const intent = await store.readIntent(binding, scope);

@@ -7,27 +7,14 @@
 //   * finishScan is idempotent and independent of workers.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { StoreError, type StoreErrorCode } from '../../../src/store/errors.ts';
 import type { IntentSnapshot, KeyGenerations, KeyPage, ScanStart, Store, Term } from '../../../src/store/types.ts';
 import { MysqlStore } from '../../../src/store/mysql/mysql-store.ts';
 import { createBackend, waitFor, type BackendFixture } from '../../helpers/backends.ts';
 import type { Backend } from '../../../src/store/types.ts';
+import { takeTerm, rejectsWithCode } from '../../helpers/store-asserts.ts';
 
-async function takeTerm(store: Store): Promise<Term> {
-  // Long TTL: no scan test relies on expiry; 30 s expired under load in the 1200-key case.
-  const r = await store.acquireTerm('global', 'h1', 600_000);
-  assert.ok(r.outcome === 'acquired' || r.outcome === 'renewed', `term not obtained: ${r.outcome}`);
-  assert.equal(r.holderId, 'h1');
-  return { supervisorKey: 'global', holderId: 'h1', supervisorGeneration: r.supervisorGeneration };
-}
-
-async function rejectsWithCode(promise: Promise<unknown>, code: StoreErrorCode): Promise<void> {
-  await assert.rejects(promise, (error: unknown) => {
-    assert.ok(error instanceof StoreError, `expected a StoreError(${code}), got ${String(error)}`);
-    assert.equal(error.code, code);
-    return true;
-  });
-}
+/** No test here relies on expiry, and a loaded machine took over 30 s for the 1,000-key cases. */
+const LONG_TTL_MS = 600_000;
 
 async function mustRead(store: Store, binding: string, scope: string): Promise<IntentSnapshot> {
   const intent = await store.readIntent(binding, scope);
@@ -121,7 +108,7 @@ export function register(backend: Backend): void {
 
       test('interval: first check needs dirty work; start records generation, upper bound, checkpoint; resume; due after T', async () => {
         const { store } = fx;
-        const t = await takeTerm(store);
+        const t = await takeTerm(store, 'h1', LONG_TTL_MS);
         const b = 'iv';
         const never = await store.beginScan(t, b, { kind: 'interval', intervalSeconds: 60 });
         assert.deepEqual(
@@ -190,7 +177,7 @@ export function register(backend: Backend): void {
 
       test('cron: first check catches up; checkpoint = fire, only forward; future fire refused', async () => {
         const { store } = fx;
-        const t = await takeTerm(store);
+        const t = await takeTerm(store, 'h1', LONG_TTL_MS);
         const b = 'cron';
         const initial = await store.readBindingState(b);
         assert.deepEqual(
@@ -235,7 +222,7 @@ export function register(backend: Backend): void {
 
       test('off: never starts a new scan, even with dirty work or an elapsed interval', async () => {
         const { store } = fx;
-        const t = await takeTerm(store);
+        const t = await takeTerm(store, 'h1', LONG_TTL_MS);
         const b = 'off';
         await store.markDirty(b, 'k1');
         const s0 = await store.beginScan(t, b, { kind: 'off' });
@@ -259,7 +246,7 @@ export function register(backend: Backend): void {
 
       test('admission: limit, order, dirty > clean only, request reuse, exclusions unmarked, marks', async () => {
         const { store } = fx;
-        const t = await takeTerm(store);
+        const t = await takeTerm(store, 'h1', LONG_TTL_MS);
         const b = 'adm';
         // Registration order = pending_sequence order.
         await store.markDirty(b, 'a01'); // dirty, no request -> requested 1
@@ -374,7 +361,7 @@ export function register(backend: Backend): void {
 
       test('A6: crash after admission, before finish: resumed scan re-run from 0 admits nothing twice', async () => {
         const { store } = fx;
-        const t = await takeTerm(store);
+        const t = await takeTerm(store, 'h1', LONG_TTL_MS);
         const b = 'a6-all';
         const ids = range('k', 1, 7);
         await markMany(store, b, ids);
@@ -390,7 +377,7 @@ export function register(backend: Backend): void {
         // The successor: another connection, a new term.
         await store.invalidateTerm('global', { holderId: t.holderId, supervisorGeneration: t.supervisorGeneration });
         const successor = fx.openStore();
-        const t2 = await takeTerm(successor);
+        const t2 = await takeTerm(successor, 'h1', LONG_TTL_MS);
         assert.ok(t2.supervisorGeneration > t.supervisorGeneration, 'the successor has a newer term');
         await rejectsWithCode(store.admitScanPage(t, b, scan.scanGeneration, 0, 3), 'term_lost');
 
@@ -416,7 +403,7 @@ export function register(backend: Backend): void {
 
       test('A6: crash in the middle of paging: re-scan from the first page admits only the rest', async () => {
         const { store } = fx;
-        const t = await takeTerm(store);
+        const t = await takeTerm(store, 'h1', LONG_TTL_MS);
         const b = 'a6-mid';
         const ids = range('k', 1, 10);
         await markMany(store, b, ids);
@@ -451,7 +438,7 @@ export function register(backend: Backend): void {
 
       test('upper bound: new keys during paging do not extend the scan; the next scan admits them', async () => {
         const { store } = fx;
-        const t = await takeTerm(store);
+        const t = await takeTerm(store, 'h1', LONG_TTL_MS);
         const b = 'upper';
         const original = range('o', 1, 6);
         await markMany(store, b, original);
@@ -518,7 +505,7 @@ export function register(backend: Backend): void {
 
       test('A8: a dirty mark on an already scanned key during its run survives the ack; the next scan admits it', async () => {
         const { store } = fx;
-        const t = await takeTerm(store);
+        const t = await takeTerm(store, 'h1', LONG_TTL_MS);
         const b = 'a8-scan';
         await store.markDirty(b, 'k');
         const scan = await store.beginScan(t, b, { kind: 'interval', intervalSeconds: 3600 });
@@ -558,7 +545,7 @@ export function register(backend: Backend): void {
 
       test('finishScan: finished, then already_finished; wrong generation is stale; no worker needed', async () => {
         const { store } = fx;
-        const t = await takeTerm(store);
+        const t = await takeTerm(store, 'h1', LONG_TTL_MS);
         const b = 'fin';
         await rejectsWithCode(store.finishScan(t, b, 1), 'scan_stale');
         await store.markDirty(b, 'k1');
@@ -595,7 +582,7 @@ export function register(backend: Backend): void {
 
       test('a page of 500 keys admits in one call: 1200 dirty keys -> 500, 500, 200', async () => {
         const { store } = fx;
-        const t = await takeTerm(store);
+        const t = await takeTerm(store, 'h1', LONG_TTL_MS);
         const b = 'bulk';
         const ids = range('s', 1, 1200);
         await markMany(store, b, ids);
@@ -640,7 +627,7 @@ export function register(backend: Backend): void {
 
       test('keys of the page range that start qualifying between the page selection and its UPDATE are admitted only up to the limit; the next pages take the rest', async () => {
         const { store } = fx;
-        const t = await takeTerm(store);
+        const t = await takeTerm(store, 'h1', LONG_TTL_MS);
         const b = 'sparse';
         const ids = range('k', 1, 10);
         await markMany(store, b, ids);
