@@ -8,7 +8,7 @@ import os from 'node:os';
 import { describeConfig, type RuntimeConfig } from '../config/runtime-config.ts';
 import { databaseUrlOf, redactDatabaseUrl } from '../config/database-url.ts';
 import type { Logger } from '../logging.ts';
-import { openHostStore } from '../store/open.ts';
+import { hostStoreEnv, openHostStore } from '../store/open.ts';
 import { lazyReadHandle, openReadHandle, type ReadHandle } from '../store/read-handle.ts';
 import type { IntentSnapshot, LeaseRead, Store, TxHandle } from '../store/types.ts';
 import { FamilyPartition } from './family-partition.ts';
@@ -65,7 +65,9 @@ export class Runtime {
   ) {
     this.clock = options.clock ?? systemClock;
     // SQLite: the host's own store never waits for the write lock on its event loop (issue 17 item 1).
-    this.store = options.store ?? openHostStore(config.database);
+    // The host's store and its workers' take their settings from config (RFC 1: one TTL bounds a transaction).
+    const storeSettings = { sqliteSynchronous: config.sqliteSynchronous, transactionBoundMs: config.leaseTtlMs };
+    this.store = options.store ?? openHostStore(config.database, storeSettings);
     // Providers read through a connection the database refuses writes on, bounded per statement
     // by the discovery deadline (RFC 1); opened on first use.
     this.providerRead = lazyReadHandle(config.database.backend, () =>
@@ -99,7 +101,7 @@ export class Runtime {
         graceMs: config.terminateGraceMs,
         maxIdle: familyConfig.maxWorkers,
         logger,
-        env: options.workerEnv,
+        env: { ...hostStoreEnv(storeSettings), ...options.workerEnv },
         clock: options.workerClock ?? this.clock,
       });
       const partition = new FamilyPartition(

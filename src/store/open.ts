@@ -1,8 +1,10 @@
 /** Opens the store selected by a database target. */
 import fs from 'node:fs';
 import { ConfigError, DATABASE_URL_VARIABLE, redactDatabaseUrl, type DatabaseTarget } from '../config/database-url.ts';
+import { LEASE_TTL_VARIABLE } from './mysql/transaction-bound.ts';
 import { MysqlStore } from './mysql/mysql-store.ts';
 import { SqliteStore } from './sqlite/sqlite-store.ts';
+import { SQLITE_SYNCHRONOUS_VARIABLE, type SqliteSynchronous } from './sqlite/synchronous.ts';
 import type { Store } from './types.ts';
 
 /** A command's store (`apsup trigger`, `tasks submit`, ...): on SQLite its commits wake a host's commit watch at once. */
@@ -12,13 +14,27 @@ export function openStore(target: DatabaseTarget): Store {
   return MysqlStore.open({ host, port, user, password, database });
 }
 
+/** A host's store settings from its parsed configuration (without them, each store reads this process's environment). */
+export interface HostStoreSettings {
+  sqliteSynchronous: SqliteSynchronous;
+  /** How long a transaction may stay open and idle on a MySQL server: one lease TTL (transaction-bound.ts). */
+  transactionBoundMs: number;
+}
+
 /**
  * The store of a host process (`apsup run`, `apsup tasks worker`): on SQLite its event loop never
  * waits for the write lock (an asynchronous, bounded wait: lock-wait.ts); MySQL statements never
  * block the event loop.
  */
-export function openHostStore(target: DatabaseTarget): Store {
-  return target.backend === 'sqlite' ? SqliteStore.openHost(target.file) : openStore(target);
+export function openHostStore(target: DatabaseTarget, settings?: HostStoreSettings): Store {
+  if (target.backend === 'sqlite') return SqliteStore.openHost(target.file, undefined, settings?.sqliteSynchronous);
+  const { host, port, user, password, database } = target;
+  return MysqlStore.open({ host, port, user, password, database }, undefined, { transactionBoundMs: settings?.transactionBoundMs });
+}
+
+/** The same settings for a worker process, whose store reads them from its environment (synchronous.ts, transaction-bound.ts). */
+export function hostStoreEnv(settings: HostStoreSettings): Record<string, string> {
+  return { [SQLITE_SYNCHRONOUS_VARIABLE]: settings.sqliteSynchronous, [LEASE_TTL_VARIABLE]: String(settings.transactionBoundMs / 1000) };
 }
 
 /** A SQLite database file that does not exist (a read-only command never creates one). */

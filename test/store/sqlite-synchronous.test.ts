@@ -108,7 +108,8 @@ describe('SQLite synchronous setting', () => {
         };
         const worker = startCli(fx, ['tasks', 'worker'], { POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE: TASKS });
         try {
-          runtime = await startRuntime(fx, [family]);
+          // The runtime takes the setting from its configuration (as `apsup run` reads it from its environment).
+          runtime = await startRuntime(fx, [family], { env: { [V]: setting } });
           await runtime.store.markDirty(bindingOf('fx-sync'), 's1');
           runtime.notifyDirty('fx-sync');
           const submitted = await runCli(fx, ['tasks', 'submit', 'fx-pragma', '--payload', '{}'], { POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE: TASKS });

@@ -104,8 +104,8 @@ export class SqliteStore extends BaseStore {
   }
 
   /** The runtime host's store: never blocks its event loop on the lock for more than busyTimeoutMs per attempt. */
-  static openHost(file: string, lockWait: LockWaitOptions = HOST_LOCK_WAIT): SqliteStore {
-    return new SqliteStore(openSqliteDatabase(file, { busyTimeoutMs: lockWait.busyTimeoutMs }), lockWait);
+  static openHost(file: string, lockWait: LockWaitOptions = HOST_LOCK_WAIT, synchronous?: SqliteSynchronous): SqliteStore {
+    return new SqliteStore(openSqliteDatabase(file, { busyTimeoutMs: lockWait.busyTimeoutMs, synchronous }), lockWait);
   }
 
   /**
