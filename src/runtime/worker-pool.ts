@@ -97,7 +97,7 @@ export class WorkerPool {
         resolve();
       });
     });
-    const spawnedAt = performance.now();
+    const spawnedAt = performance.now(); // real time: the start-up figure logged is the process's own, whatever the pool's clock
     this.options.logger.debug({ family: this.options.family, pid: child.pid }, 'worker process spawned');
     worker.ready = new Promise<void>((resolve, reject) => {
       const onMessage = (m: ChildMessage) => {
