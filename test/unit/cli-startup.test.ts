@@ -1,54 +1,13 @@
 // `apsup run` with an invalid configuration: exit code 2, the variable named on stderr, nothing
 // started (no database file, no host lock), and no password in any output (A15, RFC 12).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { P, ROOT, TOPIC_FAMILIES, removeTempDirs, runCli, tempDir } from '../cli/helpers.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-// Topic Memory under its deployed binding (the PR #1490 fixture): a real families module.
-const TOPIC_FAMILIES = path.join(ROOT, 'test/fixtures/legacy/pr1490-families.ts');
 const REFERENCE_FAMILIES = path.join(ROOT, 'src/families/reference.ts');
-const P = 'POWERCONTEXT_SERVER_RUNTIME_';
-const dirs: string[] = [];
-after(() => {
-  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'apsup-cli-'));
-  dirs.push(d);
-  return d;
-}
-
-/** Runs `apsup <args>` (bin/apsup.mjs) with only the given runtime variables set. */
-function runCli(args: string[], vars: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith(P)));
-  const child = spawn(process.execPath, ['bin/apsup.mjs', ...args], {
-    cwd: ROOT,
-    env: { ...base, ...Object.fromEntries(Object.entries(vars).map(([k, v]) => [`${P}${k}`, v])) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => {
-    stdout += String(d);
-  });
-  child.stderr.on('data', (d) => {
-    stderr += String(d);
-  });
-  // A guard only: a start-up that does not fail promptly is itself the failure.
-  const guard = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) =>
-    child.once('close', (code) => {
-      clearTimeout(guard);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-}
+after(removeTempDirs);
 
 async function assertRefused(args: string[], vars: Record<string, string>, fragments: string[]): Promise<{ stdout: string; stderr: string }> {
   const r = await runCli(args, vars);
