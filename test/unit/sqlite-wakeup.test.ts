@@ -184,8 +184,19 @@ describe('SQLite commit watch schedule', () => {
         assert.ok(checks <= perCommit + 1 + RECHECK_AFTER_MS.length);
         stopTasks();
         checks = 0;
+        // Positive evidence instead of a pause: a watch of our own sees the commit's file event,
+        // which a watch left open would have seen in the same turn.
+        const observed = new Promise<void>((resolve) => {
+          const w = fs.watch(path.dirname(file), (_event, name) => {
+            if (name === `${path.basename(file)}-wal`) {
+              w.close();
+              resolve();
+            }
+          });
+        });
         other.exec('INSERT INTO t VALUES (3)');
-        await new Promise((r) => setTimeout(r, 200)); // a file event arrives within milliseconds
+        await observed;
+        await nextTurn();
         await clock.advance(tail);
         assert.deepEqual(woken, { runtime: 1, tasks: 2 });
         assert.equal(checks, 0, 'the watch closed with its last subscriber');
