@@ -9,6 +9,7 @@ import { TermLostError } from '../../../src/store/errors.ts';
 import type { MysqlStore } from '../../../src/store/mysql/mysql-store.ts';
 import { createBackend, waitFor, type BackendFixture } from '../../helpers/backends.ts';
 import type { Backend } from '../../../src/store/types.ts';
+import { waitForBlockedStatement } from '../../helpers/lock-wait.ts';
 
 async function slotOf(conn: PoolConnection): Promise<number> {
   const [rows] = await conn.query('SELECT CONNECTION_ID() MOD 32 AS slot');
@@ -79,7 +80,7 @@ export function register(backend: Backend): void {
           const takeover = other.acquireTerm('global', 'holder-b', 60_000).finally(() => {
             settled = true;
           });
-          await new Promise((r) => setTimeout(r, 300));
+          await waitForBlockedStatement(fx); // positive evidence that it waits, not a pause
           assert.equal(settled, false, 'the takeover waits for the fenced transactions');
           await conns[0].query('COMMIT');
           await new Promise((r) => setTimeout(r, 200));

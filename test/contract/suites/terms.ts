@@ -11,6 +11,7 @@ import type { LeaseRead, Store, Term, TermResult } from '../../../src/store/type
 import { MysqlStore } from '../../../src/store/mysql/mysql-store.ts';
 import { createBackend, term, waitFor, type BackendFixture } from '../../helpers/backends.ts';
 import type { Backend } from '../../../src/store/types.ts';
+import { stillPending, waitForBlockedStatement } from '../../helpers/lock-wait.ts';
 
 const LONG_TTL = 60_000;
 
@@ -737,27 +738,9 @@ export function register(backend: Backend): void {
         });
         takeoverP.catch(() => undefined);
 
-        // Positive evidence: a transaction of this schema is waiting for a lock, or the takeover
-        // has been in its fence write for a second or more. MariaDB 10.11 sometimes lists no
-        // INNODB_TRX row for that waiting write (seen with six test processes at once: the
-        // statement 'Sending data' for 10 s, no transaction), so the first alone flaked.
+        // Positive evidence that the takeover is blocked (test/helpers/lock-wait.ts), not a pause.
         const database = (fx.target as { database: string }).database;
-        await waitFor(
-          async () => {
-            const rows = await fx.query(
-              `SELECT (SELECT COUNT(*) FROM information_schema.INNODB_TRX t
-                         JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id
-                        WHERE t.trx_state = 'LOCK WAIT' AND p.DB = ?) AS waiting,
-                      (SELECT COUNT(*) FROM information_schema.PROCESSLIST p
-                        WHERE p.DB = ? AND p.COMMAND = 'Query' AND p.TIME >= 1
-                          AND p.INFO LIKE 'INSERT INTO pc_artifact_processing_lease_fences%') AS blocked`,
-              [database, database],
-            );
-            return Number(rows[0].waiting) + Number(rows[0].blocked) >= 1;
-          },
-          10_000,
-          20,
-        ).catch(async (error: Error) => {
+        await waitForBlockedStatement(fx, { infoPrefix: 'INSERT INTO pc_artifact_processing_lease_fences' }).catch(async (error: Error) => {
           // Neither seen in 10 s: say what the takeover and the sessions were doing.
           const outcome = await Promise.race([
             takeoverP.then(
@@ -774,14 +757,7 @@ export function register(backend: Backend): void {
           throw new Error(`${error.message}; takeover ${outcome}; A committed: ${committed}; sessions: ${JSON.stringify(sessions)}`);
         });
         // And the takeover has not resolved while A's transaction is open.
-        const state = await Promise.race([
-          takeoverP.then(
-            () => 'resolved',
-            () => 'rejected',
-          ),
-          new Promise<string>((r) => setTimeout(() => r('pending'), 300)),
-        ]);
-        assert.equal(state, 'pending', 'the takeover must wait for the fenced transaction to end');
+        assert.equal(await stillPending(takeoverP), true, 'the takeover must wait for the fenced transaction to end');
         assert.equal(takeoverDone, false);
         const during = await store2.readLease(key);
         assert.deepEqual([during.holderId, during.supervisorGeneration], ['holder-a', 1], 'no takeover committed in between');
