@@ -15,7 +15,8 @@ import type { FamilyHealth } from './family-health.ts';
 import { intentReaderFor } from './intent-reader.ts';
 import type { Invocation, KeyStateTable, ReadySource } from './key-states.ts';
 import type { PartitionHooks } from './partition-types.ts';
-import type { WorkerOutcome, WorkerPool } from './worker-pool.ts';
+import type { WorkerOutcome } from './worker-outcome.ts';
+import type { WorkerPool } from './worker-pool.ts';
 
 export interface InvokerContext {
   family: string;

@@ -33,8 +33,6 @@ export function newHolderId(): string {
   return `${host}:${process.pid}:${crypto.randomBytes(6).toString('hex')}`;
 }
 
-export type { RuntimeStatus };
-
 export class Runtime {
   readonly store: Store;
   private readonly providerRead: ReadHandle;

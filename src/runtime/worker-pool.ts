@@ -21,8 +21,6 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Logger } from '../logging.ts';
 import { traceCarrier } from '../observability/tracing.ts';
 
-export type { WorkerOutcome };
-
 export interface WorkerPoolOptions {
   family: string;
   processorModule: string;

@@ -2,16 +2,19 @@
 import fs from 'node:fs';
 import { ConfigError, DATABASE_URL_VARIABLE, redactDatabaseUrl, type DatabaseTarget } from '../config/database-url.ts';
 import { LEASE_TTL_VARIABLE } from './mysql/transaction-bound.ts';
-import { MysqlStore } from './mysql/mysql-store.ts';
+import { MysqlStore, type MysqlStoreOptions } from './mysql/mysql-store.ts';
 import { SqliteStore } from './sqlite/sqlite-store.ts';
 import { SQLITE_SYNCHRONOUS_VARIABLE, type SqliteSynchronous } from './sqlite/synchronous.ts';
 import type { Store } from './types.ts';
 
 /** A command's store (`apsup trigger`, `tasks submit`, ...): on SQLite its commits wake a host's commit watch at once. */
 export function openStore(target: DatabaseTarget): Store {
-  if (target.backend === 'sqlite') return SqliteStore.open(target.file, { announceCommits: true });
+  return target.backend === 'sqlite' ? SqliteStore.open(target.file, { announceCommits: true }) : openMysql(target);
+}
+
+function openMysql(target: Extract<DatabaseTarget, { backend: 'mysql' }>, options?: MysqlStoreOptions): MysqlStore {
   const { host, port, user, password, database } = target;
-  return MysqlStore.open({ host, port, user, password, database });
+  return MysqlStore.open({ host, port, user, password, database }, undefined, options);
 }
 
 /** A host's store settings from its parsed configuration (without them, each store reads this process's environment). */
@@ -28,8 +31,7 @@ export interface HostStoreSettings {
  */
 export function openHostStore(target: DatabaseTarget, settings?: HostStoreSettings): Store {
   if (target.backend === 'sqlite') return SqliteStore.openHost(target.file, undefined, settings?.sqliteSynchronous);
-  const { host, port, user, password, database } = target;
-  return MysqlStore.open({ host, port, user, password, database }, undefined, { transactionBoundMs: settings?.transactionBoundMs });
+  return openMysql(target, { transactionBoundMs: settings?.transactionBoundMs });
 }
 
 /** The same settings for a worker process, whose store reads them from its environment (synchronous.ts, transaction-bound.ts). */

@@ -12,7 +12,7 @@ import { BackoffIndex } from '../../src/runtime/backoff.ts';
 import { FamilyHealth } from '../../src/runtime/family-health.ts';
 import { ManualClock } from '../../src/runtime/manual-clock.ts';
 import { createLogger } from '../../src/logging.ts';
-import type { WorkerOutcome } from '../../src/runtime/worker-pool.ts';
+import type { WorkerOutcome } from '../../src/runtime/worker-outcome.ts';
 import type { IntentSnapshot, Store } from '../../src/store/types.ts';
 
 const term = { supervisorKey: 'global', holderId: 'h', supervisorGeneration: 1 };

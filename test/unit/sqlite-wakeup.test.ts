@@ -213,8 +213,7 @@ describe('SQLite commit watch schedule', () => {
       try {
         mine.exec('INSERT INTO t VALUES (1)'); // our own commit: data_version does not move
         other.exec('INSERT INTO t VALUES (2)');
-        const deadline = Date.now() + 5000;
-        while (woken === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+        await settle(() => woken > 0);
         assert.equal(woken, 1);
       } finally {
         unwatch();
@@ -290,8 +289,7 @@ describe('SQLite commit watch schedule', () => {
       const unwatch = watchSqliteCommits(viaLink, link, () => (woken += 1));
       try {
         other.exec('INSERT INTO t VALUES (1)');
-        const deadline = Date.now() + 5000;
-        while (woken === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+        await settle(() => woken > 0);
         assert.equal(woken, 1);
       } finally {
         unwatch();
