@@ -3,8 +3,10 @@
  * pause after which nothing happened: a transaction of the schema in LOCK WAIT, or a statement
  * of the schema running for a second or more. Both, because MariaDB 10.11 sometimes lists no
  * INNODB_TRX row for a waiting write (seen with six test processes at once: the statement
- * 'Sending data' for 10 s, no transaction).
+ * 'Sending data' for 10 s, no transaction). For SQLite child processes, whose wait blocks inside
+ * better-sqlite3 and cannot be reported by the child: its main thread seen asleep in the busy handler.
  */
+import fs from 'node:fs';
 import type { BackendFixture } from './backends.ts';
 import { waitFor } from './backends.ts';
 
@@ -43,4 +45,45 @@ export async function stillPending(promise: Promise<unknown>): Promise<boolean> 
   );
   await new Promise((r) => setImmediate(r));
   return !settled;
+}
+
+/** Syscalls a process sleeps in from SQLite's busy handler (usleep), by architecture. */
+const SLEEP_SYSCALLS: Record<string, string[]> = { x64: ['230', '35'], arm64: ['115', '101'] };
+
+/** Whether the main thread of `pid` is asleep in a synchronous sleep (Linux /proc), or null where that cannot be read. */
+function inSyncSleep(pid: number): boolean | null {
+  let seen: boolean | null = null;
+  try {
+    const call = fs.readFileSync(`/proc/${pid}/syscall`, 'utf8').split(' ')[0]!;
+    if (SLEEP_SYSCALLS[process.arch]?.includes(call)) return true;
+    seen = false;
+  } catch {
+    // not Linux, or not permitted: try wchan
+  }
+  try {
+    return fs.readFileSync(`/proc/${pid}/wchan`, 'utf8').includes('nanosleep') || (seen ?? false);
+  } catch {
+    return seen;
+  }
+}
+
+/**
+ * Positive evidence that a child process is waiting for SQLite's write lock: its main thread
+ * asleep inside better-sqlite3's busy handler (a Node event loop never sleeps synchronously; it
+ * waits in epoll). Rejects when `settled()` turns true first (the call did not wait), or after
+ * `timeoutMs`. Where /proc cannot be read (not Linux), it waits `fallbackMs` instead.
+ */
+export async function waitForSqliteBusyWait(pid: number, settled: () => boolean, options: { timeoutMs?: number; fallbackMs?: number } = {}): Promise<void> {
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  for (;;) {
+    if (settled()) throw new Error(`process ${pid} answered before it was seen waiting for the SQLite write lock`);
+    const sleeping = inSyncSleep(pid);
+    if (sleeping === null) {
+      await new Promise((r) => setTimeout(r, options.fallbackMs ?? 500));
+      return;
+    }
+    if (sleeping) return;
+    if (Date.now() > deadline) throw new Error(`process ${pid} was not seen waiting for the SQLite write lock within ${options.timeoutMs ?? 10_000} ms`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
 }

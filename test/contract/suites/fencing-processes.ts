@@ -14,13 +14,12 @@ import { createBackend, term, type BackendFixture } from '../../helpers/backends
 import type { Backend } from '../../../src/store/types.ts';
 import { fixtureChild } from '../../helpers/fixture-child.ts';
 import { withTimeout } from '../../helpers/store-asserts.ts';
+import { waitForSqliteBusyWait } from '../../helpers/lock-wait.ts';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const CHILD_SCRIPT = 'test/helpers/sqlite-term-child.ts';
 /** Bound for any answer that is expected (the children's busy_timeout is 10 s). */
 const ANSWER_TIMEOUT_MS = 15_000;
-/** Short bounded wait used only to show that something has NOT happened yet. */
-const STILL_BLOCKED_MS = 500;
 
 interface Reply {
   id: number;
@@ -38,22 +37,6 @@ interface Pending {
   /** Resolves with the event line once the child emitted `event` for this command. */
   event(name: string): Promise<Record<string, any>>;
   answered(): boolean;
-}
-
-/** Resolves 'pending' if `promise` has not settled after ms. */
-async function stillPending(promise: Promise<unknown>, ms: number): Promise<'pending' | 'settled'> {
-  let timer: NodeJS.Timeout;
-  const result = await Promise.race([
-    promise.then(
-      () => 'settled' as const,
-      () => 'settled' as const,
-    ),
-    new Promise<'pending'>((r) => {
-      timer = setTimeout(() => r('pending'), ms);
-    }),
-  ]);
-  clearTimeout(timer!);
-  return result;
 }
 
 class Child {
@@ -285,8 +268,8 @@ export function register(backend: Backend): void {
         // B: the takeover starts and must wait for A's write lock.
         const takeover = b.send('acquire', { key, holder: 'holder-b', ttl: 10_000 });
         await takeover.event('started');
-        assert.equal(await stillPending(takeover.reply, STILL_BLOCKED_MS), 'pending', 'the takeover must block while A holds the write lock');
-        assert.equal(takeover.answered(), false);
+        await waitForSqliteBusyWait(b.proc.pid!, takeover.answered); // B sleeps in SQLite's busy handler
+        assert.equal(takeover.answered(), false, 'the takeover must block while A holds the write lock');
         // Readers are not blocked (WAL): nothing of either side is committed yet.
         const during = await fx.store.readLease(key);
         assert.deepEqual([during.holderId, during.supervisorGeneration], ['holder-a', ga.supervisorGeneration]);
@@ -324,7 +307,8 @@ export function register(backend: Backend): void {
         await hold.event('held');
         const invalidation = a.send('invalidate', { key });
         await invalidation.event('started');
-        assert.equal(await stillPending(invalidation.reply, STILL_BLOCKED_MS), 'pending', 'the invalidation must block while B holds the write lock');
+        await waitForSqliteBusyWait(a.proc.pid!, invalidation.answered);
+        assert.equal(invalidation.answered(), false, 'the invalidation must block while B holds the write lock');
         assert.equal((await fx.store.readLease(key)).supervisorGeneration, gb.supervisorGeneration);
 
         await b.ok('release', { commit: true });
@@ -414,7 +398,8 @@ export function register(backend: Backend): void {
         await hold.event('held');
         const takeover = b.send('acquire', { key, holder: 'holder-b', ttl: 10_000 });
         await takeover.event('started');
-        assert.equal(await stillPending(takeover.reply, STILL_BLOCKED_MS), 'pending');
+        await waitForSqliteBusyWait(b.proc.pid!, takeover.answered);
+        assert.equal(takeover.answered(), false);
         await a.ok('release', { commit: false });
         const rolledBack = await hold.reply;
         assert.equal(rolledBack.ok, false);
