@@ -288,6 +288,9 @@ export class TaskRunner {
     // A bound on the shutdown itself, in real time (the grace periods run on this.clock).
     const deadline = Date.now() + this.config.terminateGraceMs + this.config.failureHookTimeoutMs + 5000;
     await settleWithin(Promise.all([...this.running.values()].map((a) => this.settler.stop(a, 'shutdown'))), deadline - Date.now());
+    if (this.running.size > 0 || this.inflight.size > 0) {
+      this.logger.info({ running: this.running.size, inflight: this.inflight.size }, 'task runner waiting for database work in flight');
+    }
     while ((this.running.size > 0 || this.inflight.size > 0) && Date.now() < deadline) {
       await settleWithin(Promise.allSettled([...this.inflight]), 50);
     }

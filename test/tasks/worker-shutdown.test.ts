@@ -44,13 +44,14 @@ for (const backend of BACKENDS) {
         POWERCONTEXT_SERVER_RUNTIME_TASKS_MODULE: FIXTURE_TASKS_MODULE,
         SWEEP_SECONDS: '0.3',
         FAILURE_HOOK_TIMEOUT_SECONDS: '30',
-        APSUP_LOG_LEVEL: 'warn',
+        APSUP_LOG_LEVEL: 'info',
       });
       await waitFor(async () => (await tasks.readReadiness()).liveWorkers >= 1, 30_000);
       assert.equal(fs.existsSync(started), false, 'the start-up sweep did not converge it');
       await waitFor(() => fs.existsSync(started), 30_000);
       worker.child.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 1000)); // the store would be closed by now
+      // Evidence that the stop reached its wait with the convergence in flight (not a pause).
+      await waitFor(() => /task runner waiting for database work in flight/.test(worker.output()), 30_000);
       fs.rmSync(hang);
       const exit = await worker.exited;
       assert.equal(exit.code, 0, worker.output());
