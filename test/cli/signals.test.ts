@@ -93,9 +93,15 @@ test('a second SIGINT during shutdown forces the exit after invalidating the ter
 
     run.child.kill('SIGINT');
     await waitFor(() => lines(run.out.stdout).some((l) => l.msg === 'shutting down: discovery and dispatch stopped'), 30_000, 'the clean shutdown');
-    // The clean shutdown is now waiting for the stubborn worker (60 s grace).
-    await new Promise((r) => setTimeout(r, 500));
+    // The stubborn worker noticed the shutdown's SIGTERM (it records that, then stays alive): the
+    // clean shutdown is now in its 60 s grace period, the term still held.
+    await waitFor(
+      () => (sqlite.prepare("SELECT outcome FROM fx_runs WHERE family = 'fx-manual'").get() as { outcome: string | null } | undefined)?.outcome === 'threw',
+      30_000,
+      'the worker noticed SIGTERM',
+    );
     assert.equal(run.child.exitCode, null, 'still shutting down when the second signal arrives');
+    assert.equal(globalLease(file).holder_id, before.holder_id, 'the clean shutdown has not ended the term yet');
     run.child.kill('SIGINT');
     const exit = await run.result;
     assert.equal(exit.code, 130, `forced exit code (signal ${exit.signal}; stderr ${exit.stderr})`);
