@@ -340,6 +340,25 @@ describe('[mysql] processes: a candidate paused past the TTL registers again whe
     paused = p;
     await waitFor(async () => (await liveRows(candidateId)).length === 0, 15_000, 100);
   }
+  /**
+   * Resolves once the database clock passed a TTL from now with the candidate's row live: only a
+   * refresh after now can have kept it (evidence instead of a pause of 2 TTLs).
+   */
+  async function refreshedPastTtl(candidateId: string): Promise<void> {
+    const [{ horizon }] = await fx.query("SELECT DATE_FORMAT(UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, '%Y-%m-%d %H:%i:%s.%f') AS horizon", [TTL_MS * 1000]);
+    await waitFor(
+      async () =>
+        (
+          await fx.query('SELECT 1 FROM pc_aps_candidate_fingerprints WHERE candidate_id = ? AND expires_at > ? AND UTC_TIMESTAMP(3) > ?', [
+            candidateId,
+            horizon,
+            horizon,
+          ])
+        ).length > 0,
+      15_000,
+      50,
+    );
+  }
   function resume(p: RuntimeProcess): void {
     process.kill(-p.pid, 'SIGCONT');
     paused = null;
@@ -381,7 +400,7 @@ describe('[mysql] processes: a candidate paused past the TTL registers again whe
 
     // B keeps running, its row live. (Not asserted: that it never loses its term; on a loaded
     // machine a renewal may miss its deadline, which is another matter.)
-    await new Promise((r) => setTimeout(r, 2 * TTL_MS));
+    await refreshedPastTtl(String(bRegistered.candidateId));
     assert.ok(b.alive, b.stderr);
     assert.equal((await liveRows(String(bRegistered.candidateId))).length, 1);
     assert.equal((await b.stop()).code, 0, b.stderr);
@@ -400,7 +419,7 @@ describe('[mysql] processes: a candidate paused past the TTL registers again whe
     assert.equal((await liveRows(id)).length, 1, 'its row is live again');
     // Past another TTL: still running, its row kept live by the refresh, no error line. (The
     // warning's count is not asserted: on a loaded machine a stall past the TTL is another expiry.)
-    await new Promise((r) => setTimeout(r, 2 * TTL_MS));
+    await refreshedPastTtl(id);
     assert.ok(a.alive, a.stderr);
     await waitFor(async () => (await liveRows(id)).length === 1, 5_000, 100);
     assert.deepEqual(
