@@ -6,7 +6,8 @@
  * Exit codes: 0 adopted, already adopted or planned; 4 refused with a report (nothing changed by
  * a refused preflight); 2 bad usage or configuration.
  */
-import { ConfigError, parseDatabaseUrl, DATABASE_URL_VARIABLE } from '../config/database-url.ts';
+import { ConfigError } from '../config/database-url.ts';
+import { readSetting } from '../config/settings.ts';
 import {
   ADOPTION_SOURCES,
   PROFILE_APSCHEDULER,
@@ -76,7 +77,7 @@ export async function adoptCommand(options: AdoptOptions): Promise<number> {
     console.error(`apsup: migrate adopt needs one of ${ADOPTION_SOURCES.join(', ')}, got ${JSON.stringify(options.source ?? null)}`);
     return 2;
   }
-  const target = parseDatabaseUrl((options.env ?? process.env)[DATABASE_URL_VARIABLE]);
+  const target = readSetting('DATABASE_URL', options.env ?? process.env);
   const checked = await adoptionConfig(source, options);
   // A plan reads only: it never creates the database a mistyped path names.
   if (options.dryRun) requireExistingDatabase(target);

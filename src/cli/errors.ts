@@ -5,7 +5,8 @@
  *   3 drift (a migration or procedure differs from its file), 4 adoption refused.
  * APSUP_DEBUG=1 or --verbose adds the stack.
  */
-import { ConfigError, DATABASE_URL_VARIABLE, parseDatabaseUrl, redactDatabaseUrl } from '../config/database-url.ts';
+import { ConfigError, DATABASE_URL_VARIABLE, redactDatabaseUrl } from '../config/database-url.ts';
+import { readSetting } from '../config/settings.ts';
 import { AdoptionRequiredError } from '../migrations/adoption-detect.ts';
 import { MigrationDriftError } from '../migrations/catalog.ts';
 import { RegistrationError } from '../registry/registration.ts';
@@ -40,7 +41,7 @@ const MYSQL_CONFIG_CODES = new Set(['ER_ACCESS_DENIED_ERROR', 'ER_BAD_DB_ERROR',
 
 function databaseName(env: NodeJS.ProcessEnv): string {
   try {
-    return redactDatabaseUrl(parseDatabaseUrl(env[DATABASE_URL_VARIABLE]));
+    return redactDatabaseUrl(readSetting('DATABASE_URL', env));
   } catch {
     return 'the database';
   }

@@ -6,7 +6,7 @@
  * runtime starts. Stop the old candidates, then `apsup mode-switch`, which ends the window, or
  * `off` when the maintenance was for something else.
  */
-import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
+import { readSetting } from '../config/settings.ts';
 import { openStore } from '../store/open.ts';
 import { requireMigratedSchema } from './schema-check.ts';
 
@@ -15,7 +15,7 @@ export async function maintenanceCommand(action: string | undefined, options: { 
     console.error(`apsup: maintenance needs on, off or status, got ${JSON.stringify(action ?? null)}`);
     return 2;
   }
-  const target = parseDatabaseUrl((options.env ?? process.env)[DATABASE_URL_VARIABLE]);
+  const target = readSetting('DATABASE_URL', options.env ?? process.env);
   // Every action needs the schema; status reads only and must not create the database.
   await requireMigratedSchema(target, { command: `maintenance ${action}`, allMigrations: false, drift: false });
   const store = openStore(target);

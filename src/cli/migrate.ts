@@ -4,7 +4,7 @@
  * needed, 2 a failed requirement such as the character set); `down` refuses a migration without
  * a down file, and one that drops tables holding rows unless --yes.
  */
-import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
+import { readSetting } from '../config/settings.ts';
 import { AdoptionRequiredError } from '../migrations/adoption-detect.ts';
 import { openMigrationDriver, type MigrationDriver } from '../migrations/drivers.ts';
 import { Migrator, formatStatus } from '../migrations/migrator.ts';
@@ -25,7 +25,7 @@ export interface MigrateOptions {
 }
 
 async function withMigrator<T>(env: NodeJS.ProcessEnv, readOnly: boolean, fn: (migrator: Migrator, driver: MigrationDriver) => Promise<T>): Promise<T> {
-  const target = parseDatabaseUrl(env[DATABASE_URL_VARIABLE]);
+  const target = readSetting('DATABASE_URL', env);
   if (readOnly) requireExistingDatabase(target);
   const driver = await openMigrationDriver(target);
   try {

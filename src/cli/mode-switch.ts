@@ -13,7 +13,7 @@
  * new mode; requests, dirty marks, checkpoints and scans are untouched, so the new mode's
  * supervisors recover them. Starts in the old mode are refused afterwards (mode_mismatch).
  */
-import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
+import { readSetting } from '../config/settings.ts';
 import { HostLockError, acquireSqliteHostLock } from '../runtime/sqlite-host-lock.ts';
 import { StoreError } from '../store/errors.ts';
 import { openStore } from '../store/open.ts';
@@ -37,7 +37,7 @@ export async function modeSwitchCommand(options: ModeSwitchOptions): Promise<num
   const from: RuntimeMode = to === 'global' ? 'dedicated' : 'global';
   // RFC 9 step 2: every term of the old mode the database holds, not only the keys of the
   // families a module lists (a family removed from it keeps its artifact:<family> key).
-  const database = parseDatabaseUrl((options.env ?? process.env)[DATABASE_URL_VARIABLE]);
+  const database = readSetting('DATABASE_URL', options.env ?? process.env);
 
   let releaseLock: () => void = () => undefined;
   if (database.backend === 'sqlite') {

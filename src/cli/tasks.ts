@@ -4,7 +4,7 @@
  * (no such task, an active task, a superseded resume, an unreachable database), 2 invalid command
  * or input (nothing written).
  */
-import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
+import { readSettings } from '../config/settings.ts';
 import { createLogger } from '../logging.ts';
 import type { BaseStore } from '../store/base-store.ts';
 import { openHostStore, openStore } from '../store/open.ts';
@@ -77,8 +77,10 @@ async function run(args: TasksArgs): Promise<number> {
     console.error(TASKS_USAGE);
     return 2;
   }
-  const config = parseTaskConfig(process.env);
-  const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
+  // The environment read once (A15): the task settings and the database from one table.
+  const settings = readSettings(process.env);
+  const config = parseTaskConfig(process.env, settings);
+  const target = settings.DATABASE_URL;
   // Input is validated before the database is opened (nothing is written on a usage error).
   const input = validateInput(action, arg, args);
   // Reads only (list, show): never creates the database; an unmigrated one names the command to run.
@@ -87,7 +89,11 @@ async function run(args: TasksArgs): Promise<number> {
   // for (its runner would call operations a pending migration installs).
   const schema = action === 'worker' ? await requireMigratedSchema(target, { command: 'tasks worker', allMigrations: true, drift: true }) : null;
   // The worker is a host like `apsup run`: its timeouts and IPC must not freeze while a task holds a transaction open.
-  const store = (action === 'worker' ? openHostStore(target) : openStore(target)) as BaseStore;
+  const store = (
+    action === 'worker'
+      ? openHostStore(target, { sqliteSynchronous: settings.SQLITE_SYNCHRONOUS, transactionBoundMs: settings.ARTIFACT_PROCESSING_LEASE_TTL_SECONDS * 1000 })
+      : openStore(target)
+  ) as BaseStore;
   const tasks = new TaskStore(store);
   const out = (value: unknown) => console.log(JSON.stringify(value, null, 2));
   try {

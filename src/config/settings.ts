@@ -239,6 +239,19 @@ export function readSettings(env: Env = process.env): Settings {
   return out as Settings;
 }
 
+/**
+ * One setting of `env`, parsed by its entry of the table (the same default, blank rule, schema and
+ * message as readSettings): for commands that need only it (`apsup migrate`, `tasks list`, ...)
+ * and must not fail on another setting they never use.
+ */
+export function readSetting<K extends SettingName>(name: K, env: Env = process.env): Settings[K] {
+  const d = SETTINGS[name] as SettingDef;
+  const variable = variableOf(name);
+  const result = d.schema.safeParse(input(d, env[variable]));
+  if (!result.success) throw new ConfigError(`${variable} ${result.error.issues[0]!.message} (got ${JSON.stringify(env[variable] ?? '')})`);
+  return result.data as Settings[K];
+}
+
 /** The table as `run --help` prints it. */
 export function describeSettings(): string {
   const rows = Object.entries(SETTINGS).map(([name, d]: [string, SettingDef]) => {

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { ConfigError } from '../../src/config/database-url.ts';
-import { SETTINGS, readSettings, settingsSchema, variableOf } from '../../src/config/settings.ts';
+import { SETTINGS, readSetting, readSettings, settingsSchema, variableOf } from '../../src/config/settings.ts';
 import { parseTaskConfig } from '../../src/tasks/config.ts';
 import { parseObservabilityAddress } from '../../src/observability/config.ts';
 import { ROOT } from './helpers.ts';
@@ -47,6 +47,37 @@ function closure(file: string, seen = new Set<string>()): Set<string> {
   for (const m of text.matchAll(/from '(\.[^']+)'/g)) closure(path.resolve(path.dirname(file), m[1]!), seen);
   return seen;
 }
+
+test('one setting read alone: the same value and the same error as the whole table, other settings not read', () => {
+  for (const env of [
+    {},
+    { [variableOf('DATABASE_URL')]: 'mysql://u:p@db.example:3307/apsup' },
+    { [variableOf('DATABASE_URL')]: '  sqlite:/tmp/x.sqlite  ' },
+  ]) {
+    assert.deepEqual(readSetting('DATABASE_URL', env), readSettings(env).DATABASE_URL);
+  }
+  assert.equal(readSetting('ARTIFACT_PROCESSING_LEASE_TTL_SECONDS', {}), 15);
+  for (const bad of ['', '   ', 'ftp://x', 'sqlite:']) {
+    const env = { [variableOf('DATABASE_URL')]: bad };
+    const whole = (() => {
+      try {
+        readSettings(env);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return null;
+    })();
+    assert.throws(
+      () => readSetting('DATABASE_URL', env),
+      (e: unknown) => e instanceof ConfigError && e.message === whole,
+      JSON.stringify(bad),
+    );
+  }
+  // `apsup migrate` needs the database only: a bad setting it never uses does not stop it.
+  const env = { [variableOf('DURABLE_TASK_CAPACITY')]: '0x10', [variableOf('DATABASE_URL')]: 'sqlite:/tmp/y.sqlite' };
+  assert.throws(() => readSettings(env), ConfigError);
+  assert.deepEqual(readSetting('DATABASE_URL', env), { backend: 'sqlite', file: '/tmp/y.sqlite' });
+});
 
 test('the registry does not import src/config (no config <-> registry circle)', () => {
   const files = [...closure(path.join(ROOT, 'src/registry/registration.ts'))].map((f) => path.relative(ROOT, f));
