@@ -149,7 +149,7 @@ async function run(args: TasksArgs): Promise<number> {
         out({ taskId: input.taskId, deleted: true });
         return 0;
       case 'prune':
-        out({ deleted: await tasks.prune(new Date(Date.now() - input.days! * 86_400_000), 10_000) });
+        out({ deleted: await tasks.pruneOlderThan(input.days! * 86_400_000, 10_000) });
         return 0;
       case 'resume': {
         const service = new TaskService(tasks, await loadHostTaskRegistry(config.tasksModule), config);

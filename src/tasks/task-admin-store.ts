@@ -73,6 +73,15 @@ export class TaskAdminStore {
     return n(r.deleted);
   }
 
+  /**
+   * prune() of the tasks that finished more than `ageMs` before the database's clock (never this
+   * host's: a host clock ahead would delete tasks younger than asked).
+   */
+  async pruneOlderThan(ageMs: number, limit = 1000): Promise<number> {
+    const { dbNow } = await this.readReadiness();
+    return this.prune(new Date(dbNow.getTime() - ageMs), limit);
+  }
+
   async publishReadiness(workerId: string, ttlMs: number): Promise<void> {
     const op = 'pc_task_publish_readiness';
     requireWorker(op, workerId);

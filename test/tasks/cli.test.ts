@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { after, afterEach, describe, test } from 'node:test';
 import type { BaseStore } from '../../src/store/base-store.ts';
 import { InvalidArgumentError } from '../../src/store/errors.ts';
@@ -95,6 +96,29 @@ for (const backend of BACKENDS) {
       oneLine(await cli(['delete', String(pending)]), 1, /task active/, 'delete an active task');
       oneLine(await cli(['cancel', '999999']), 1, /task not found/, 'cancel a missing task');
       oneLine(await cli(['show', '999999']), 1, /task 999999 does not exist/, 'show a missing task');
+    });
+
+    test('prune measures the age on the database clock, not on a host clock that runs ahead', async () => {
+      const fx = await createBackend(backend);
+      fixtures.push(fx);
+      const tasks = new TaskStore(fx.store as BaseStore);
+      const { taskId } = await tasks.submit({ taskType: 'fx-quick', handlerVersion: 1, payload: {}, timeoutMs: 60_000 });
+      const claimed = await tasks.claim('prune-test', 30_000, ['fx-quick']);
+      assert.equal(claimed?.taskId, taskId);
+      await tasks.succeed(taskId, claimed!.attemptToken, null); // finished now, by the database clock
+      // This host's clock 3 days ahead: a cutoff of 'now - 1 day' computed here would take the task.
+      const skewed = await runCli(fx, ['tasks', 'prune', '--older-than-days', '1'], {
+        ...ENV,
+        NODE_OPTIONS: `--import ${pathToFileURL(path.join(REPO_ROOT, 'test/fixtures/clock-skew.mjs')).href}`,
+        APSUP_TEST_CLOCK_SKEW_MS: String(3 * 86_400_000),
+      });
+      assert.equal(skewed.code, 0, skewed.stderr);
+      assert.deepEqual(JSON.parse(skewed.stdout), { deleted: 0 });
+      assert.equal(await count(fx), 1, 'a task finished a moment ago is not older than a day');
+      const now = await runCli(fx, ['tasks', 'prune', '--older-than-days', '0'], ENV);
+      assert.equal(now.code, 0, now.stderr);
+      assert.deepEqual(JSON.parse(now.stdout), { deleted: 1 });
+      assert.equal(await count(fx), 0);
     });
 
     test('large payloads from --payload-file and from standard input (--payload -)', async () => {
