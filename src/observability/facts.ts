@@ -3,6 +3,7 @@
  * so that frequent scrapes never turn into unbounded or repeated scans: owed (unconfirmed)
  * requests per family (counted through listOwedRequests pages up to a cap), the leases of the
  * mode's supervisor keys (is a background leader alive?) and durable task worker readiness.
+ * The cache ages on the runtime's clock (tests drive it).
  */
 import type { Runtime } from '../runtime/runtime.ts';
 import { BaseStore } from '../store/base-store.ts';
@@ -68,7 +69,7 @@ export class PersistedFacts {
 
   /** Owed requests per family (bounded). */
   owed(): Promise<Map<string, OwedCount>> {
-    const now = Date.now();
+    const now = this.runtime.clock.monotonic();
     if (!this.owedCache || now - this.owedCache.at > this.cacheMs) {
       const value = (async () => {
         const out = new Map<string, OwedCount>();
@@ -87,7 +88,7 @@ export class PersistedFacts {
 
   /** The leases of the mode's supervisor keys, as persisted: is a live holder there? */
   leaders(): Promise<LeaderFact[]> {
-    const now = Date.now();
+    const now = this.runtime.clock.monotonic();
     if (!this.leaseCache || now - this.leaseCache.at > this.cacheMs) {
       const value = this.runtime.leases().then((leases) => leases.map((l) => ({ supervisorKey: l.supervisorKey, live: l.live })));
       value.catch(() => {
@@ -101,7 +102,7 @@ export class PersistedFacts {
   /** Active tasks per state and type (bounded read, cached like the other facts). */
   activeTasks(): Promise<{ counts: Array<{ state: string; taskType: string; n: number }>; capped: boolean } | null> {
     if (!this.tasks) return Promise.resolve(null);
-    const now = Date.now();
+    const now = this.runtime.clock.monotonic();
     if (!this.taskCache || now - this.taskCache.at > this.cacheMs) {
       const value = this.tasks.countActive(this.cap * 20);
       value.catch(() => {
