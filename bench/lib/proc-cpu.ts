@@ -12,6 +12,16 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/** User and system CPU seconds of one process, apart (zeros once it is gone). */
+export function cpuSplit(pid: number): { user: number; system: number } {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return { user: Number(f[11]) / 100, system: Number(f[12]) / 100 };
+  } catch {
+    return { user: 0, system: 0 };
+  }
+}
+
 /** The pid of the local MariaDB or MySQL server. */
 export function databaseServerPid(): number {
   const pid = Number(execSync('pgrep -x mariadbd || pgrep -x mysqld').toString().trim().split('\n')[0]);

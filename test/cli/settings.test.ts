@@ -49,11 +49,7 @@ function closure(file: string, seen = new Set<string>()): Set<string> {
 }
 
 test('one setting read alone: the same value and the same error as the whole table, other settings not read', () => {
-  for (const env of [
-    {},
-    { [variableOf('DATABASE_URL')]: 'mysql://u:p@db.example:3307/apsup' },
-    { [variableOf('DATABASE_URL')]: '  sqlite:/tmp/x.sqlite  ' },
-  ]) {
+  for (const env of [{}, { [variableOf('DATABASE_URL')]: 'mysql://u:p@db.example:3307/apsup' }, { [variableOf('DATABASE_URL')]: '  sqlite:/tmp/x.sqlite  ' }]) {
     assert.deepEqual(readSetting('DATABASE_URL', env), readSettings(env).DATABASE_URL);
   }
   assert.equal(readSetting('ARTIFACT_PROCESSING_LEASE_TTL_SECONDS', {}), 15);
