@@ -8,10 +8,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { createBackend, type BackendFixture } from '../helpers/backends.ts';
+import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { RuntimeProcess, killEverything, makeFixtureDir, withTimeout } from '../fixtures/failover/harness.ts';
 
-/** Bounded window used only to show that an idle runtime does NOT exit on its own. */
+/** Bounded window used only to show that an idle SQLite runtime (no periodic database work to observe) does NOT exit on its own. */
 const STAYS_UP_MS = 1_500;
 
 async function staysUp(p: RuntimeProcess, ms: number): Promise<void> {
@@ -91,7 +91,23 @@ describe('`apsup run` lifetime: an idle runtime stays up until a signal, and a s
   test('MySQL, role api: stays up (it only accepts intents) and shuts down on SIGTERM', async () => {
     const api = new RuntimeProcess('api-idle', { url: mysql.url, fixtureDir: dir, role: 'api' });
     await api.waitForMsg('artifact processing supervisor starting', { role: 'api' });
-    await staysUp(api, STAYS_UP_MS);
+    const candidateId = String((await api.waitForMsg('candidate fingerprint registered')).candidateId);
+    // Evidence that it keeps running idle: its candidate row refreshed twice (two renewal periods).
+    const expiries = new Set<string>();
+    await waitFor(
+      async () => {
+        assert.equal(api.alive, true, `the api process exited on its own while idle: ${JSON.stringify(api.exit)}`);
+        const [row] = await mysql.query(
+          "SELECT DATE_FORMAT(MAX(expires_at), '%Y-%m-%d %H:%i:%s.%f') AS expires FROM pc_aps_candidate_fingerprints WHERE candidate_id = ?",
+          [candidateId],
+        );
+        expiries.add(String(row?.expires));
+        return expiries.size >= 3;
+      },
+      15_000,
+      50,
+    );
+    assert.equal(api.alive, true);
     const exit = await withTimeout(api.stop(), 15_000, 'api stop');
     assert.equal(exit.code, 0);
     assert.equal(api.own('shut down').length, 1);
