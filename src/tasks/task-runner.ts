@@ -288,16 +288,12 @@ export class TaskRunner {
     // A bound on the shutdown itself, in real time (the grace periods run on this.clock).
     const deadline = Date.now() + this.config.terminateGraceMs + this.config.failureHookTimeoutMs + 5000;
     await settleWithin(Promise.all([...this.running.values()].map((a) => this.settler.stop(a, 'shutdown'))), deadline - Date.now());
-    if (this.running.size > 0 || this.inflight.size > 0) {
-      this.logger.info({ running: this.running.size, inflight: this.inflight.size }, 'task runner waiting for database work in flight');
-    }
-    while ((this.running.size > 0 || this.inflight.size > 0) && Date.now() < deadline) {
-      await settleWithin(Promise.allSettled([...this.inflight]), 50);
-    }
+    const busy = () => this.running.size > 0 || this.inflight.size > 0;
+    const counts = () => ({ running: this.running.size, inflight: this.inflight.size });
+    if (busy()) this.logger.info(counts(), 'task runner waiting for database work in flight');
+    while (busy() && Date.now() < deadline) await settleWithin(Promise.allSettled([...this.inflight]), 50);
     await this.pool.close();
-    if (this.running.size > 0 || this.inflight.size > 0) {
-      this.logger.warn({ running: this.running.size, inflight: this.inflight.size }, 'task runner stopped with database work still in flight');
-    }
+    if (busy()) this.logger.warn(counts(), 'task runner stopped with database work still in flight');
     await this.readiness.withdraw();
   }
 }
