@@ -10,7 +10,6 @@ import { ALPHA_BINDING, BETA_BINDING, FAMILIES_MODULE_PATH } from '../fixtures/f
 import { RuntimeProcess, killEverything, makeFixtureDir, runCli } from '../fixtures/failover/harness.ts';
 import { EFFECTS_DDL } from '../fixtures/failover/protocol.ts';
 
-
 describe('role api accepts intents and never dispatches; a background candidate processes them (MariaDB)', () => {
   let fx: BackendFixture;
   let dir: string;
