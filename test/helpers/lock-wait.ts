@@ -1,14 +1,21 @@
 /**
  * Positive evidence that a statement of a test's MySQL schema is blocked on a lock, instead of a
  * pause after which nothing happened: a transaction of the schema in LOCK WAIT, or a statement
- * of the schema running for a second or more. Both, because MariaDB 10.11 sometimes lists no
- * INNODB_TRX row for a waiting write (seen with six test processes at once: the statement
- * 'Sending data' for 10 s, no transaction). For SQLite child processes, whose wait blocks inside
+ * of the schema running for a second or more. Both, because InnoDB's snapshot of its
+ * transactions can stay stale while reads keep coming (INFORMATION_SCHEMA_POLL_MS below; another
+ * test process polling too can keep it so). For SQLite child processes, whose wait blocks inside
  * better-sqlite3 and cannot be reported by the child: its main thread seen asleep in the busy handler.
  */
 import fs from 'node:fs';
 import type { BackendFixture } from './backends.ts';
 import { waitFor } from './backends.ts';
+
+/**
+ * InnoDB refreshes its INNODB_TRX / INNODB_LOCK_WAITS snapshot only when nobody read it for
+ * 100 ms (trx_i_s_cache): polled faster, it stays as it was at the first read and never shows a
+ * wait that began later. That, not a missing row, was the unlisted wait seen before.
+ */
+const INFORMATION_SCHEMA_POLL_MS = 150;
 
 /** Resolves once a statement of `fx`'s schema is blocked (a long one counts only if its text starts with `infoPrefix`, when given); rejects after `timeoutMs`. */
 export async function waitForBlockedStatement(fx: BackendFixture, options: { infoPrefix?: string; timeoutMs?: number } = {}): Promise<void> {
@@ -28,7 +35,7 @@ export async function waitForBlockedStatement(fx: BackendFixture, options: { inf
       return Number(rows[0].waiting) + Number(rows[0].blocked) >= 1;
     },
     options.timeoutMs ?? 10_000,
-    20,
+    INFORMATION_SCHEMA_POLL_MS,
   );
 }
 
@@ -85,5 +92,32 @@ export async function waitForSqliteBusyWait(pid: number, settled: () => boolean,
     if (sleeping) return;
     if (Date.now() > deadline) throw new Error(`process ${pid} was not seen waiting for the SQLite write lock within ${options.timeoutMs ?? 10_000} ms`);
     await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+/** The InnoDB transaction id of `conn`'s open transaction (it must have read with a lock or written). */
+export async function ownTrxId(conn: { query: (sql: string) => Promise<unknown> }): Promise<string> {
+  const [rows] = (await conn.query('SELECT trx_id FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()')) as [
+    Array<{ trx_id: unknown }>,
+  ];
+  if (!rows[0]) throw new Error('the connection has no open InnoDB transaction');
+  return String(rows[0].trx_id);
+}
+
+/**
+ * Waits until some transaction waits for a lock held by transaction `blockerTrxId`
+ * (INNODB_LOCK_WAITS), failing at once if `settled()` turns true. Resolves 'seen' then. If the
+ * snapshot stays stale (see the header) for `fallbackMs`, it resolves 'unlisted' while
+ * `settled()` is still false: the caller's verdict falls back to an absence over that window
+ * instead of flaking.
+ */
+export async function waitForWaitOn(fx: BackendFixture, blockerTrxId: string, settled: () => boolean, fallbackMs = 5000): Promise<'seen' | 'unlisted'> {
+  const deadline = Date.now() + fallbackMs;
+  for (;;) {
+    if (settled()) throw new Error(`the waiting statement finished while transaction ${blockerTrxId} was still open`);
+    const rows = await fx.query('SELECT COUNT(*) AS n FROM information_schema.INNODB_LOCK_WAITS WHERE blocking_trx_id = ?', [blockerTrxId]);
+    if (Number(rows[0]?.n) > 0) return 'seen';
+    if (Date.now() > deadline) return 'unlisted';
+    await new Promise((r) => setTimeout(r, INFORMATION_SCHEMA_POLL_MS));
   }
 }

@@ -9,7 +9,7 @@ import { TermLostError } from '../../../src/store/errors.ts';
 import type { MysqlStore } from '../../../src/store/mysql/mysql-store.ts';
 import { createBackend, waitFor, type BackendFixture } from '../../helpers/backends.ts';
 import type { Backend } from '../../../src/store/types.ts';
-import { waitForBlockedStatement } from '../../helpers/lock-wait.ts';
+import { ownTrxId, waitForBlockedStatement, waitForWaitOn } from '../../helpers/lock-wait.ts';
 
 async function slotOf(conn: PoolConnection): Promise<number> {
   const [rows] = await conn.query('SELECT CONNECTION_ID() MOD 32 AS slot');
@@ -82,9 +82,11 @@ export function register(backend: Backend): void {
           });
           await waitForBlockedStatement(fx); // positive evidence that it waits, not a pause
           assert.equal(settled, false, 'the takeover waits for the fenced transactions');
+          const second = await ownTrxId(conns[1]);
           await conns[0].query('COMMIT');
-          await new Promise((r) => setTimeout(r, 200));
-          assert.equal(settled, false, 'the takeover still waits for the second fenced transaction');
+          // Evidence that the takeover now waits for the second fenced transaction's lock.
+          const seen = await waitForWaitOn(fx, second, () => settled);
+          assert.equal(settled, false, `the takeover still waits for the second fenced transaction (its wait ${seen})`);
           await conns[1].query('COMMIT');
           const b = await takeover;
           assert.equal(b.outcome, 'acquired');
