@@ -166,7 +166,7 @@ export function register(backend: Backend): void {
         });
         takeoverP.catch(() => undefined);
         // Positive evidence that the takeover waits: its statement writing the fence rows is running
-        // (MariaDB does not always list such a wait as an INNODB_TRX lock wait).
+        // (InnoDB's INNODB_TRX snapshot can be stale while it is read often: test/helpers/lock-wait.ts).
         await waitFor(
           async () => {
             assert.deepEqual(order, [], 'nothing settles while the fenced transaction is open');
