@@ -11,21 +11,46 @@ import { after, before, describe, test } from 'node:test';
 import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { RuntimeProcess, killEverything, makeFixtureDir, withTimeout } from '../fixtures/failover/harness.ts';
 
-/** Bounded window used only to show that an idle SQLite runtime (no periodic database work to observe) does NOT exit on its own. */
-const STAYS_UP_MS = 1_500;
+/** Where /proc cannot be read (not Linux): a window in which an idle runtime must not exit. */
+const STAYS_UP_FALLBACK_MS = 1_500;
+/** epoll_wait, epoll_pwait, epoll_pwait2: where a Node event loop waits with nothing to do. */
+const EPOLL_SYSCALLS: Record<string, string[]> = { x64: ['232', '281', '441'], arm64: ['22', '441'] };
 
-async function staysUp(p: RuntimeProcess, ms: number): Promise<void> {
-  const outcome = await Promise.race([p.exited.then((e) => ({ exited: e })), new Promise<null>((r) => setTimeout(() => r(null), ms))]);
-  assert.equal(
-    outcome,
-    null,
-    `${p.name} exited on its own while idle: ${JSON.stringify(outcome)}; last lines: ${JSON.stringify(
+function syscallOf(pid: number): string | null {
+  try {
+    return fs.readFileSync(`/proc/${pid}/syscall`, 'utf8').split(' ')[0]!;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Evidence that an idle runtime is kept alive, not a pause: its main thread seen waiting in its
+ * event loop (epoll) at three looks in a row, 50 ms apart, the process still there. A loop with
+ * nothing that keeps it alive returns instead of waiting there, and the process exits.
+ */
+async function staysUp(p: RuntimeProcess): Promise<void> {
+  const lastLines = () =>
+    JSON.stringify(
       p
         .own()
         .slice(-3)
         .map((l) => l.msg),
-    )}`,
-  );
+    );
+  const deadline = Date.now() + 15_000;
+  for (let seen = 0; seen < 3; ) {
+    assert.ok(p.alive, `${p.name} exited on its own while idle; last lines: ${lastLines()}`);
+    const call = syscallOf(p.pid);
+    if (call === null && p.alive) {
+      const outcome = await Promise.race([p.exited.then((e) => ({ exited: e })), new Promise<null>((r) => setTimeout(() => r(null), STAYS_UP_FALLBACK_MS))]);
+      assert.equal(outcome, null, `${p.name} exited on its own while idle: ${JSON.stringify(outcome)}; last lines: ${lastLines()}`);
+      return;
+    }
+    seen = call !== null && EPOLL_SYSCALLS[process.arch]?.includes(call) ? seen + 1 : 0;
+    assert.ok(Date.now() < deadline, `${p.name} was not seen idle in its event loop within 15 s (last syscall ${call})`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.ok(p.alive, `${p.name} exited on its own while idle; last lines: ${lastLines()}`);
 }
 
 describe('`apsup run` lifetime: an idle runtime stays up until a signal, and a signal always runs the clean shutdown', () => {
@@ -50,7 +75,7 @@ describe('`apsup run` lifetime: an idle runtime stays up until a signal, and a s
     const host = new RuntimeProcess('sqlite-idle', { url: sqlite.url, fixtureDir: dir });
     const started = await host.waitForMsg('supervisor started', { supervisorKey: 'global' });
     assert.ok(fs.existsSync(`${file}.host.lock`), 'the running host holds the lock');
-    await staysUp(host, STAYS_UP_MS);
+    await staysUp(host);
     const exit = await host.stop();
     assert.equal(exit.code, 0);
     assert.ok(host.own('shut down').length === 1, 'the shutdown ran');
