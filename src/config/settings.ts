@@ -241,7 +241,7 @@ export function readSettings(env: Env = process.env): Settings {
 
 /**
  * One setting of `env`, parsed by its entry of the table (the same default, blank rule, schema and
- * message as readSettings): for commands that need only it (`apsup migrate`, `tasks list`, ...)
+ * message as readSettings): for commands that need only it (`apsup migrate`, `maintenance`, ...)
  * and must not fail on another setting they never use.
  */
 export function readSetting<K extends SettingName>(name: K, env: Env = process.env): Settings[K] {
