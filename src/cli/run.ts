@@ -9,13 +9,15 @@ import { checkProfileSidecar } from './profile-sidecar-guard.ts';
 import { createLogger, prettyLogs, type Logger } from '../logging.ts';
 import { Runtime } from '../runtime/runtime.ts';
 import { acquireSqliteHostLock } from '../runtime/sqlite-host-lock.ts';
-import { databaseUrlOf } from '../config/database-url.ts';
 import type { BaseStore } from '../store/base-store.ts';
 import { StoreError } from '../store/errors.ts';
 import { openStore } from '../store/open.ts';
 import { parseTaskConfig, type TaskConfig } from '../tasks/config.ts';
 import { loadHostTaskRegistry } from '../child/host-import.ts';
 import { TaskRunner } from '../tasks/task-runner.ts';
+import { childDatabase } from '../runtime/child-database.ts';
+import { hostAccounts, resolveSessionAccounts } from '../store/session-accounts.ts';
+import { logFencing } from './fencing-report.ts';
 import { TaskStore } from '../tasks/task-store.ts';
 import { OBSERVABILITY_ADDRESS_VARIABLE, parseObservabilityAddress, type ObservabilityAddress } from '../observability/config.ts';
 import type { ObservabilityServer } from '../observability/server.ts';
@@ -57,7 +59,10 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     }
     if (config.database.backend === 'sqlite' && config.role !== 'api') releaseLock = acquireSqliteHostLock(config.database.file);
     mode = config.mode;
-    runtime = new Runtime(config, logger);
+    // Which accounts the processors' sessions use, and what the database enforces (issue 40).
+    const accounts = config.role === 'api' ? hostAccounts(config.database) : await resolveSessionAccounts(config.database, env);
+    if (config.role !== 'api') logFencing(logger, accounts);
+    runtime = new Runtime(config, logger, { accounts });
     logger.info({ familiesModule: module }, 'families module loaded');
     // The database records one mode (RFC 9): a start in the other mode is refused (every role);
     // only `apsup mode-switch` changes it.
@@ -136,7 +141,13 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     // Durable tasks run in every process that runs background work (role all/background).
     if (runtime.config.role !== 'api') {
       const registry = await loadHostTaskRegistry(taskConfig.tasksModule);
-      runner = new TaskRunner(new TaskStore(runtime.store as BaseStore), registry, taskConfig, databaseUrlOf(runtime.config.database), logger);
+      runner = new TaskRunner(
+        new TaskStore(runtime.store as BaseStore),
+        registry,
+        taskConfig,
+        childDatabase(runtime.accounts, runtime.config.leaseTtlMs, logger, { pool: 'tasks' }),
+        logger,
+      );
       await runner.start();
     }
     notify = await startNotify(notifyConfig, runtime.config.database, logger, [runtime, runner]);

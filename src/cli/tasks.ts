@@ -8,7 +8,10 @@ import { readSettings } from '../config/settings.ts';
 import { createLogger } from '../logging.ts';
 import type { BaseStore } from '../store/base-store.ts';
 import { openHostStore, openStore } from '../store/open.ts';
-import { databaseUrlOf } from '../config/database-url.ts';
+import { childDatabase } from '../runtime/child-database.ts';
+import { resolveSessionAccounts } from '../store/session-accounts.ts';
+import { transactionBoundFromEnv } from '../store/mysql/transaction-bound.ts';
+import { logFencing } from './fencing-report.ts';
 import { parseTaskConfig } from '../tasks/config.ts';
 import { loadHostTaskRegistry } from '../child/host-import.ts';
 import { TaskRunner } from '../tasks/task-runner.ts';
@@ -162,7 +165,9 @@ async function run(args: TasksArgs): Promise<number> {
       default: {
         const registry = await loadHostTaskRegistry(config.tasksModule);
         const logger = createLogger({ name: 'apsup-tasks' });
-        const runner = new TaskRunner(tasks, registry, config, databaseUrlOf(target), logger);
+        const accounts = await resolveSessionAccounts(target);
+        logFencing(logger, accounts);
+        const runner = new TaskRunner(tasks, registry, config, childDatabase(accounts, transactionBoundFromEnv(), logger, { pool: 'tasks' }), logger);
         // Signals are handled from before the start-up sweep: a SIGTERM during it stops cleanly.
         const stopRequested = new Promise<void>((resolve) => {
           process.once('SIGINT', () => resolve());

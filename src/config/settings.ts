@@ -46,6 +46,18 @@ export const SETTINGS = {
     blankIsUnset: false,
     schema: z.string().transform((v) => parseDatabaseUrl(v, DATABASE_URL_VARIABLE)),
   }),
+  PROCESSOR_DATABASE_URL: def({
+    group: 'runtime',
+    doc: 'MySQL/OceanBase: the account of processors\' and task handlers\' commits (README "Database accounts"); same host and database',
+    defaultDoc: 'the derived processor account of `apsup db accounts`, else DATABASE_URL',
+    schema: optionalText,
+  }),
+  READER_DATABASE_URL: def({
+    group: 'runtime',
+    doc: "MySQL/OceanBase: the account of processors' and task handlers' read handles (SELECT on business tables only)",
+    defaultDoc: 'the derived reader account of `apsup db accounts`, else DATABASE_URL',
+    schema: optionalText,
+  }),
   ARTIFACT_PROCESSING_SUPERVISOR_MODE: def({
     group: 'runtime',
     doc: 'global | dedicated (RFC 9; the database records one mode)',

@@ -31,6 +31,8 @@ export interface ReadinessDocument {
     status: OverallStatus;
     mode: string;
     role: string;
+    /** What enforces the fencing of processors' sessions: 'engine', 'grants' or 'filtered' (a warning). */
+    fencing: { setup: string; summary: string };
     supervisors: Array<{ supervisorKey: string; state: string }>;
     families: Record<string, { status: FamilyStatus; lastError?: string | null }>;
   };
@@ -82,6 +84,7 @@ export async function buildReadiness(runtime: Runtime, facts: PersistedFacts, ta
       status: overall,
       mode: status.mode,
       role: status.role,
+      fencing: status.fencing,
       supervisors: status.supervisors.map((s) => ({ supervisorKey: s.supervisorKey, state: s.state })),
       families,
     },

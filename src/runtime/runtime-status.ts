@@ -5,11 +5,14 @@
 import type { RuntimeConfig } from '../config/runtime-config.ts';
 import type { FamilyStats } from './family-partition.ts';
 import type { Supervisor } from './supervisor.ts';
+import { fencingSummary, type SessionAccounts } from '../store/session-accounts.ts';
 
 export interface RuntimeStatus {
   mode: string;
   role: string;
   holderId: string;
+  /** What enforces the fencing of processors' sessions (session-accounts.ts fencingSummary). */
+  fencing: { setup: string; summary: string };
   supervisors: Array<{
     supervisorKey: string;
     state: string;
@@ -22,11 +25,17 @@ export interface RuntimeStatus {
   families: FamilyStats[];
 }
 
-export function runtimeStatus(config: Pick<RuntimeConfig, 'mode' | 'role'>, holderId: string, supervisors: readonly Supervisor[]): RuntimeStatus {
+export function runtimeStatus(
+  config: Pick<RuntimeConfig, 'mode' | 'role'>,
+  holderId: string,
+  supervisors: readonly Supervisor[],
+  accounts: SessionAccounts,
+): RuntimeStatus {
   return {
     mode: config.mode,
     role: config.role,
     holderId,
+    fencing: { setup: accounts.setup, summary: fencingSummary(accounts) },
     supervisors: supervisors.map((s) => ({
       supervisorKey: s.supervisorKey,
       state: s.keeper.state,

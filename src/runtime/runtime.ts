@@ -6,7 +6,9 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import { describeConfig, type RuntimeConfig } from '../config/runtime-config.ts';
-import { databaseUrlOf, redactDatabaseUrl } from '../config/database-url.ts';
+import { redactDatabaseUrl } from '../config/database-url.ts';
+import { hostAccounts, type SessionAccounts } from '../store/session-accounts.ts';
+import { childDatabase } from './child-database.ts';
 import type { Logger } from '../logging.ts';
 import { hostStoreEnv, openHostStore } from '../store/open.ts';
 import { lazyReadHandle, openReadHandle, type ReadHandle } from '../store/read-handle.ts';
@@ -48,6 +50,8 @@ export class Runtime {
   onFatal: ((reason: string) => void) | null = null;
   /** Local time and timers of every supervisor, term keeper, partition and worker pool of this host. */
   readonly clock: Clock;
+  /** Which accounts the processors' sessions run on, and what that guarantees (status, /readyz). */
+  readonly accounts: SessionAccounts;
 
   constructor(
     readonly config: RuntimeConfig,
@@ -59,9 +63,12 @@ export class Runtime {
       clock?: Clock;
       /** The worker pools' clock (invocation timeouts, grace periods); default: clock. Tests drive it while terms renew in real time. */
       workerClock?: Clock;
+      /** The processors' accounts (resolveSessionAccounts); default: the host's own. */
+      accounts?: SessionAccounts;
     } = {},
   ) {
     this.clock = options.clock ?? systemClock;
+    this.accounts = options.accounts ?? hostAccounts(config.database);
     // SQLite: the host's own store never waits for the write lock on its event loop (issue 17 item 1).
     // The host's store and its workers' take their settings from config (RFC 1: one TTL bounds a transaction).
     const storeSettings = { sqliteSynchronous: config.sqliteSynchronous, transactionBoundMs: config.leaseTtlMs };
@@ -69,7 +76,7 @@ export class Runtime {
     // Providers read through a connection the database refuses writes on, bounded per statement
     // by the discovery deadline (RFC 1); opened on first use.
     this.providerRead = lazyReadHandle(config.database.backend, () =>
-      openReadHandle(config.database, { statementTimeoutMs: config.discoveryTimeoutMs, isolated: true }),
+      openReadHandle(this.accounts.reader, { statementTimeoutMs: config.discoveryTimeoutMs, isolated: true }),
     );
     this.holderId = options.holderId ?? newHolderId();
     for (const f of config.families) this.byFamily.set(f.registration.family, { bindingName: f.registration.bindingName });
@@ -94,7 +101,7 @@ export class Runtime {
         family: familyConfig.registration.family,
         processorModule: familyConfig.registration.processor.module,
         processorExport: familyConfig.registration.processor.exportName,
-        databaseUrl: databaseUrlOf(config.database),
+        databaseUrl: childDatabase(this.accounts, config.leaseTtlMs, logger, { family: familyConfig.registration.family }, options.workerClock ?? this.clock),
         timeoutMs: familyConfig.workerTimeoutMs,
         graceMs: config.terminateGraceMs,
         maxIdle: familyConfig.maxWorkers,
@@ -262,7 +269,7 @@ export class Runtime {
   }
 
   status(): RuntimeStatus {
-    return runtimeStatus(this.config, this.holderId, this.supervisors);
+    return runtimeStatus(this.config, this.holderId, this.supervisors, this.accounts);
   }
 
   async stop(): Promise<void> {

@@ -10,6 +10,7 @@
  * reaches the child (APSUP_WORKER_TERMINATE_GRACE_MS), which leaves once its invocation reported.
  */
 import type { ChildProcess } from 'node:child_process';
+import { childDatabaseOf, childEnvOf, type ChildDatabase } from './child-database.ts';
 import { forkManagedChild, terminateChild, type ManagedChild } from '../child/managed-child.ts';
 import { needsTsLoader, PRELOAD_TS_VARIABLE, USER_MODULES_VARIABLE } from '../child/ts-loader.ts';
 import { compileUserModules } from '../child/user-modules.ts';
@@ -25,7 +26,8 @@ export interface WorkerPoolOptions {
   family: string;
   processorModule: string;
   processorExport?: string;
-  databaseUrl: string;
+  /** The processor account's URL, or the pool's database part (child-database.ts). */
+  databaseUrl: string | ChildDatabase;
   timeoutMs: number;
   graceMs: number;
   maxIdle: number;
@@ -58,8 +60,11 @@ export class WorkerPool {
 
   private readonly clock: Clock;
 
+  private readonly database: ChildDatabase;
+
   constructor(private readonly options: WorkerPoolOptions) {
     this.clock = options.clock ?? systemClock;
+    this.database = childDatabaseOf(options.databaseUrl);
   }
 
   /** Manifest of the processor module compiled for the processes (user-modules.ts), if any. */
@@ -78,12 +83,13 @@ export class WorkerPool {
     const handle = forkManagedChild('worker-main', {
       ...process.env,
       ...this.options.env,
-      POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: this.options.databaseUrl,
+      ...childEnvOf(this.database),
       [WORKER_GRACE_VARIABLE]: String(this.options.graceMs),
       [PRELOAD_TS_VARIABLE]: needsTsLoader(this.options.processorModule) && !this.userModules ? '1' : '0',
       [USER_MODULES_VARIABLE]: this.userModules ?? '',
     });
     const { child } = handle;
+    this.database.watchdog?.watch(child);
     this.spawned += 1;
     const worker: WorkerProcess = { handle, child, alive: true, readyAt: null, ready: Promise.resolve(), exited: Promise.resolve(), terminating: null };
     worker.exited = new Promise<void>((resolve) => {

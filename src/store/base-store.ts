@@ -26,6 +26,7 @@ import {
   toTermResult,
   type Row,
 } from './rows.ts';
+import type { TransactionObserver } from './transaction-observer.ts';
 import type {
   AckRequest,
   AckResult,
@@ -54,6 +55,12 @@ export const BACKLOG_COUNT_CAP = 1_000_000;
 
 export abstract class BaseStore implements Store {
   abstract readonly backend: Backend;
+  /**
+   * Told when a transaction of this store opens and ends (a child process reports its commits to
+   * the host, which ends one past its budget: transaction-observer.ts). The connection id is the
+   * MySQL session's; null on SQLite.
+   */
+  onTransaction: TransactionObserver | null = null;
 
   /** Runs one operation and returns its result sets in order. */
   protected abstract call(op: OperationName, params: Params, tx?: TxHandle): Promise<Row[][]>;

@@ -15,6 +15,7 @@
  * at most 30 s), so a worker that cannot start does not become a fork loop.
  */
 import type { ChildProcess } from 'node:child_process';
+import { childDatabaseOf, childEnvOf, type ChildDatabase } from '../runtime/child-database.ts';
 import { forkManagedChild, isAlive, terminateChild, type ManagedChild } from '../child/managed-child.ts';
 import { needsTsLoader, PRELOAD_TS_VARIABLE, USER_MODULES_VARIABLE } from '../child/ts-loader.ts';
 import { useForHost } from '../child/host-import.ts';
@@ -75,11 +76,15 @@ export class AttemptPool {
 
   constructor(
     private readonly config: TaskConfig,
-    private readonly databaseUrl: string,
+    databaseUrl: string | ChildDatabase,
     private readonly logger: Logger,
     private readonly onReady: () => void = () => undefined,
     private readonly clock: Clock = systemClock,
-  ) {}
+  ) {
+    this.database = childDatabaseOf(databaseUrl);
+  }
+
+  private readonly database: ChildDatabase;
 
   get size(): number {
     return this.all.size;
@@ -106,12 +111,13 @@ export class AttemptPool {
   private spawn(): TaskWorker {
     const handle = forkManagedChild('task-worker-main', {
       ...process.env,
-      POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: this.databaseUrl,
+      ...childEnvOf(this.database),
       [PRELOAD_TS_VARIABLE]: needsTsLoader(this.config.tasksModule) && !this.userModules ? '1' : '0',
       [USER_MODULES_VARIABLE]: this.userModules ?? '',
       [PRELOAD_TASKS_MODULE_VARIABLE]: this.config.tasksModule,
       [MODULE_ISOLATION_VARIABLE]: this.config.moduleIsolation,
     });
+    this.database.watchdog?.watch(handle.child);
     const worker = new TaskWorker(handle);
     this.spawned += 1;
     this.all.add(worker);

@@ -36,6 +36,8 @@ const lostError = (e: unknown) => isInstanceOf(e, AttemptLostError);
 /** What the process keeps across its attempts. */
 export interface AttemptEnvironment {
   target: DatabaseTarget;
+  /** The reader account's target (session-accounts.ts), else target. */
+  readerTarget?: DatabaseTarget;
   store: BaseStore;
   modules: HandlerModules;
   logger: Logger;
@@ -64,7 +66,8 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
   const { task } = message;
   const { target, store, modules, logger } = env;
   // The handler's reads: a connection of its own on which the database refuses writes (ADR T5).
-  const read = lazyReadHandle(target.backend, () => openReadHandle(target));
+  const readerTarget = env.readerTarget ?? target;
+  const read = lazyReadHandle(target.backend, () => openReadHandle(readerTarget));
   const tasks = new TaskStore(store);
   const query = (tx: Tx, sql: string, params?: unknown[]) => tx.query(sql, params);
   const hook = (tx: import('../store/types.ts').TxHandle, h: { failureHook?: TaskHandlerModule['failureHook'] }) =>

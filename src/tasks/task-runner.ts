@@ -12,6 +12,7 @@
  * bounded periodic sweep that also reconciles lost attempts (this runner's hung children
  * included) and retries its failed convergences. A short-TTL readiness fact is kept while it runs.
  */
+import type { ChildDatabase } from '../runtime/child-database.ts';
 import { faultPoint } from '../devtools/fault.ts';
 import type { Logger } from '../logging.ts';
 import { AttemptPool } from './attempt-pool.ts';
@@ -73,7 +74,7 @@ export class TaskRunner {
     private readonly tasks: TaskStore,
     private readonly registry: TaskRegistry,
     private readonly config: TaskConfig,
-    databaseUrl: string,
+    databaseUrl: string | ChildDatabase,
     private readonly logger: Logger,
     options: { workerId?: string; clock?: Clock } = {},
   ) {

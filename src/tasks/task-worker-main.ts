@@ -18,6 +18,8 @@ import { ensureTsLoader, importUserModule, PRELOAD_TS_VARIABLE } from '../child/
 import { DATABASE_URL_VARIABLE, parseDatabaseUrl } from '../config/database-url.ts';
 import { createLazyLogger } from '../logging.ts';
 import type { BaseStore } from '../store/base-store.ts';
+import { readerTargetOf } from '../store/session-accounts.ts';
+import { reportTransactions, transactionBudgetFromEnv } from '../store/transaction-observer.ts';
 import { openStoreLazily } from '../store/open-lazy.ts';
 import { HandlerModules, type ModuleIsolation } from './handler-modules.ts';
 import { runAttempt, type AttemptControl, type AttemptEnvironment } from './run-attempt.ts';
@@ -137,11 +139,13 @@ async function start(): Promise<void> {
   // Warm what every attempt needs (its connection, the TypeScript loader, the registry) before 'ready'.
   const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
   const store = (await openStoreLazily(target)) as BaseStore;
+  // The host ends a transaction of ours past its budget; we report them (issue 40 item 2).
+  store.onTransaction = reportTransactions((m) => void send(m), target, transactionBudgetFromEnv());
   await store.domainQuery('SELECT 1'); // the connection is open before the baseline
   if (process.env[PRELOAD_TS_VARIABLE] === '1') await ensureTsLoader();
   const tasksModule = process.env[PRELOAD_TASKS_MODULE_VARIABLE] ?? '';
   const isolation: ModuleIsolation = process.env[MODULE_ISOLATION_VARIABLE] === 'attempt' ? 'attempt' : 'process';
-  env = { target, store, modules: new HandlerModules(isolation, tasksModule), logger };
+  env = { target, readerTarget: readerTargetOf(process.env, target), store, modules: new HandlerModules(isolation, tasksModule), logger };
   if (tasksModule) {
     // Warms the registry's dependencies; a module that fails here fails the attempt that
     // imports it, with its own error.

@@ -1,4 +1,5 @@
 /** Messages between the task runner (host) and a task worker process (task-worker-main.ts). */
+import type { TransactionMessage } from '../store/transaction-observer.ts';
 import type { ClaimedTask } from './task-store.ts';
 
 /** The tasks module, imported once before 'ready' (its dependencies and the loader warm). */
@@ -52,4 +53,4 @@ export interface ReadyMessage {
 /** Host → worker. */
 export type TaskHostMessage = RunTaskMessage | TerminateMessage;
 /** Worker → host. */
-export type TaskWorkerMessage = TaskResultMessage | ReadyMessage;
+export type TaskWorkerMessage = TaskResultMessage | ReadyMessage | TransactionMessage;

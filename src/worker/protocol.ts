@@ -2,6 +2,7 @@
 import type { ExecutionContext } from '../sdk/processor.ts';
 import type { IntentSnapshot } from '../store/types.ts';
 import type { TraceCarrier } from '../observability/tracing.ts';
+import type { TransactionMessage } from '../store/transaction-observer.ts';
 
 /** The generations a committed acknowledgement left on the intent row (the ack's own result). */
 export interface AcknowledgedGenerations {
@@ -64,4 +65,4 @@ export type ResultMessage = { type: 'result'; invocationId: number; durationMs: 
 export const WORKER_GRACE_VARIABLE = 'APSUP_WORKER_TERMINATE_GRACE_MS';
 
 export type ParentMessage = InvokeMessage | { type: 'shutdown' };
-export type ChildMessage = { type: 'ready'; pid: number } | ResultMessage;
+export type ChildMessage = { type: 'ready'; pid: number } | ResultMessage | TransactionMessage;

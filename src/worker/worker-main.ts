@@ -12,6 +12,9 @@ import { createLazyLogger } from '../logging.ts';
 import { AuthorizationError, ConflictError, type Processor, type ProcessorContext } from '../sdk/processor.ts';
 import { StoreError, TermLostError } from '../store/errors.ts';
 import { openStoreLazily } from '../store/open-lazy.ts';
+import type { BaseStore } from '../store/base-store.ts';
+import { readerTargetOf } from '../store/session-accounts.ts';
+import { reportTransactions, transactionBudgetFromEnv } from '../store/transaction-observer.ts';
 import { lazyReadHandle, openReadHandle, type ReadHandle } from '../store/read-handle.ts';
 import { withScopedTx, type Tx } from '../store/scoped-tx.ts';
 import type { AckResult, Store } from '../store/types.ts';
@@ -170,8 +173,12 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
 async function main(): Promise<void> {
   const target = parseDatabaseUrl(process.env[DATABASE_URL_VARIABLE]);
   store = await openStoreLazily(target);
+  // The host ends a transaction of ours past its budget; we report them (issue 40 item 2).
+  (store as BaseStore).onTransaction = reportTransactions((m) => send(m), target, transactionBudgetFromEnv());
   if (process.env[PRELOAD_TS_VARIABLE] === '1') await ensureTsLoader();
-  reader = lazyReadHandle(target.backend, () => openReadHandle(target));
+  // The reader account (SELECT on business tables only) when the host has one (session-accounts.ts).
+  const readerTarget = readerTargetOf(process.env, target);
+  reader = lazyReadHandle(target.backend, () => openReadHandle(readerTarget));
   let queue = Promise.resolve();
   process.on('message', (message: ParentMessage) => {
     if (message.type === 'shutdown') {

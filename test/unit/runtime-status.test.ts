@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runtimeStatus } from '../../src/runtime/runtime-status.ts';
 import type { Supervisor } from '../../src/runtime/supervisor.ts';
+import { hostAccounts } from '../../src/store/session-accounts.ts';
 
 const supervisor = (key: string, generation: number | null, families: string[], suspended = false) =>
   ({
@@ -14,10 +15,12 @@ const supervisor = (key: string, generation: number | null, families: string[], 
   }) as unknown as Supervisor;
 
 test('one entry per supervisor with its term and renewal health; the families of all partitions', () => {
-  const status = runtimeStatus({ mode: 'dedicated', role: 'all' } as never, 'h', [
-    supervisor('artifact:memory', 7, ['memory'], true),
-    supervisor('artifact:profile', null, ['profile']),
-  ]);
+  const status = runtimeStatus(
+    { mode: 'dedicated', role: 'all' } as never,
+    'h',
+    [supervisor('artifact:memory', 7, ['memory'], true), supervisor('artifact:profile', null, ['profile'])],
+    hostAccounts({ backend: 'mysql', host: 'h', port: 3306, user: 'u', password: 'p', database: 'd' }),
+  );
   assert.deepEqual(
     status.supervisors.map((s) => [s.supervisorKey, s.state, s.supervisorGeneration, s.renewalFailures, s.dispatchSuspended]),
     [
@@ -30,4 +33,7 @@ test('one entry per supervisor with its term and renewal health; the families of
     ['memory', 'profile'],
   );
   assert.deepEqual([status.mode, status.role, status.holderId], ['dedicated', 'all', 'h']);
+  // Children on the host's own MySQL account: only the statement checks guard, and status says so.
+  assert.equal(status.fencing.setup, 'filtered');
+  assert.match(status.fencing.summary, /^filtered only: one privileged account/);
 });

@@ -218,8 +218,10 @@ export class MysqlStore extends BaseStore {
   private async inTransaction<T>(open: (conn: PoolConnection) => Promise<void>, fn: (tx: TxHandle) => Promise<T> | T): Promise<T> {
     const conn = await this.acquire();
     const bound = boundStatements(engines.get(coreOf(conn)) ?? 'mysql', this.transactionBoundMs);
+    const observer = this.onTransaction;
     try {
       for (const sql of bound.open) await conn.query(sql);
+      observer?.opened(conn.threadId ?? null);
       await open(conn);
       const result = await fn(conn);
       await conn.query('COMMIT');
@@ -229,6 +231,7 @@ export class MysqlStore extends BaseStore {
       // A statement (or the COMMIT) that never reached the server: the server had ended the transaction.
       throw wasClosedBeforeSend(error) ? new TransactionEndedError(this.transactionBoundMs, { cause: error }) : error;
     } finally {
+      observer?.closed();
       try {
         for (const sql of bound.close) await conn.query(sql);
         conn.release();

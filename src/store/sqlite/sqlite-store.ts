@@ -184,6 +184,8 @@ export class SqliteStore extends BaseStore {
     }
     const started = performance.now();
     this.activeTx = this.db;
+    const observer = this.onTransaction;
+    observer?.opened(null);
     try {
       const result = await fn(this.db);
       this.db.exec('COMMIT');
@@ -196,6 +198,7 @@ export class SqliteStore extends BaseStore {
       throw error;
     } finally {
       this.activeTx = null;
+      observer?.closed();
     }
   }
 

@@ -1,0 +1,32 @@
+/**
+ * What a pool of child processes (processor workers, task attempt workers) is given of the
+ * database: the processor account's URL and the reader's (session-accounts.ts; never the host's
+ * own URL when restricted accounts exist), and the watchdog that ends a child's transaction past
+ * its budget (transaction-watchdog.ts). A bare URL (tests, benches) means: that account, no
+ * watchdog.
+ */
+import { databaseUrlOf } from '../config/database-url.ts';
+import type { Logger } from '../logging.ts';
+import { childDatabaseEnv, type SessionAccounts } from '../store/session-accounts.ts';
+import type { Clock } from './clock.ts';
+import { TransactionWatchdog } from './transaction-watchdog.ts';
+
+export interface ChildDatabase {
+  url: string;
+  env: Record<string, string>;
+  watchdog: TransactionWatchdog | null;
+}
+
+export function childDatabaseOf(value: string | ChildDatabase): ChildDatabase {
+  return typeof value === 'string' ? { url: value, env: {}, watchdog: null } : value;
+}
+
+export function childDatabase(accounts: SessionAccounts, budgetMs: number, logger: Logger, labels: Record<string, string>, clock?: Clock): ChildDatabase {
+  const watchdog = new TransactionWatchdog({ budgetMs, target: accounts.processor, logger, labels, clock });
+  return { url: databaseUrlOf(accounts.processor), env: { ...childDatabaseEnv(accounts), ...watchdog.childEnv() }, watchdog };
+}
+
+/** The environment of one child: the pool's database part last, so nothing of the host's URL leaks through. */
+export function childEnvOf(db: ChildDatabase): Record<string, string> {
+  return { ...db.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: db.url };
+}

@@ -1,0 +1,180 @@
+/**
+ * The restricted accounts processors and task handlers run on (issue 40, README "Database
+ * accounts"): `processor` (their fenced commits: EXECUTE on the few procedures a commit needs,
+ * DML on the business tables) and `reader` (their read handles: SELECT on the business tables).
+ * Neither has a privilege on a supervisor table (own-tables.ts) nor a global one (FILE, SUPER,
+ * PROCESS ...), so the server refuses whatever a statement's text hides. With one privileged URL
+ * these accounts are derived: created here with random passwords kept in
+ * pc_aps_derived_accounts, which only that URL can read. What an account may do is read back from
+ * information_schema (inspectAccount), never assumed.
+ */
+import crypto from 'node:crypto';
+import type { Connection, Pool, PoolConnection } from 'mysql2/promise';
+import { isOwnTable } from '../own-tables.ts';
+
+type Queryable = Pick<Connection | Pool | PoolConnection, 'query'>;
+
+/** What a worker child and a task worker child call on their store (their fenced commit included). */
+export const PROCESSOR_PROCEDURES = [
+  'pc_aps_read_intent',
+  'pc_aps_read_binding_state',
+  'pc_aps_begin_fenced',
+  'pc_aps_ack_invocation',
+  'pc_task_assert_attempt',
+  'pc_task_heartbeat',
+  'pc_task_progress',
+  'pc_task_complete',
+  'pc_task_fail',
+  'pc_task_finish_cancelled',
+] as const;
+
+export type SessionRole = 'processor' | 'reader';
+
+export interface AccountCredentials {
+  role: SessionRole;
+  user: string;
+  password: string;
+}
+
+const ER_NO_SUCH_TABLE = 1146;
+const ER_TABLEACCESS_DENIED = 1142;
+
+/** `aps_p_<8 hex>` / `aps_r_<8 hex>` of the schema: within MySQL 8's 32-character user names. */
+export function derivedUserName(role: SessionRole, schema: string): string {
+  const hash = crypto.createHash('sha256').update(schema).digest('hex').slice(0, 8);
+  return `aps_${role === 'processor' ? 'p' : 'r'}_${hash}`;
+}
+
+const quoteIdent = (name: string) => `\`${name.replace(/`/g, '``')}\``;
+
+/** The derived accounts recorded for this schema, or null when the table is absent or not readable. */
+export async function readDerivedAccounts(conn: Queryable): Promise<AccountCredentials[] | null> {
+  try {
+    const [rows] = await conn.query('SELECT role, user_name, password FROM pc_aps_derived_accounts ORDER BY role');
+    return (rows as Array<{ role: SessionRole; user_name: string; password: string }>).map((r) => ({ role: r.role, user: r.user_name, password: r.password }));
+  } catch (error) {
+    const errno = (error as { errno?: number }).errno;
+    if (errno === ER_NO_SUCH_TABLE || errno === ER_TABLEACCESS_DENIED) return null;
+    throw error;
+  }
+}
+
+/** Base tables and views of the schema that belong to the business (not the supervisor's). */
+export async function businessTables(conn: Queryable, schema: string): Promise<string[]> {
+  const [rows] = await conn.query('SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME', [schema]);
+  return (rows as Array<{ name: string }>).map((r) => String(r.name)).filter((name) => !isOwnTable(name));
+}
+
+/** GRANT statements of one restricted account: its procedures (processor) and the business tables. */
+export function grantStatements(role: SessionRole, user: string, schema: string, tables: readonly string[]): string[] {
+  const who = `'${user}'@'%'`;
+  const db = quoteIdent(schema);
+  const out: string[] = [];
+  if (role === 'processor') for (const p of PROCESSOR_PROCEDURES) out.push(`GRANT EXECUTE ON PROCEDURE ${db}.${p} TO ${who}`);
+  const privileges = role === 'processor' ? 'SELECT, INSERT, UPDATE, DELETE' : 'SELECT';
+  for (const t of tables) out.push(`GRANT ${privileges} ON ${db}.${quoteIdent(t)} TO ${who}`);
+  return out;
+}
+
+/**
+ * Creates (or re-keys) the two derived accounts of the schema and grants them what they need,
+ * then grants the business tables present now. Needs an account that may CREATE USER and GRANT
+ * (the quick path's administrator). Returns the credentials recorded.
+ */
+export async function provisionDerivedAccounts(conn: Queryable, schema: string): Promise<AccountCredentials[]> {
+  const recorded = (await readDerivedAccounts(conn)) ?? [];
+  const out: AccountCredentials[] = [];
+  for (const role of ['processor', 'reader'] as const) {
+    const user = derivedUserName(role, schema);
+    const existing = recorded.find((r) => r.role === role && r.user === user);
+    const password = existing?.password ?? crypto.randomBytes(32).toString('base64url');
+    // CREATE USER IF NOT EXISTS, then ALTER USER: an account left from a dropped table gets the recorded password.
+    await conn.query(`CREATE USER IF NOT EXISTS '${user}'@'%' IDENTIFIED BY ?`, [password]);
+    if (!existing) await conn.query(`ALTER USER '${user}'@'%' IDENTIFIED BY ?`, [password]);
+    await conn.query(
+      'INSERT INTO pc_aps_derived_accounts (role, user_name, password, created_at) VALUES (?, ?, ?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE user_name = VALUES(user_name), password = VALUES(password)',
+      [role, user, password],
+    );
+    out.push({ role, user, password });
+  }
+  await syncBusinessGrants(conn, schema, out);
+  return out;
+}
+
+/** Grants the business tables present now to the derived accounts (tables created later: at the next start). */
+export async function syncBusinessGrants(conn: Queryable, schema: string, accounts: readonly AccountCredentials[]): Promise<number> {
+  const tables = await businessTables(conn, schema);
+  let n = 0;
+  for (const a of accounts) {
+    for (const sql of grantStatements(a.role, a.user, schema, tables)) {
+      await conn.query(sql);
+      n += 1;
+    }
+  }
+  return n;
+}
+
+export interface AccountFacts {
+  /** CURRENT_USER() as the server resolved it. */
+  account: string;
+  /** What lets this account write, lock or read a supervisor table or a server file; empty: none. */
+  problems: string[];
+}
+
+/**
+ * What the connection's account may do, as the server reports it (information_schema lists the
+ * current account's own privileges without extra rights): a global privilege other than USAGE,
+ * any schema-wide privilege on the schema, or a table privilege on a supervisor table is a
+ * problem; a processor may EXECUTE only PROCESSOR_PROCEDURES.
+ */
+export async function inspectAccount(conn: Queryable, schema: string, role: SessionRole): Promise<AccountFacts> {
+  const [[who]] = (await conn.query('SELECT CURRENT_USER() AS account')) as unknown as [[{ account: string }]];
+  const grantee = quotedGrantee(String(who.account));
+  const problems: string[] = [];
+  const [globals] = await conn.query("SELECT PRIVILEGE_TYPE AS p FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = ? AND PRIVILEGE_TYPE <> 'USAGE'", [
+    grantee,
+  ]);
+  for (const r of globals as Array<{ p: string }>) problems.push(`global ${r.p}`);
+  const [schemas] = await conn.query('SELECT TABLE_SCHEMA AS s, PRIVILEGE_TYPE AS p FROM information_schema.SCHEMA_PRIVILEGES WHERE GRANTEE = ?', [grantee]);
+  for (const r of schemas as Array<{ s: string; p: string }>) {
+    // A schema-wide grant covers the supervisor's tables too; on another schema it is not ours to judge.
+    if (schemaPatternMatches(String(r.s), schema)) problems.push(`${r.p} on schema ${r.s}`);
+  }
+  const [tables] = await conn.query(
+    'SELECT TABLE_NAME AS t, PRIVILEGE_TYPE AS p FROM information_schema.TABLE_PRIVILEGES WHERE GRANTEE = ? AND TABLE_SCHEMA = ?',
+    [grantee, schema],
+  );
+  for (const r of tables as Array<{ t: string; p: string }>) {
+    if (isOwnTable(String(r.t))) problems.push(`${r.p} on ${r.t}`);
+    else if (role === 'reader' && r.p !== 'SELECT') problems.push(`${r.p} on ${r.t} (a reader only reads)`);
+  }
+  if (role === 'reader') {
+    const [procs] = await conn.query('SELECT ROUTINE_NAME AS n FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ?', [schema]);
+    // information_schema.ROUTINES lists only the routines the account may execute (or owns).
+    for (const r of procs as Array<{ n: string }>) problems.push(`EXECUTE on ${r.n} (a reader calls no procedure)`);
+  } else {
+    const allowed = new Set<string>(PROCESSOR_PROCEDURES);
+    const [procs] = await conn.query('SELECT ROUTINE_NAME AS n FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ?', [schema]);
+    for (const r of procs as Array<{ n: string }>) if (!allowed.has(String(r.n))) problems.push(`EXECUTE on ${r.n}`);
+  }
+  return { account: String(who.account), problems };
+}
+
+/** A schema-level grant's name is a LIKE pattern (`%`, `_`, backslash escapes): does it cover schema? */
+export function schemaPatternMatches(pattern: string, schema: string): boolean {
+  let re = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i] as string;
+    if (c === '\\' && i + 1 < pattern.length) re += (pattern[++i] as string).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    else if (c === '%') re += '.*';
+    else if (c === '_') re += '.';
+    else re += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`, 'i').test(schema);
+}
+
+/** 'user@host' as CURRENT_USER() prints it → "'user'@'host'" as information_schema's GRANTEE. */
+export function quotedGrantee(account: string): string {
+  const at = account.lastIndexOf('@');
+  return `'${account.slice(0, at)}'@'${account.slice(at + 1)}'`;
+}
