@@ -94,20 +94,23 @@ async function withDriver<T>(target: Parameters<typeof openMigrationDriver>[0], 
   }
 }
 
-/** ops/mysql-grants.sql with the schema, account names and passwords substituted; [setup, demo]. */
-function grantScript(db: string, owner: string, runtime: string, password: string): [string[], string[]] {
+/** ops/mysql-grants.sql with the schema, account names and passwords substituted; [setup, after migrations, demo]. */
+function grantScript(db: string, owner: string, runtime: string, password: string): [string[], string[], string[]] {
   const text = fs
     .readFileSync(GRANTS, 'utf8')
     .replace(/\bapsup(?=[.\s])/g, db)
     .replace(/apsup_owner/g, owner)
     .replace(/apsup_runtime/g, runtime)
-    .replace(/change-me-(owner|runtime)/g, password);
-  const [setup, demo] = text.split('-- @demo-begin');
+    .replace(/apsup_processor/g, `${runtime}p`)
+    .replace(/apsup_reader/g, `${runtime}r`)
+    .replace(/change-me-(owner|runtime|processor|reader)/g, password);
+  const [setup, rest] = text.split('-- @after-migrations');
+  const [afterMigrations, demo] = (rest ?? '').split('-- @demo-begin');
   const statements = (t: string) =>
     splitSqlStatements(t)
       .map((s) => s.replace(/^(\s*--[^\n]*\n)+/g, '').trim())
       .filter((s) => s !== '');
-  return [statements(setup), statements(demo ?? '')];
+  return [statements(setup!), statements(afterMigrations ?? ''), statements(demo ?? '')];
 }
 
 test('ops/mysql-grants.sql: the owner migrates, the runtime account (EXECUTE + demo tables) runs families and tasks, and cannot write pc_* tables', async () => {
@@ -119,13 +122,17 @@ test('ops/mysql-grants.sql: the owner migrates, the runtime account (EXECUTE + d
   const runtimeUser = `apsup_r_${suffix}`;
   const password = `pw-${suffix}`;
   const admin = await mysql.createConnection({ host: base.host, port: base.port, user: base.user, password: base.password, database: base.database });
-  const [setup, demo] = grantScript(db, owner, runtimeUser, password);
+  const [setup, afterMigrations, demo] = grantScript(db, owner, runtimeUser, password);
   const cleanups: Array<() => Promise<void>> = [];
   try {
-    assert.ok(setup.some((s) => /^GRANT EXECUTE ON/.test(s)) && demo.length === 10, 'the script has its setup and demo parts');
+    assert.ok(
+      setup.some((s) => /^GRANT EXECUTE ON/.test(s)) && afterMigrations.length === 11 && demo.length === 30,
+      'the script has its setup, after-migrations and demo parts',
+    );
     for (const sql of setup) await admin.query(sql);
     const ownerTarget = { ...base, database: db, user: owner, password };
     await withDriver(ownerTarget, (m) => m.up({ demo: true }));
+    for (const sql of afterMigrations) await admin.query(sql);
     for (const sql of demo) await admin.query(sql); // table grants need the tables (after --with-demo)
     const definers = await admin.query('SELECT DISTINCT DEFINER AS d, SECURITY_TYPE AS s FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ?', [db]);
     assert.deepEqual(definers[0], [{ d: `${owner}@%`, s: 'DEFINER' }], 'the migrating owner is the definer of every procedure');
@@ -186,7 +193,7 @@ test('ops/mysql-grants.sql: the owner migrates, the runtime account (EXECUTE + d
   } finally {
     for (const c of cleanups) await c().catch(() => undefined);
     await admin.query(`DROP DATABASE IF EXISTS ${db}`).catch(() => undefined);
-    await admin.query(`DROP USER IF EXISTS '${owner}'@'%', '${runtimeUser}'@'%'`).catch(() => undefined);
+    await admin.query(`DROP USER IF EXISTS '${owner}'@'%', '${runtimeUser}'@'%', '${runtimeUser}p'@'%', '${runtimeUser}r'@'%'`).catch(() => undefined);
     await admin.end();
   }
 });
