@@ -73,7 +73,7 @@ export class TransactionWatchdog {
 
   private async end(child: ChildProcess, connectionId: number | null): Promise<void> {
     this.ended += 1;
-    const fields = { ...this.options.labels, pid: child.pid, budgetMs: this.options.budgetMs };
+    const fields = { ...this.options.labels, workerPid: child.pid, budgetMs: this.options.budgetMs };
     const target = this.options.target;
     if (target.backend === 'sqlite' || connectionId === null) {
       this.options.logger.warn(fields, 'a transaction of a child outlived its budget: the child is killed (its transaction rolls back)');

@@ -1,0 +1,90 @@
+// Issue 40 item 2 between real processes on MariaDB: a statement inside a processor's commit
+// cannot outlive its budget (one lease TTL) whatever the session does to itself. `apsup run`
+// with one administrator URL (derived accounts), TTL 3 s, the recorder processor:
+//   * a 25 s `DO SLEEP` inside ctx.commit, after the session lifted its own statement bounds: it
+//     ends within 8 s, the leader keeps its term, nothing of the commit stays;
+//   * the same with the worker SIGSTOPped inside the statement: the host ends the session from
+//     outside (KILL CONNECTION), so the fence row is free within the same bound.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { createBackend, waitFor, type BackendFixture } from '../helpers/backends.ts';
+import { ALPHA_BINDING } from '../fixtures/failover/families.ts';
+import { RuntimeProcess, killEverything, makeFixtureDir, trackPid, waitForJsonFile } from '../fixtures/failover/harness.ts';
+import { EFFECTS_DDL, heldFile, holdFile, outcomeFile, writeJsonAtomic, type HeldRecord, type OutcomeRecord } from '../fixtures/failover/protocol.ts';
+
+const TERM_ACQUIRED = 'term acquired; recovering from persisted state';
+const TTL_S = 3;
+const ENDED_WITHIN_MS = 8000;
+
+describe('[mysql] a commit cannot outlive its budget (TTL 3 s)', () => {
+  let fx: BackendFixture;
+  let dir: string;
+  let leader: RuntimeProcess;
+  let generation: number;
+  before(async () => {
+    fx = await createBackend('mysql');
+    await fx.query(EFFECTS_DDL);
+    dir = makeFixtureDir('commit-bound');
+    leader = new RuntimeProcess('bound-leader', {
+      url: fx.url,
+      fixtureDir: dir,
+      role: 'background',
+      env: {
+        POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: String(TTL_S),
+        POWERCONTEXT_SERVER_RUNTIME_ARTIFACT_PROCESSING_RENEW_SECONDS: '0.6',
+        // The friendly text checks off: the session really lifts its own bounds first.
+        APSUP_UNSAFE_DISABLE_TEXT_CHECKS: '1',
+      },
+    });
+    generation = (await leader.waitForMsg(TERM_ACQUIRED, {}, 20_000)).supervisorGeneration as number;
+    assert.ok(leader.own(/^fencing: enforced by grants/).length === 1, 'the leader runs its processors on the derived accounts');
+  });
+  after(async () => {
+    await leader?.stop().catch(() => undefined);
+    killEverything();
+    await fx?.cleanup();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The worker's sessions that are still running a statement (as the administrator sees them). */
+  const sleeping = async () =>
+    fx.query("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE 'DO SLEEP%' AND USER LIKE 'aps\\_p\\_%' AND DB = DATABASE()");
+
+  async function slowCommit(scope: string, pause: boolean): Promise<{ endedMs: number; outcome: OutcomeRecord | null }> {
+    writeJsonAtomic(holdFile(dir, 'fo-alpha', scope), { sleepInCommitSeconds: 25, liftBounds: true });
+    await fx.store.acceptRequest(ALPHA_BINDING, scope);
+    const held = await waitForJsonFile<HeldRecord>(heldFile(dir, 'fo-alpha', scope, generation), 20_000);
+    trackPid(held.pid);
+    await waitFor(async () => (await sleeping()).length === 1, 10_000);
+    const startedAt = performance.now();
+    if (pause) process.kill(held.pid, 'SIGSTOP');
+    try {
+      await waitFor(async () => (await sleeping()).length === 0, 20_000, 100);
+    } finally {
+      if (pause) process.kill(held.pid, 'SIGCONT');
+    }
+    const endedMs = performance.now() - startedAt;
+    const outcome = await waitForJsonFile<OutcomeRecord>(outcomeFile(dir, 'fo-alpha', scope, generation), 20_000).catch(() => null);
+    return { endedMs, outcome };
+  }
+
+  test('a 25 s statement inside ctx.commit ends within 8 s; the term is kept; nothing committed', async () => {
+    const { endedMs, outcome } = await slowCommit('sleeper', false);
+    console.log(`the 25 s statement ended after ${endedMs.toFixed(0)} ms; commit ${outcome?.status} (${outcome?.message ?? ''})`);
+    assert.ok(endedMs < ENDED_WITHIN_MS, `ended after ${endedMs.toFixed(0)} ms`);
+    assert.equal(outcome?.status, 'rejected');
+    assert.deepEqual(leader.own(/term lost/), [], 'the leader kept its term');
+    const lease = await fx.store.readLease('global');
+    assert.deepEqual([lease.supervisorGeneration, lease.live], [generation, true]);
+    assert.deepEqual(await fx.query("SELECT * FROM fo_effects WHERE scope_id = 'sleeper'"), []);
+  });
+
+  test('the worker SIGSTOPped inside the statement: the host ends its session within 8 s', async () => {
+    const { endedMs } = await slowCommit('paused-sleeper', true);
+    console.log(`the paused worker's statement ended after ${endedMs.toFixed(0)} ms`);
+    assert.ok(endedMs < ENDED_WITHIN_MS, `ended after ${endedMs.toFixed(0)} ms`);
+    await leader.waitForLog((l) => /outlived its budget/.test(l.msg ?? ''), 5000, 'the host ending the session');
+    assert.deepEqual(await fx.query("SELECT * FROM fo_effects WHERE scope_id = 'paused-sleeper'"), []);
+  });
+});
