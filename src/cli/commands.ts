@@ -108,6 +108,15 @@ export const COMMANDS: Record<string, CommandSpec> = {
     options: { json },
     env: [DB],
   },
+  db: {
+    usage: [
+      'apsup db accounts [--check] [--json]',
+      "          the accounts of processors' sessions (MySQL/OceanBase: created from an administrator URL,",
+      '          or the documented ones) and what the database enforces; --check: exit 3 unless grants do',
+    ],
+    options: { check: { type: 'boolean', doc: 'create nothing; exit 3 unless the fencing is enforced by the database' }, json },
+    env: [DB, 'POWERCONTEXT_SERVER_RUNTIME_PROCESSOR_DATABASE_URL, POWERCONTEXT_SERVER_RUNTIME_READER_DATABASE_URL (README "Database accounts")'],
+  },
   status: {
     usage: ['apsup status --families <module> [--json]', '          recorded mode, supervisor terms and per-family schedule and backlog (reads only)'],
     options: { families, json },

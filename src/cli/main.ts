@@ -36,6 +36,7 @@ function expectArguments(command: string, rest: string[]): void {
     trigger: [2, 2, '<family> <scope>'],
     'mark-dirty': [2, 2, '<family> <scope>'],
     maintenance: [1, 1, 'on|off|status'],
+    db: [1, 1, 'accounts'],
     migrate: action === 'adopt' ? [2, 2, 'adopt <source>'] : [1, 1, 'up|down|status|sql'],
   };
   if (command === 'tasks') {
@@ -157,6 +158,8 @@ export async function main(argv: string[]): Promise<number> {
       return maintenanceCommand(positionals[0], { json: bool('json') });
     case 'status':
       return statusCommand({ familiesModule: str('families'), json: bool('json') });
+    case 'db':
+      return (await import('./db-accounts.ts')).dbAccountsCommand(positionals[0], { check: bool('check'), json: bool('json') });
     case 'migrate':
       return migrateCommand(positionals[0], {
         json: bool('json'),

@@ -35,6 +35,24 @@ async function withMigrator<T>(env: NodeJS.ProcessEnv, readOnly: boolean, fn: (m
   }
 }
 
+/**
+ * MySQL/OceanBase, after `up`: the processors' accounts (derived ones created when this account
+ * may; README "Database accounts"). Never fails the migration: a runtime start reports it again.
+ */
+async function reportAccounts(env: NodeJS.ProcessEnv): Promise<void> {
+  const target = readSetting('DATABASE_URL', env);
+  if (target.backend !== 'mysql') return;
+  const { fencingSummary, resolveSessionAccounts } = await import('../store/session-accounts.ts');
+  try {
+    const accounts = await resolveSessionAccounts(target, env);
+    console.log(`accounts: ${fencingSummary(accounts)}`);
+    if (accounts.setup === 'filtered')
+      console.log('accounts: create the processor and reader accounts (ops/mysql-grants.sql) or run `apsup db accounts` as an administrator');
+  } catch (error) {
+    console.log(`accounts: not checked (${(error as Error).message})`);
+  }
+}
+
 /** Tables a down file drops (DROP TABLE [IF EXISTS] a, b). */
 export function droppedTables(downSql: string): string[] {
   const code = downSql.replace(/--[^\n]*/g, '');
@@ -86,6 +104,7 @@ export async function migrateCommand(action: string | undefined, options: Migrat
         const applied = await m.up({ demo: options.withDemo });
         console.log(applied.length === 0 ? 'nothing to apply' : `applied: ${applied.join(', ')}`);
         if (options.withDemo) console.log('demo tables: installed');
+        await reportAccounts(env);
         return EXIT.ok;
       });
     case 'down':

@@ -101,7 +101,7 @@ export async function resolveSessionAccounts(
           if (isDenied(error)) return null;
           throw error;
         });
-      } else if (derived && derived.length === 2) {
+      } else if (derived && derived.length === 2 && options.provision !== false) {
         // Business tables created since: granted at each start (the host's account may be unable to: then as before).
         await accounts.syncBusinessGrants(conn, target.database, derived).catch((error: unknown) => {
           if (!isDenied(error)) throw error;

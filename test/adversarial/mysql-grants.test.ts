@@ -13,18 +13,16 @@ import mysql from 'mysql2/promise';
 import { parseDatabaseUrl, type DatabaseTarget } from '../../src/config/database-url.ts';
 import { openMigrationDriver } from '../../src/migrations/drivers.ts';
 import { Migrator } from '../../src/migrations/migrator.ts';
-import { PACKAGE_ROOT } from '../../src/paths.ts';
-import { splitSqlStatements } from '../../src/sql-split.ts';
 import { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
 import { OWN_TABLES } from '../../src/store/own-tables.ts';
 import { PROCESSOR_URL_VARIABLE, READER_URL_VARIABLE, fencingSummary, resolveSessionAccounts, type SessionAccounts } from '../../src/store/session-accounts.ts';
 import type { Term } from '../../src/store/types.ts';
 import { createBackend, MYSQL_TEST_URL, type BackendFixture } from '../helpers/backends.ts';
 import { takeTerm } from '../helpers/store-asserts.ts';
+import { grantScript, ROLES, userFor, type Role } from './grants-script.ts';
 import { commitAttacks, PRIVILEGE_ERRNOS, readAttacks, runAttack, type Attack } from './mysql-attacks.ts';
 
 const BUSINESS_DDL = 'CREATE TABLE adv_notes (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(200) NOT NULL) ENGINE = InnoDB';
-const GRANTS = path.join(PACKAGE_ROOT, 'ops', 'mysql-grants.sql');
 
 type Mysql = DatabaseTarget & { backend: 'mysql' };
 const connect = (t: Mysql) =>
@@ -149,41 +147,22 @@ attackSuite('one administrator URL (derived accounts)', async () => {
   return { admin: target, accounts, cleanup: () => fx.cleanup() };
 });
 
-const SHORT: Record<string, string> = { owner: 'o', runtime: 'rt', processor: 'p', reader: 'rd' };
-const userFor = (role: string, suffix: string) => `apsup_${SHORT[role]}_${suffix}`;
-
-/** ops/mysql-grants.sql with the names substituted: [setup, after migrations, demo]. */
-function grantScript(db: string, suffix: string, password: string): string[][] {
-  const text = fs
-    .readFileSync(GRANTS, 'utf8')
-    .replace(/\bapsup(?=[.\s])/g, db)
-    .replace(/apsup_(owner|runtime|processor|reader)/g, (_, role: string) => userFor(role, suffix))
-    .replace(/change-me-(owner|runtime|processor|reader)/g, password);
-  const [setup, rest] = text.split('-- @after-migrations');
-  const [afterMigrations, demo] = (rest ?? '').split('-- @demo-begin');
-  const statements = (t: string) =>
-    splitSqlStatements(t ?? '')
-      .map((s) => s.replace(/^(\s*--[^\n]*\n)+/g, '').trim())
-      .filter((s) => s !== '');
-  return [statements(setup!), statements(afterMigrations!), statements(demo!)];
-}
-
 attackSuite('the documented accounts (ops/mysql-grants.sql)', async () => {
   const base = parseDatabaseUrl(MYSQL_TEST_URL, 'APSUP_TEST_MYSQL_URL') as Mysql;
   const suffix = crypto.randomBytes(3).toString('hex');
   const db = `apsup_adv_${suffix}`;
   const password = `pw-${suffix}`;
-  const [setup, afterMigrations] = grantScript(db, suffix, password);
+  const { setup, afterMigrations } = grantScript(db, suffix, password);
   const root = await connect(base);
-  for (const sql of setup!) await root.query(sql);
-  const as = (role: string): Mysql => ({ ...base, database: db, user: userFor(role, suffix), password });
+  for (const sql of setup) await root.query(sql);
+  const as = (role: Role): Mysql => ({ ...base, database: db, user: userFor(role, suffix), password });
   const driver = await openMigrationDriver(as('owner'));
   try {
     await new Migrator(driver).up();
   } finally {
     await driver.close();
   }
-  for (const sql of afterMigrations!) await root.query(sql);
+  for (const sql of afterMigrations) await root.query(sql);
   // The DBA's per-table business grants (the file's example lines, for this table).
   await root.query(`CREATE TABLE \`${db}\`.adv_notes (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(200) NOT NULL) ENGINE = InnoDB`);
   await root.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON \`${db}\`.adv_notes TO '${as('processor').user}'@'%'`);
@@ -198,7 +177,7 @@ attackSuite('the documented accounts (ops/mysql-grants.sql)', async () => {
     accounts,
     cleanup: async () => {
       await root.query(`DROP DATABASE IF EXISTS \`${db}\``);
-      for (const role of ['owner', 'runtime', 'processor', 'reader']) await root.query(`DROP USER IF EXISTS '${as(role).user}'@'%'`);
+      for (const role of ROLES) await root.query(`DROP USER IF EXISTS '${as(role).user}'@'%'`);
       await root.end();
     },
   };
