@@ -103,8 +103,12 @@ export default defineProcessor({
           if (at !== cursor) throw new ConflictError(`cursor of ${scopeId} moved from ${cursor} to ${at}`);
           if (behaviour === 'slow_commit') await sleep(400);
           // The newest committed term as this transaction sees it (READ COMMITTED): a newer one
-          // committed meanwhile is a stale-term write if this transaction commits.
-          const lease = await tx.query('SELECT supervisor_generation FROM pc_artifact_processing_leases WHERE supervisor_key = ?', [ctx.supervisorKey]);
+          // committed meanwhile is a stale-term write if this transaction commits. Read from the
+          // history the lease table's triggers write in the same transactions: a processor's
+          // account has no privilege on the supervisor's tables (issue 40).
+          const lease = await tx.query('SELECT MAX(supervisor_generation) AS supervisor_generation FROM ch_lease_history WHERE supervisor_key = ?', [
+            ctx.supervisorKey,
+          ]);
           const seen = num(lease[0]?.supervisor_generation);
           for (const seq of inputs) {
             await tx.query(

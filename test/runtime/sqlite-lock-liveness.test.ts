@@ -79,7 +79,9 @@ describe('[sqlite] a worker holding the write lock does not stall the host', () 
       {
         logSink: ready,
         logLevel: 'debug',
-        env: { [`${P}ARTIFACT_PROCESSING_WARM_WORKERS`]: '1' },
+        // A TTL of 6 s: the 3 s hold stays within a commit's budget (one TTL; past it the host
+        // kills the worker, issue 40 item 3).
+        env: { [`${P}ARTIFACT_PROCESSING_WARM_WORKERS`]: '1', [`${P}ARTIFACT_PROCESSING_LEASE_TTL_SECONDS`]: '6' },
         workerEnv: { APSUP_TEST_MARKS: dir, APSUP_TEST_HOLD_MS: String(HOLD_MS) },
       },
     );

@@ -59,9 +59,16 @@ export async function readDerivedAccounts(conn: Queryable): Promise<AccountCrede
   }
 }
 
-/** Base tables and views of the schema that belong to the business (not the supervisor's). */
+/**
+ * Base tables of the schema that belong to the business (not the supervisor's). Never views: a
+ * view is its definer's door to the tables it reads (an updatable view over a pc_* table, FOR
+ * UPDATE through it); a DBA grants a view by hand, knowing what it reads.
+ */
 export async function businessTables(conn: Queryable, schema: string): Promise<string[]> {
-  const [rows] = await conn.query('SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME', [schema]);
+  const [rows] = await conn.query(
+    "SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME",
+    [schema],
+  );
   return (rows as Array<{ name: string }>).map((r) => String(r.name)).filter((name) => !isOwnTable(name));
 }
 
