@@ -6,9 +6,11 @@
  * (COMMIT, SET, DDL's implicit commit, CALL of a procedure that commits) are refused, and so are
  * writes to the supervisor's and the task system's own tables, which only their operations write.
  */
+import type BetterSqlite3 from 'better-sqlite3';
 import { ReadOnlyError, TransactionClosedError } from './errors.ts';
 import { firstKeyword } from './read-statement.ts';
 import { txQuery } from './tx-query.ts';
+import { assertSqliteWriteTargets } from './sqlite/write-targets.ts';
 import type { Backend, Tx, TxHandle } from './types.ts';
 
 export type { Tx } from './types.ts';
@@ -38,6 +40,8 @@ export function scopedTx(raw: TxHandle, backend: Backend): { tx: Tx; end(): void
     async query(sql: string, params: unknown[] = []) {
       if (!open) throw new TransactionClosedError(OP);
       assertTxStatement(sql);
+      // The engine decides on SQLite (issue 40 item 3): the text check above is only an early error.
+      if (backend === 'sqlite') assertSqliteWriteTargets(raw as BetterSqlite3.Database, sql, params);
       return txQuery(raw, sql, params);
     },
   });
