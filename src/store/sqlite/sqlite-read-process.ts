@@ -3,12 +3,15 @@
  * a statement synchronously and SQLite's interrupt is not reachable through it, so a slow read
  * on the host's thread would stall every family, and even a worker thread could not be stopped
  * before its statement ends (RFC 1: provider reads are bounded and cancellable). The reader
- * process owns a read-only connection; a read that passes its bound or is aborted rejects at once
+ * process owns a read-only connection and runs a statement only when the engine says it reads
+ * (read-program.ts, the same rule); a read that passes its bound or is aborted rejects at once
  * and the process is killed (SIGKILL); a new one serves the next read. One read at a time.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { ReadOnlyError } from '../errors.ts';
+import { REFUSED_FUNCTIONS, REFUSED_OPCODES } from './program-facts.ts';
+import { WRITES } from './read-program.ts';
 import { isSqliteReadOnly } from './sqlite-read-handle.ts';
 import { sqliteSynchronous } from './synchronous.ts';
 import { assertReadStatement } from '../read-statement.ts';
@@ -25,16 +28,54 @@ db.pragma('busy_timeout = ' + Number(process.env.APSUP_READER_BUSY_MS));
 db.pragma('query_only = ON');
 db.pragma('synchronous = ' + process.env.APSUP_READER_SYNCHRONOUS);
 process.on('disconnect', () => process.exit(0));
+// judgeRead of read-program.ts, on the lists of program-facts.ts (APSUP_READER_REFUSED).
+const REFUSED = JSON.parse(process.env.APSUP_READER_REFUSED);
+const refused = (list, name) => (Object.prototype.hasOwnProperty.call(list, name) ? list[name] : null);
+const verdicts = new Map();
+function judge(sql, params, stmt) {
+  if (!stmt.readonly) return { refusal: REFUSED.writes, recycle: true };
+  const known = verdicts.get(sql);
+  if (known) return known;
+  let listing;
+  try {
+    listing = db.prepare('EXPLAIN ' + sql).all(...params);
+  } catch (e) {
+    return { refusal: null, recycle: true };
+  }
+  let refusal = null;
+  for (const op of listing) {
+    if (refusal) break;
+    const reason = refused(REFUSED.ops, op.opcode);
+    if (reason) refusal = reason + ' [' + op.opcode + ']';
+    else if (op.opcode === 'Function' || op.opcode === 'PureFunc') {
+      const m = /^([A-Za-z_][A-Za-z0-9_]*)\\(/.exec(String(op.p4));
+      const fn = m ? refused(REFUSED.fns, m[1].toLowerCase()) : null;
+      if (fn) refusal = fn + ' [' + m[1].toLowerCase() + ']';
+    }
+  }
+  const verdict = { refusal, recycle: refusal !== null };
+  if (verdicts.size >= 1000) verdicts.clear();
+  verdicts.set(sql, verdict);
+  return verdict;
+}
 process.on('message', ({ id, sql, params }) => {
   let reply;
+  let recycle = false;
   try {
     const stmt = db.prepare(sql);
-    let rows = [];
-    if (stmt.reader) rows = stmt.all(...params); else stmt.run(...params);
-    reply = { id, rows };
+    const verdict = judge(sql, params, stmt);
+    recycle = verdict.recycle;
+    if (verdict.refusal) reply = { id, refused: verdict.refusal };
+    else {
+      let rows = [];
+      if (stmt.reader) rows = stmt.all(...params); else stmt.run(...params);
+      reply = { id, rows };
+    }
   } catch (e) {
     reply = { id, error: { name: e && e.name, message: e && e.message, code: e && e.code } };
   }
+  // The parent replaces this process: compiling the statement may have changed its connection.
+  if (recycle) reply.recycle = true;
   process.send(reply);
 });
 process.send({ id: 0 });
@@ -43,6 +84,10 @@ process.send({ id: 0 });
 interface Reply {
   id: number;
   rows?: ReadRow[];
+  /** The engine's reason to refuse the statement (not run). */
+  refused?: string;
+  /** Compiling the statement may have changed the reader's connection: replace the process. */
+  recycle?: boolean;
   error?: { name?: string; message?: string; code?: string };
 }
 
@@ -76,6 +121,7 @@ export class SqliteProcessReadHandle implements ReadHandle {
           APSUP_READER_FILE: this.file,
           APSUP_READER_BUSY_MS: String(this.busyTimeoutMs),
           APSUP_READER_SYNCHRONOUS: sqliteSynchronous(),
+          APSUP_READER_REFUSED: JSON.stringify({ ops: REFUSED_OPCODES, fns: REFUSED_FUNCTIONS, writes: WRITES }),
         },
       });
       child.unref();
@@ -116,6 +162,11 @@ export class SqliteProcessReadHandle implements ReadHandle {
       const onMessage = (reply: Reply) => {
         if (reply.id !== id) return;
         finish();
+        if (reply.recycle) {
+          if (this.reader === child) this.reader = null;
+          child.kill('SIGKILL');
+        }
+        if (reply.refused) return reject(new ReadOnlyError(OP, reply.refused));
         if (!reply.error) return resolve(reply.rows ?? []);
         const { name, message, code } = reply.error;
         if (isSqliteReadOnly(reply.error)) return reject(new ReadOnlyError(OP, 'the database refused a write'));
