@@ -36,6 +36,7 @@ export const COMMIT_ATTACKS: Attack[] = [
     name: 'the task id sequence',
     steps: ["UPDATE sqlite_sequence SET seq = 9223372036854775807 WHERE name = 'pc_durable_tasks'", 'DELETE FROM sqlite_sequence'],
   },
+  { name: 'a trigger of a business migration writes an own table', steps: ["INSERT INTO adv_hooked (v) VALUES ('x')"] },
   { name: 'two statements in one', steps: ["UPDATE adv_items SET n = 1; UPDATE pc_artifact_processing_leases SET holder_id = 'two'"] },
   {
     name: 'CREATE TRIGGER, then a business insert fires it',
@@ -94,7 +95,7 @@ export const COMMIT_ATTACKS: Attack[] = [
 ];
 
 /** Business writes a processor legitimately commits: every one must still work. */
-export const BUSINESS_WRITES: Array<{ name: string; sql: string; params?: unknown[]; rows?: number }> = [
+export const BUSINESS_WRITES: Array<{ name: string; sql: string; params?: unknown[]; rows?: number; ownTableName?: true }> = [
   { name: 'INSERT', sql: 'INSERT INTO adv_items (name, n) VALUES (?, ?)', params: ['b1', 1] },
   { name: 'UPDATE', sql: 'UPDATE adv_items SET n = n + 1 WHERE name = ?', params: ['b1'] },
   { name: 'named parameters', sql: 'UPDATE adv_items SET n = :n WHERE name = :name', params: [{ n: 5, name: 'b1' }] },
@@ -104,7 +105,8 @@ export const BUSINESS_WRITES: Array<{ name: string; sql: string; params?: unknow
   { name: 'DELETE', sql: 'DELETE FROM adv_items WHERE name = ?', params: ['b3'] },
   { name: 'DELETE every row (truncate)', sql: 'DELETE FROM adv_scratch' },
   { name: 'AUTOINCREMENT (writes sqlite_sequence)', sql: "INSERT INTO adv_log (note) VALUES ('a')" },
-  { name: 'INSERT ... SELECT from an own table', sql: 'INSERT INTO adv_log (note) SELECT scope_id FROM pc_artifact_processing_intents' },
+  // Reads an own table: the engine allows it; a text check may refuse a write naming one (ownTableName).
+  { name: 'INSERT ... SELECT from an own table', sql: 'INSERT INTO adv_log (note) SELECT scope_id FROM pc_artifact_processing_intents', ownTableName: true },
   { name: 'WITH ... INSERT', sql: "WITH s AS (SELECT 'w' AS note) INSERT INTO adv_log (note) SELECT note FROM s" },
   { name: 'json_each', sql: 'INSERT INTO adv_items (name, n) SELECT value, 0 FROM json_each(?)', params: ['["j1","j2"]'] },
   { name: 'a business trigger', sql: "INSERT INTO adv_audited (v) VALUES ('x')" },
@@ -148,6 +150,9 @@ export async function createBusinessTables(fx: BackendFixture): Promise<void> {
     'CREATE TABLE adv_audited (v TEXT)',
     'CREATE TABLE adv_audit (v TEXT)',
     'CREATE TRIGGER adv_audited_ins AFTER INSERT ON adv_audited BEGIN INSERT INTO adv_audit (v) VALUES (NEW.v); END',
+    // A business migration is the processor author's: its trigger is an attack too.
+    'CREATE TABLE adv_hooked (v TEXT)',
+    "CREATE TRIGGER adv_hooked_ins AFTER INSERT ON adv_hooked BEGIN UPDATE pc_artifact_processing_leases SET holder_id = 'hook'; END",
     'CREATE TABLE adv_parent (id INTEGER PRIMARY KEY)',
     'CREATE TABLE adv_child (id INTEGER PRIMARY KEY, parent_id INTEGER REFERENCES adv_parent (id) ON DELETE CASCADE)',
     "INSERT INTO adv_items (name, n) VALUES ('seed', 0)",
