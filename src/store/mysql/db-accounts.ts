@@ -99,8 +99,9 @@ export async function provisionDerivedAccounts(conn: Queryable, schema: string):
     await conn.query(`CREATE USER IF NOT EXISTS '${user}'@'%' IDENTIFIED BY ?`, [password]);
     if (!existing) await conn.query(`ALTER USER '${user}'@'%' IDENTIFIED BY ?`, [password]);
     await conn.query(
-      'INSERT INTO pc_aps_derived_accounts (role, user_name, password, created_at) VALUES (?, ?, ?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE user_name = VALUES(user_name), password = VALUES(password)',
-      [role, user, password],
+      // Not VALUES() in ON DUPLICATE KEY UPDATE (COMPATIBILITY row 16).
+      'INSERT INTO pc_aps_derived_accounts (role, user_name, password, created_at) VALUES (?, ?, ?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE user_name = ?, password = ?',
+      [role, user, password, user, password],
     );
     out.push({ role, user, password });
   }
