@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { ConfigError, DATABASE_URL_VARIABLE, redactDatabaseUrl, type DatabaseTarget } from '../config/database-url.ts';
 import { LEASE_TTL_VARIABLE } from './mysql/transaction-bound.ts';
 import { MysqlStore, type MysqlStoreOptions } from './mysql/mysql-store.ts';
+import { hostLockWait } from './sqlite/lock-wait.ts';
 import { SqliteStore } from './sqlite/sqlite-store.ts';
 import { SQLITE_SYNCHRONOUS_VARIABLE, type SqliteSynchronous } from './sqlite/synchronous.ts';
 import type { Store } from './types.ts';
@@ -30,7 +31,10 @@ export interface HostStoreSettings {
  * block the event loop.
  */
 export function openHostStore(target: DatabaseTarget, settings?: HostStoreSettings): Store {
-  if (target.backend === 'sqlite') return SqliteStore.openHost(target.file, undefined, settings?.sqliteSynchronous);
+  if (target.backend === 'sqlite') {
+    const lockWait = settings ? hostLockWait(settings.transactionBoundMs) : undefined; // one commit budget (lock-wait.ts)
+    return SqliteStore.openHost(target.file, lockWait, settings?.sqliteSynchronous);
+  }
   return openMysql(target, { transactionBoundMs: settings?.transactionBoundMs });
 }
 

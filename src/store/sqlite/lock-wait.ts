@@ -11,13 +11,30 @@
 import { DatabaseBusyError } from '../errors.ts';
 
 export interface LockWaitOptions {
-  /** The longest a host call waits for the lock in all (default 10 s, the former busy_timeout). */
+  /** The longest a host call waits for the lock in all (lockWaitBoundMs). */
   boundMs: number;
   /** The connection's busy_timeout: the longest one attempt blocks the event loop (default 0). */
   busyTimeoutMs: number;
 }
 
-export const HOST_LOCK_WAIT: LockWaitOptions = { boundMs: 10_000, busyTimeoutMs: 0 };
+/** The former fixed bound, still the least. */
+const MIN_LOCK_WAIT_MS = 10_000;
+/** After the budget: the host's watchdog ends the process, the OS frees the lock, the journal rolls back. */
+export const LOCK_WAIT_MARGIN_MS = 5000;
+
+/**
+ * The longest a writer waits for the SQLite write lock: another family's commit holds it at most
+ * its budget (one lease TTL: the host ends a commit past it, issue 40 item 3), so a trigger, a
+ * mark-dirty or another commit waits that long plus a margin and then succeeds, never BUSY.
+ */
+export function lockWaitBoundMs(commitBudgetMs: number): number {
+  return Math.max(MIN_LOCK_WAIT_MS, Math.ceil(commitBudgetMs) + LOCK_WAIT_MARGIN_MS);
+}
+
+/** The host's lock wait for a commit budget (one lease TTL). */
+export function hostLockWait(commitBudgetMs: number): LockWaitOptions {
+  return { boundMs: lockWaitBoundMs(commitBudgetMs), busyTimeoutMs: 0 };
+}
 
 /** Probes on the next turns of the event loop before the timers start (about a millisecond when idle). */
 export const PROMPT_PROBES = 32;

@@ -21,11 +21,13 @@ import type { Term, TxHandle } from '../types.ts';
 import { walFileOf } from './wal-file.ts';
 import { DatabaseBusyError } from '../errors.ts';
 import { beginImmediateBlocking } from './begin-immediate.ts';
-import { BUSY, HOST_LOCK_WAIT, LockGate, isSqliteBusy, retryWhileBusy, type LockWaitOptions } from './lock-wait.ts';
+import { transactionBoundFromEnv } from '../mysql/transaction-bound.ts';
+import { BUSY, LockGate, hostLockWait, isSqliteBusy, lockWaitBoundMs, retryWhileBusy, type LockWaitOptions } from './lock-wait.ts';
 import { loadSqliteScript, runSqliteScript } from './script.ts';
 import { sqliteSynchronous, type SqliteSynchronous } from './synchronous.ts';
 
 export interface SqliteOpenOptions {
+  /** Default: one commit budget (the lease TTL of this process's environment) plus a margin (lock-wait.ts). */
   busyTimeoutMs?: number;
   readonly?: boolean;
   /** Default: POWERCONTEXT_SERVER_RUNTIME_SQLITE_SYNCHRONOUS of this process (synchronous.ts). */
@@ -41,7 +43,7 @@ export interface SqliteOpenOptions {
 export function openSqliteDatabase(file: string, options: SqliteOpenOptions = {}): BetterSqlite3.Database {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const db = new Database(file, { readonly: options.readonly ?? false });
-  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
+  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? lockWaitBoundMs(transactionBoundFromEnv())}`);
   if (!options.readonly) db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous ?? sqliteSynchronous()}`);
   db.pragma('foreign_keys = ON');
@@ -104,7 +106,7 @@ export class SqliteStore extends BaseStore {
   }
 
   /** The runtime host's store: never blocks its event loop on the lock for more than busyTimeoutMs per attempt. */
-  static openHost(file: string, lockWait: LockWaitOptions = HOST_LOCK_WAIT, synchronous?: SqliteSynchronous): SqliteStore {
+  static openHost(file: string, lockWait: LockWaitOptions = hostLockWait(transactionBoundFromEnv()), synchronous?: SqliteSynchronous): SqliteStore {
     return new SqliteStore(openSqliteDatabase(file, { busyTimeoutMs: lockWait.busyTimeoutMs, synchronous }), lockWait);
   }
 
