@@ -14,6 +14,10 @@ import type { TxHandle } from '../store/types.ts';
 import type { TaskRegistry, TaskTypeDefinition } from './registry.ts';
 import type { SubmitInput, SubmitResult, TaskStore } from './task-store.ts';
 import { withScopedTx } from '../store/scoped-tx.ts';
+import { boundedTransaction } from './bounded-transaction.ts';
+
+/** DURABLE_TASK_FAILURE_HOOK_TIMEOUT_SECONDS' default (config.ts), for a service built without it. */
+const DEFAULT_FAILURE_HOOK_TIMEOUT_MS = 10_000;
 
 export interface SubmitRequest {
   taskType: string;
@@ -49,7 +53,7 @@ export class TaskService {
   constructor(
     readonly tasks: TaskStore,
     readonly registry: TaskRegistry,
-    private readonly limits: { maxTimeoutMs: number; defaultTimeoutMs: number },
+    private readonly limits: { maxTimeoutMs: number; defaultTimeoutMs: number; failureHookTimeoutMs?: number },
   ) {}
 
   private validate(request: SubmitRequest): { version: number; payload: unknown; timeoutMs: number; dedupeKey: string | null } {
@@ -204,7 +208,11 @@ export class TaskService {
           resumedFromTaskId: task.resumedFromTaskId,
         };
         const backend = this.tasks.store.backend;
-        await this.tasks.transaction((tx) => withScopedTx(tx, backend, (scoped) => handler.failureHook!(scoped, identity, { query: txQuery, backend })));
+        // Bounded like convergence.ts: a hook past failureHookTimeoutMs is rolled back, which
+        // releases the write lock (SQLite) or the row locks, instead of holding them unbounded.
+        await boundedTransaction(this.tasks.store, this.limits.failureHookTimeoutMs ?? DEFAULT_FAILURE_HOOK_TIMEOUT_MS, (_tx, guarded) =>
+          withScopedTx(guarded, backend, (scoped) => handler.failureHook!(scoped, identity, { query: txQuery, backend })),
+        );
       }
     } catch (error) {
       throw new Error(`task ${taskId} is cancelled, but its failure hook could not converge its domain rows: ${(error as Error).message}`, { cause: error });
