@@ -123,6 +123,7 @@ describe('sqlite write targets', () => {
     } finally {
       db.exec('DROP TABLE temp.scratch');
     }
+    inTransaction(db, () => assertSqliteWriteTargets(db, "UPDATE biz SET n = 6 WHERE name = 'z'")); // gone: mirrored again
   });
 
   test('an in-memory database is probed on a copy', () => {

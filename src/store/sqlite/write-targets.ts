@@ -76,7 +76,7 @@ function assertMirrorable(db: Db): void {
   const databases = db.pragma('database_list') as Array<{ name: string }>;
   if (databases.some((d) => d.name !== 'main' && d.name !== 'temp'))
     throw new ReadOnlyError(OP, 'the connection has an attached database; the engine check cannot mirror it');
-  if (databases.some((d) => d.name === 'temp') && Number(db.pragma('temp.schema_version', { simple: true })) > 0)
+  if (databases.some((d) => d.name === 'temp') && Number(db.prepare('SELECT count(*) FROM temp.sqlite_schema').pluck().get()) > 0)
     throw new ReadOnlyError(OP, 'the connection has temporary objects; the engine check cannot mirror them');
 }
 
