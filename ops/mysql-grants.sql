@@ -34,6 +34,10 @@ GRANT ALL PRIVILEGES ON apsup.* TO 'apsup_owner'@'%';
 CREATE USER IF NOT EXISTS 'apsup_runtime'@'%' IDENTIFIED BY 'change-me-runtime';
 -- Every operation of the runtime is a CALL of one of the schema's procedures.
 GRANT EXECUTE ON apsup.* TO 'apsup_runtime'@'%';
+-- To see which sessions a takeover waits for, and end a stale fenced transaction of a paused
+-- leader's worker (INNODB_LOCK_WAITS / performance_schema.data_lock_waits; README "Database
+-- accounts"). Without it the takeover waits for that transaction to end by itself.
+GRANT PROCESS ON *.* TO 'apsup_runtime'@'%';
 CREATE USER IF NOT EXISTS 'apsup_processor'@'%' IDENTIFIED BY 'change-me-processor';
 CREATE USER IF NOT EXISTS 'apsup_reader'@'%' IDENTIFIED BY 'change-me-reader';
 

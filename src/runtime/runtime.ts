@@ -9,6 +9,7 @@ import { describeConfig, type RuntimeConfig } from '../config/runtime-config.ts'
 import { redactDatabaseUrl } from '../config/database-url.ts';
 import { hostAccounts, type SessionAccounts } from '../store/session-accounts.ts';
 import { childDatabase } from './child-database.ts';
+import { attachFenceBreaker } from './takeover-bound.ts';
 import type { Logger } from '../logging.ts';
 import { hostStoreEnv, openHostStore } from '../store/open.ts';
 import { lazyReadHandle, openReadHandle, type ReadHandle } from '../store/read-handle.ts';
@@ -52,6 +53,7 @@ export class Runtime {
   readonly clock: Clock;
   /** Which accounts the processors' sessions run on, and what that guarantees (status, /readyz). */
   readonly accounts: SessionAccounts;
+  private closeBreaker: (() => Promise<void>) | null = null;
 
   constructor(
     readonly config: RuntimeConfig,
@@ -148,6 +150,8 @@ export class Runtime {
       'artifact processing supervisor starting',
     );
     for (const alias of this.config.aliasesUsed) this.logger.info(alias, 'compatibility alias used');
+    // Takeovers end the stale fenced transactions they wait for (issue 40 item 2).
+    if (this.supervisors.length > 0) this.closeBreaker = await attachFenceBreaker(this.store, this.config.database, this.accounts, this.logger);
     for (const s of this.supervisors) {
       s.keeper.on('lost', (_term, reason) => {
         if (this.store.backend === 'sqlite') this.onFatal?.(`SQLite term superseded (${reason}): another runtime host started on this database`);
@@ -277,6 +281,7 @@ export class Runtime {
       this.logger.info({ holderId: this.holderId }, 'shutting down: discovery and dispatch stopped');
       this.unwatch?.();
       await Promise.all(this.supervisors.map((s) => s.stop()));
+      await this.closeBreaker?.();
       // A hung connection must not keep the process from ending (the lease then expires).
       let timer: ClockTimer | undefined;
       const closed = await Promise.race([

@@ -80,6 +80,11 @@ export class MysqlStore extends BaseStore {
   readonly pool: Pool;
   readonly transactionBoundMs: number;
   private readonly callSql = new Map<OperationName, string>();
+  /**
+   * Told when an operation starts on a session and when it ends (the returned function): the
+   * runtime's fence breaker watches its takeovers' lock waits with it (fence-breaker.ts).
+   */
+  watchCall: ((op: OperationName, threadId: number) => (() => void) | null) | null = null;
 
   constructor(pool: Pool, options: MysqlStoreOptions = {}) {
     super();
@@ -174,11 +179,14 @@ export class MysqlStore extends BaseStore {
       }
     }
     return this.onPoolConnection(async (conn) => {
+      const stop = conn.threadId != null ? (this.watchCall?.(op, conn.threadId) ?? null) : null;
       try {
         const [result] = await conn.query(sql, values);
         return resultSets(result);
       } catch (error) {
         throw mapMysqlError(op, error);
+      } finally {
+        stop?.();
       }
     });
   }
