@@ -96,15 +96,13 @@ export async function resolveSessionAccounts(
     const conn = await mysql2().createConnection(connectionOf(target));
     try {
       let derived = await accounts.readDerivedAccounts(conn);
-      if (derived !== null && derived.length < 2 && options.provision !== false) {
+      // Readable: this is the administrator's URL. Provisioning is idempotent (the recorded
+      // passwords, the business tables created since); an account that may not create users
+      // keeps what is recorded.
+      if (derived !== null && options.provision !== false) {
         derived = await accounts.provisionDerivedAccounts(conn, target.database).catch((error: unknown) => {
-          if (isDenied(error)) return null;
+          if (isDenied(error)) return derived;
           throw error;
-        });
-      } else if (derived && derived.length === 2 && options.provision !== false) {
-        // Business tables created since: granted at each start (the host's account may be unable to: then as before).
-        await accounts.syncBusinessGrants(conn, target.database, derived).catch((error: unknown) => {
-          if (!isDenied(error)) throw error;
         });
       }
       const p = derived?.find((a) => a.role === 'processor');

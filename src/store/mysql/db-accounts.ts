@@ -84,25 +84,25 @@ export function grantStatements(role: SessionRole, user: string, schema: string,
 }
 
 /**
- * Creates (or re-keys) the two derived accounts of the schema and grants them what they need,
- * then grants the business tables present now. Needs an account that may CREATE USER and GRANT
- * (the quick path's administrator). Returns the credentials recorded.
+ * Creates the two derived accounts of the schema (or brings them back to the recorded password)
+ * and grants them what they need, then the business tables present now. Needs an account that
+ * may CREATE USER and GRANT (the quick path's administrator). Race-free between hosts starting at
+ * once: the first INSERT of a role's row decides its password (the primary key), everyone then
+ * sets the account to the recorded one.
  */
 export async function provisionDerivedAccounts(conn: Queryable, schema: string): Promise<AccountCredentials[]> {
-  const recorded = (await readDerivedAccounts(conn)) ?? [];
   const out: AccountCredentials[] = [];
   for (const role of ['processor', 'reader'] as const) {
-    const user = derivedUserName(role, schema);
-    const existing = recorded.find((r) => r.role === role && r.user === user);
-    const password = existing?.password ?? crypto.randomBytes(32).toString('base64url');
-    // CREATE USER IF NOT EXISTS, then ALTER USER: an account left from a dropped table gets the recorded password.
-    await conn.query(`CREATE USER IF NOT EXISTS '${user}'@'%' IDENTIFIED BY ?`, [password]);
-    if (!existing) await conn.query(`ALTER USER '${user}'@'%' IDENTIFIED BY ?`, [password]);
     await conn.query(
-      // Not VALUES() in ON DUPLICATE KEY UPDATE (COMPATIBILITY row 16).
-      'INSERT INTO pc_aps_derived_accounts (role, user_name, password, created_at) VALUES (?, ?, ?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE user_name = ?, password = ?',
-      [role, user, password, user, password],
+      // `role = role`: keep the recorded row (COMPATIBILITY row 16: no VALUES()).
+      'INSERT INTO pc_aps_derived_accounts (role, user_name, password, created_at) VALUES (?, ?, ?, UTC_TIMESTAMP(3)) ON DUPLICATE KEY UPDATE role = role',
+      [role, derivedUserName(role, schema), crypto.randomBytes(32).toString('base64url')],
     );
+    const [rows] = await conn.query('SELECT user_name, password FROM pc_aps_derived_accounts WHERE role = ?', [role]);
+    const { user_name: user, password } = (rows as Array<{ user_name: string; password: string }>)[0]!;
+    if (!/^[A-Za-z0-9_]{1,32}$/.test(user)) throw new Error(`pc_aps_derived_accounts holds an invalid user name for ${role}`);
+    await conn.query(`CREATE USER IF NOT EXISTS '${user}'@'%' IDENTIFIED BY ?`, [password]);
+    await conn.query(`ALTER USER '${user}'@'%' IDENTIFIED BY ?`, [password]);
     out.push({ role, user, password });
   }
   await syncBusinessGrants(conn, schema, out);
