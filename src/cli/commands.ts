@@ -113,6 +113,16 @@ export const COMMANDS: Record<string, CommandSpec> = {
     options: { families, json },
     env: [DB, FAMILY_SETTINGS],
   },
+  console: {
+    usage: [
+      'apsup console --families <module> [--listen host:port]',
+      '          the web console (overview, families, scopes, terms, tasks; JSON API under /api/) until',
+      `          SIGINT/SIGTERM; default ${variableOf('CONSOLE_ADDRESS')} when set, else 127.0.0.1:9465; actions need`,
+      `          ${variableOf('CONSOLE_TOKEN')} (Authorization: Bearer); without it reads only, on loopback`,
+    ],
+    options: { families, listen: { type: 'string', doc: 'host:port to listen on (IPv6 as [::1]:9465; port 0 picks one)' } },
+    env: [DB, FAMILY_SETTINGS, `${variableOf('CONSOLE_TOKEN')}, ${variableOf('CONSOLE_ADDRESS')}`, `${variableOf('TASKS_MODULE')} (cancel, resume)`, ...LOGS],
+  },
   tasks: {
     usage: [
       "apsup tasks submit <type> [--payload '<json>' | --payload - | --payload-file <path>]",
