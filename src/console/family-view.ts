@@ -51,7 +51,13 @@ export async function familyDetail(source: ConsoleSource, family: string, page: 
   const backlog = await source.store.readFamilyBacklog(binding, BACKLOG_COUNT_CAP);
   const owed = await source.store.listOwedRequests(binding, page.after, page.limit);
   const backoff: BackoffView[] = source.live?.backoff(family, BACKOFF_SHOWN) ?? [];
-  const backoffIntents = backoff.length > 0 ? await source.store.readIntents(binding, backoff.map((b) => b.scopeId)) : [];
+  const backoffIntents =
+    backoff.length > 0
+      ? await source.store.readIntents(
+          binding,
+          backoff.map((b) => b.scopeId),
+        )
+      : [];
   const stats = source.live?.status().families.find((x) => x.family === family) ?? null;
   return {
     family,

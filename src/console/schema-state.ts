@@ -22,9 +22,7 @@ export async function readSchemaState(target: DatabaseTarget): Promise<SchemaSta
     const status = await new Migrator(driver).status();
     const problems = [
       ...status.migrations.filter((m) => m.state !== 'applied').map((m) => `migration ${m.name} ${m.state}`),
-      ...status.procedures
-        .filter((p) => !['ok', 'pending', 'on_demand', 'unreadable'].includes(p.state))
-        .map((p) => `procedure ${p.name} ${p.state}`),
+      ...status.procedures.filter((p) => !['ok', 'pending', 'on_demand', 'unreadable'].includes(p.state)).map((p) => `procedure ${p.name} ${p.state}`),
       ...status.triggers.filter((t) => t.state === 'missing').map((t) => `trigger ${t.name} missing`),
     ];
     return { checked: true, pending: status.pending, drift: status.drift, problems: problems.slice(0, 10) };
