@@ -16,6 +16,16 @@ import { type TermChange, TermHistory } from './term-history.ts';
 
 /** Active tasks read at most (pc_task_count_active's bound). */
 export const TASK_COUNT_CAP = 100_000;
+/** Failed tasks the overview shows with their errors. */
+export const RECENT_FAILURES = 5;
+
+export interface RecentFailure {
+  taskId: number;
+  taskType: string;
+  finishedAt: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+}
 
 export interface ConsoleSourceOptions {
   store: Store;
@@ -57,12 +67,14 @@ export class ConsoleSource {
   async overview(): Promise<Overview> {
     const report = await this.status();
     const [schema, active, readiness] = [await this.schema.read(), await this.tasks.countActive(TASK_COUNT_CAP), await this.tasks.readReadiness()];
+    const recentFailures = await this.recentFailures(RECENT_FAILURES);
     const live = this.live?.status() ?? null;
     const families = report.families.map((f) => {
       const stats = live?.families.find((x) => x.family === f.family) ?? null;
       return {
         ...f,
         schedule: policyText(f.policy),
+        maxWorkers: this.family(f.family)?.maxWorkers ?? null,
         live: stats && {
           budget: stats.budget,
           running: stats.running,
@@ -106,10 +118,35 @@ export class ConsoleSource {
         supervisors: live.supervisors,
       },
       families,
-      tasks: { counts: active.counts, capped: active.capped, pending: byState('pending'), running: byState('running'), liveWorkers: readiness.liveWorkers },
+      tasks: {
+        counts: active.counts,
+        capped: active.capped,
+        pending: byState('pending'),
+        running: byState('running'),
+        liveWorkers: readiness.liveWorkers,
+        recentFailures,
+      },
       series: this.samples.series(['invocations', 'failures']),
       countCap: report.countCap,
     };
+  }
+
+  /** The latest failed tasks with their errors (pc_task_list by state, then pc_task_read of each). */
+  async recentFailures(limit: number): Promise<RecentFailure[]> {
+    const page = await this.tasks.list({ state: 'failed', limit });
+    const out: RecentFailure[] = [];
+    for (const t of page.tasks) {
+      const d = await this.tasks.read(t.taskId);
+      if (d)
+        out.push({
+          taskId: d.taskId,
+          taskType: d.taskType,
+          finishedAt: d.finishedAt?.toISOString() ?? null,
+          errorCode: d.errorCode,
+          errorMessage: d.errorMessage,
+        });
+    }
+    return out;
   }
 
   close(): void {
@@ -134,8 +171,15 @@ export interface Overview {
   supervisors: Array<StatusReport['supervisors'][number] & { active: boolean }>;
   termHistory: TermChange[];
   host: { role: string; mode: string; holderId: string; supervisors: unknown[] } | null;
-  families: Array<StatusReport['families'][number] & { schedule: string; live: Record<string, unknown> | null }>;
-  tasks: { counts: Array<{ state: string; taskType: string; n: number }>; capped: boolean; pending: number; running: number; liveWorkers: number };
+  families: Array<StatusReport['families'][number] & { schedule: string; maxWorkers: number | null; live: Record<string, unknown> | null }>;
+  tasks: {
+    counts: Array<{ state: string; taskType: string; n: number }>;
+    capped: boolean;
+    pending: number;
+    running: number;
+    liveWorkers: number;
+    recentFailures: RecentFailure[];
+  };
   series: Record<string, Array<number | null>>;
   countCap: number;
 }

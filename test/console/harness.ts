@@ -34,6 +34,7 @@ export function holdSqliteHost(fx: BackendFixture): () => void {
 
 export async function seed(fx: BackendFixture, options: { payload?: unknown; errorMessage?: string } = {}): Promise<Seeded> {
   const binding = registrations[0]!.bindingName;
+  await fx.store.claimRuntimeMode('global');
   await fx.store.markDirty(binding, 'scope-dirty');
   await fx.store.acceptRequest(binding, 'scope-owed');
   await fx.store.acceptRequest(binding, 'scope-owed');

@@ -82,7 +82,7 @@ export function table(headers, rows, empty = 'nothing to show') {
 }
 
 export const td = (content, cls) => h('td', cls ? { class: cls } : {}, content);
-export const num = (n) => h('td', { class: 'num' }, n === null || n === undefined ? '–' : String(n));
+export const num = (n) => h('td', { class: 'num' }, n === null || n === undefined ? '–' : n instanceof Node ? n : String(n));
 
 export function panel(title, ...children) {
   return h('section', { class: 'panel' }, h('h2', {}, title), ...children);

@@ -68,7 +68,7 @@ function history(o) {
 function families(o) {
   const rows = o.families.map((f) => {
     const live = f.live;
-    const budget = live ? `${live.running} / ${live.budget}` : '–';
+    const budget = live ? `${live.running} / ${live.budget}` : `max ${f.maxWorkers ?? '?'}`;
     return h(
       'tr',
       {},
@@ -80,7 +80,13 @@ function families(o) {
       num(f.ordinaryBacklog >= o.countCap ? `≥${f.ordinaryBacklog}` : f.ordinaryBacklog),
       num(budget),
       num(live ? live.retryWait : '–'),
-      td(live ? (live.health === 'ok' ? pill('ok', 'ok') : pill('degraded', 'bad')) : h('span', { class: 'dim' }, 'host only')),
+      td(
+        live
+          ? live.health === 'ok'
+            ? pill('ok', 'ok')
+            : pill('degraded', 'bad')
+          : h('span', { class: 'dim', title: 'kept by the host: mount the console in apsup run' }, 'n/a'),
+      ),
       td(live?.lastError ? h('span', { class: 'error-text' }, live.lastError) : h('span', { class: 'dim' }, '–')),
     );
   });
@@ -119,6 +125,20 @@ function tasks(o) {
     ),
     table(['type', 'state', { text: 'active', class: 'num' }], rows, 'no active task'),
   );
+}
+
+function failures(o) {
+  const rows = o.tasks.recentFailures.map((f) =>
+    h(
+      'tr',
+      {},
+      num(link(['tasks', f.taskId], `#${f.taskId}`)),
+      td(h('code', {}, f.taskType)),
+      td(time(f.finishedAt)),
+      td([h('code', { class: 'error-code' }, f.errorCode ?? 'error'), ' ', h('span', { class: 'error-text' }, f.errorMessage ?? '')]),
+    ),
+  );
+  return panel('Latest failed tasks', table([{ text: 'id', class: 'num' }, 'type', 'failed at', 'error'], rows, 'no failed task'));
 }
 
 function deployment(o) {
@@ -216,7 +236,7 @@ export function overviewView() {
     api: null,
     mount(root, ctx) {
       const state = { on: false };
-      const slots = { sparks: h('div'), terms: h('div'), deployment: h('div'), families: h('div'), tasks: h('div'), history: h('div') };
+      const slots = { sparks: h('div'), terms: h('div'), deployment: h('div'), families: h('div'), tasks: h('div'), failures: h('div'), history: h('div') };
       root.append(
         h('div', { class: 'page-head' }, h('h1', {}, 'Overview')),
         h(
@@ -225,7 +245,7 @@ export function overviewView() {
           slots.sparks,
           h('div', { class: 'cols' }, slots.terms, h('div', { class: 'stack' }, slots.deployment, controls(ctx, state))),
           slots.families,
-          h('div', { class: 'cols' }, slots.tasks, slots.history),
+          h('div', { class: 'cols' }, slots.tasks, h('div', { class: 'stack' }, slots.failures, slots.history)),
         ),
       );
       return {
@@ -237,6 +257,7 @@ export function overviewView() {
           replace(slots.deployment, deployment(o));
           replace(slots.families, families(o));
           replace(slots.tasks, tasks(o));
+          replace(slots.failures, failures(o));
           replace(slots.history, history(o));
         },
       };

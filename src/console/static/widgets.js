@@ -11,14 +11,23 @@ class Sparkline extends HTMLElement {
   render() {
     const w = 160;
     const hgt = 36;
-    const points = (this._values ?? []).map((v, i) => [i, v]).filter(([, v]) => typeof v === 'number');
+    const values = this._values ?? [];
+    let points = values.map((v, i) => [i, v]).filter(([, v]) => typeof v === 'number');
+    let n = Math.max(1, values.length - 1);
+    // One sample so far: a flat line at its value.
+    if (points.length === 1) {
+      points = [
+        [0, points[0][1]],
+        [1, points[0][1]],
+      ];
+      n = 1;
+    }
     const svg = document.createElementNS(SVG, 'svg');
     svg.setAttribute('viewBox', `0 0 ${w} ${hgt}`);
     svg.setAttribute('preserveAspectRatio', 'none');
     svg.setAttribute('class', 'spark');
     svg.setAttribute('role', 'img');
-    const n = Math.max(1, (this._values ?? []).length - 1);
-    const max = Math.max(1, ...points.map(([, v]) => v));
+    const max = Math.max(1, ...points.map(([, v]) => v)) * 1.25; // headroom: a flat series is not the frame
     if (points.length > 0) {
       const xy = points.map(([i, v]) => `${((i / n) * (w - 2) + 1).toFixed(1)},${(hgt - 2 - (v / max) * (hgt - 6)).toFixed(1)}`);
       const area = document.createElementNS(SVG, 'polygon');
