@@ -68,6 +68,7 @@ export class ConsoleSource {
     const report = await this.status();
     const [schema, active, readiness] = [await this.schema.read(), await this.tasks.countActive(TASK_COUNT_CAP), await this.tasks.readReadiness()];
     const recentFailures = await this.recentFailures(RECENT_FAILURES);
+    const cap = await this.tasks.readCapacity();
     const live = this.live?.status() ?? null;
     const families = report.families.map((f) => {
       const stats = live?.families.find((x) => x.family === f.family) ?? null;
@@ -124,6 +125,8 @@ export class ConsoleSource {
         pending: byState('pending'),
         running: byState('running'),
         liveWorkers: readiness.liveWorkers,
+        claimCap: cap?.capacity ?? null,
+        claimsRunning: cap?.running ?? null,
         recentFailures,
       },
       series: this.samples.series(['invocations', 'failures']),
@@ -178,6 +181,9 @@ export interface Overview {
     pending: number;
     running: number;
     liveWorkers: number;
+    /** The database claim cap (ADR T6) and the running count it holds (pc_task_read_capacity). */
+    claimCap: number | null;
+    claimsRunning: number | null;
     recentFailures: RecentFailure[];
   };
   series: Record<string, Array<number | null>>;

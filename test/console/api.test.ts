@@ -39,6 +39,12 @@ for (const backend of BACKENDS) {
       assert.equal(fam.ordinaryBacklog, 1);
       assert.equal(fam.schedule, 'every 300s');
       assert.equal(body.tasks.pending, 1);
+      assert.equal(body.tasks.claimCap, 4);
+      assert.equal(body.tasks.claimsRunning, 0);
+      assert.deepEqual(
+        body.tasks.recentFailures.map((f: any) => [f.taskId, f.errorMessage]),
+        [[s.failedTaskId, 'index build failed: disk full']],
+      );
       assert.equal(body.schema.checked, true);
       assert.equal(body.schema.drift, false);
       assert.deepEqual(

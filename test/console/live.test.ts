@@ -51,7 +51,7 @@ describe('[sqlite] console mounted on a running host', () => {
       const { body } = await api(server, `/api/families/${F}`);
       const ok = body.invocations.some((r: any) => r.scopeId === 'good' && r.status === 'ok');
       return ok && body.backoff.length === 1 ? body : null;
-    });
+    }) as Record<string, any>;
     assert.equal(family.live, true);
     const [b] = family.backoff;
     assert.equal(b.scopeId, 'bad');

@@ -121,6 +121,7 @@ function tasks(o) {
       h('div', { class: 'stat' }, h('span', {}, 'pending'), h('strong', {}, String(o.tasks.pending))),
       h('div', { class: 'stat' }, h('span', {}, 'running'), h('strong', {}, String(o.tasks.running))),
       h('div', { class: 'stat' }, h('span', {}, 'live task workers'), h('strong', {}, String(o.tasks.liveWorkers))),
+      h('div', { class: 'stat' }, h('span', {}, 'claim cap in use'), h('strong', {}, `${o.tasks.claimsRunning ?? '?'} / ${o.tasks.claimCap ?? '?'}`)),
       link(['tasks'], 'all tasks →', { class: 'more' }),
     ),
     table(['type', 'state', { text: 'active', class: 'num' }], rows, 'no active task'),
