@@ -115,7 +115,16 @@ export class Invoker {
         this.onInvocation?.(family, outcome.status, outcome.durationMs);
         if (this.observers.size > 0) {
           const error = 'error' in outcome && outcome.error ? String(outcome.error.message) : null;
-          const record = { family, scopeId, at: this.c.clock.now(), status: outcome.status, durationMs: outcome.durationMs, requestGeneration: generation, workerId, error };
+          const record = {
+            family,
+            scopeId,
+            at: this.c.clock.now(),
+            status: outcome.status,
+            durationMs: outcome.durationMs,
+            requestGeneration: generation,
+            workerId,
+            error,
+          };
           for (const observe of this.observers) observe(record);
         }
       } catch {

@@ -13,7 +13,7 @@ for (const backend of BACKENDS) {
     let fx: BackendFixture;
     let s: Seeded;
     let server: ConsoleServer;
-    let release = () => undefined as void;
+    let release: () => void = () => undefined;
 
     before(async () => {
       fx = await createBackend(backend);

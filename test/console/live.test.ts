@@ -47,11 +47,11 @@ describe('[sqlite] console mounted on a running host', () => {
     await setBehaviour(fx, F, 'bad', 'fail');
     await runtime.trigger(F, 'bad');
     await runtime.trigger(F, 'good');
-    const family = await waitFor(async () => {
+    const family = (await waitFor(async () => {
       const { body } = await api(server, `/api/families/${F}`);
       const ok = body.invocations.some((r: any) => r.scopeId === 'good' && r.status === 'ok');
       return ok && body.backoff.length === 1 ? body : null;
-    }) as Record<string, any>;
+    })) as Record<string, any>;
     assert.equal(family.live, true);
     const [b] = family.backoff;
     assert.equal(b.scopeId, 'bad');

@@ -27,10 +27,7 @@ for (const backend of BACKENDS) {
       await tasks.succeed(a.taskId, a.attemptToken, null);
       assert.equal((await tasks.readCapacity())?.running, 1);
       await tasks.setCapacity(9);
-      assert.deepEqual(
-        { ...(await tasks.readCapacity()), dbNow: null },
-        { capacity: 9, running: 1, dbNow: null },
-      );
+      assert.deepEqual({ ...(await tasks.readCapacity()), dbNow: null }, { capacity: 9, running: 1, dbNow: null });
     });
   });
 }
