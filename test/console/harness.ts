@@ -32,13 +32,14 @@ export function holdSqliteHost(fx: BackendFixture): () => void {
   return fx.target.backend === 'sqlite' ? acquireSqliteHostLock(fx.target.file) : () => undefined;
 }
 
-export async function seed(fx: BackendFixture, options: { payload?: unknown; errorMessage?: string } = {}): Promise<Seeded> {
+export async function seed(fx: BackendFixture, options: { payload?: unknown; errorMessage?: string; term?: boolean } = {}): Promise<Seeded> {
   const binding = registrations[0]!.bindingName;
   await fx.store.claimRuntimeMode('global');
   await fx.store.markDirty(binding, 'scope-dirty');
   await fx.store.acceptRequest(binding, 'scope-owed');
   await fx.store.acceptRequest(binding, 'scope-owed');
-  const term = await fx.store.acquireTerm('global', 'host-console-a', 600_000);
+  // A running host takes the term itself (options.term false).
+  const term = options.term === false ? { holderId: '', supervisorGeneration: 0 } : await fx.store.acquireTerm('global', 'host-console-a', 600_000);
   const tasks = new TaskStore(fx.store as BaseStore);
   const failed = await tasks.submit({ taskType: 'fx-sleep', handlerVersion: 1, payload: options.payload ?? { ms: 1 }, timeoutMs: 60_000 });
   const claimed = await tasks.claim('console-worker', 60_000, ['fx-sleep']);

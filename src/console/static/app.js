@@ -119,6 +119,7 @@ class ConsoleApp extends HTMLElement {
     this.navKey = nav;
     replace(this.main);
     this.mounted = view.mount(this.main, this.ctx);
+    this.fresh = true;
     this.renderNav();
     this.poll();
   }
@@ -146,8 +147,11 @@ class ConsoleApp extends HTMLElement {
         view.api ? get(view.api()) : Promise.resolve({}),
       ]);
       if (view !== this.current) return;
-      if (headerChanged) this.renderHeader(overview);
-      if (view.api ? changed : headerChanged) this.mounted.update(view.api ? data : overview, overview);
+      // A freshly mounted view renders its first answer even when the cache says it is unchanged.
+      const fresh = this.fresh;
+      this.fresh = false;
+      if (headerChanged || fresh) this.renderHeader(overview);
+      if (fresh || (view.api ? changed : headerChanged)) this.mounted.update(view.api ? data : overview, overview);
       this.main.removeAttribute('data-error');
     } catch (error) {
       if (view === this.current) this.mounted.error?.(error);

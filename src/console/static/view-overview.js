@@ -24,13 +24,14 @@ function terms(o) {
         { class: s.active ? '' : 'inactive' },
         td(h('code', {}, s.supervisorKey)),
         td(s.mode),
-        td(s.live ? pill('live', 'ok') : s.holderId ? pill('expired', 'warn') : pill('free', 'muted')),
+        // A SQLite term has no expiry: it is live while its host process holds the host lock.
+        td(s.live ? pill('live', 'ok') : s.holderId ? pill(s.expiresAt ? 'expired' : 'host not running', 'warn') : pill('free', 'muted')),
         td(s.holderId ? h('code', {}, s.holderId) : h('span', { class: 'dim' }, '–')),
         num(s.supervisorGeneration),
         td(
           s.expiresAt
             ? [time(s.expiresAt), ' ', h('span', { class: 'dim' }, relative(s.expiresAt, o.dbNow))]
-            : h('span', { class: 'dim' }, s.holderId ? 'no expiry (SQLite host)' : '–'),
+            : h('span', { class: 'dim', title: 'SQLite terms have no expiry: live while the host holds the host lock' }, s.holderId ? 'none (SQLite)' : '–'),
         ),
       ),
     );
@@ -226,9 +227,9 @@ function sparks(o) {
     spark('dirty scopes', s.backlog),
     spark('tasks pending', s.tasksPending),
     spark('tasks running', s.tasksRunning),
-    o.host ? spark('invocations / sample', s.invocations) : null,
-    o.host ? spark('failures / sample', s.failures) : null,
-    o.host ? spark('mean latency', s.latencyMs, ' ms') : null,
+    o.host ? spark('invocations', s.invocations) : null,
+    o.host ? spark('failures', s.failures) : null,
+    o.host ? spark('latency', s.latencyMs, ' ms') : null,
   );
 }
 

@@ -21,16 +21,16 @@ function taskActions(ctx, t, after) {
       {
         class: `btn btn-sm${danger ? ' btn-danger' : ''}`,
         'data-action': what,
-        onclick: () => ctx.act({ title: `${verb} task ${t.taskId}`, message, verb, path: `/api/tasks/${t.taskId}/${what}`, danger, done: after?.[what] }),
+        onclick: () => ctx.act({ title: `${verb} ${t.taskId}`, message, verb, path: `/api/tasks/${t.taskId}/${what}`, danger, done: after?.[what] }),
       },
-      verb,
+      verb.replace(' task', ''),
     );
   return h(
     'span',
     { class: 'row-actions' },
     t.state === 'pending' || (t.state === 'running' && !t.cancelRequested)
       ? act(
-          'Cancel',
+          'Cancel task',
           'cancel',
           t.state === 'pending'
             ? 'The pending task is cancelled at once.'
@@ -38,8 +38,8 @@ function taskActions(ctx, t, after) {
           true,
         )
       : null,
-    t.state === 'failed' ? act('Resume', 'resume', 'A new task continues this one (explicit resume, for task types that declare it).') : null,
-    ['succeeded', 'failed', 'cancelled'].includes(t.state) ? act('Delete', 'delete', 'The terminal task row is deleted.', true) : null,
+    t.state === 'failed' ? act('Resume task', 'resume', 'A new task continues this one (explicit resume, for task types that declare it).') : null,
+    ['succeeded', 'failed', 'cancelled'].includes(t.state) ? act('Delete task', 'delete', 'The terminal task row is deleted.', true) : null,
   );
 }
 
