@@ -99,10 +99,15 @@ export function createApp(o: AppOptions): Hono {
   });
   app.get('/api/families/:family', async (c) => {
     const after = Number(c.req.query('after') ?? 0);
+    const dirtyAfter = Number(c.req.query('dirtyAfter') ?? 0);
     const limit = Number(c.req.query('limit') ?? 100);
-    if (!Number.isSafeInteger(after) || after < 0) throw new BadRequest('after must be a non-negative integer (a pending sequence)');
+    for (const [name, v] of [
+      ['after', after],
+      ['dirtyAfter', dirtyAfter],
+    ] as const)
+      if (!Number.isSafeInteger(v) || v < 0) throw new BadRequest(`${name} must be a non-negative integer (a pending sequence)`);
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > OWED_PAGE_MAX) throw new BadRequest(`limit must be an integer in 1..${OWED_PAGE_MAX}`);
-    return read(c, await familyDetail(o.source, c.req.param('family'), { after, limit }));
+    return read(c, await familyDetail(o.source, c.req.param('family'), { after, dirtyAfter, limit }));
   });
   app.get('/api/families/:family/scopes/:scope', async (c) => read(c, await scopeDetail(o.source, c.req.param('family'), c.req.param('scope'))));
   app.get('/api/tasks', async (c) => read(c, await listTasks(o.source, parseTaskQuery(c.req.query()))));

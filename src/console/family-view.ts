@@ -1,12 +1,13 @@
 /**
  * The family and scope pages' data (RFC 3, 4, 7): the binding's scan checkpoint
- * (pc_aps_read_binding_state), its backlog counts (pc_aps_read_family_backlog), a keyset page of
- * its owed keys with their generations (pc_aps_list_owed_requests, by pending sequence), one
+ * (pc_aps_read_binding_state), its backlog counts (pc_aps_read_family_backlog), keyset pages of
+ * its owed and its dirty keys with their generations (pc_aps_list_owed_requests,
+ * pc_aps_list_dirty_keys, by pending sequence), one
  * scope's intent (pc_aps_read_intent), and, mounted in `apsup run`, the in-memory backoff and the
  * latest invocations.
  */
 import { nextDueOf } from '../cli/status.ts';
-import { BACKLOG_COUNT_CAP } from '../store/base-store.ts';
+import { BACKLOG_COUNT_CAP, type BaseStore } from '../store/base-store.ts';
 import type { IntentSnapshot, KeyGenerations } from '../store/types.ts';
 import type { BackoffView, InvocationView } from './live.ts';
 import { type ConsoleSource, policyText } from './source.ts';
@@ -44,12 +45,13 @@ function requireFamily(source: ConsoleSource, family: string) {
   return f;
 }
 
-export async function familyDetail(source: ConsoleSource, family: string, page: { after: number; limit: number }) {
+export async function familyDetail(source: ConsoleSource, family: string, page: { after: number; dirtyAfter: number; limit: number }) {
   const f = requireFamily(source, family);
   const binding = f.registration.bindingName;
   const state = await source.store.readBindingState(binding);
   const backlog = await source.store.readFamilyBacklog(binding, BACKLOG_COUNT_CAP);
   const owed = await source.store.listOwedRequests(binding, page.after, page.limit);
+  const dirty = await (source.store as BaseStore).listDirtyKeys(binding, page.dirtyAfter, page.limit);
   const backoff: BackoffView[] = source.live?.backoff(family, BACKOFF_SHOWN) ?? [];
   const backoffIntents =
     backoff.length > 0
@@ -79,6 +81,7 @@ export async function familyDetail(source: ConsoleSource, family: string, page: 
     },
     backlog: { owed: backlog.owedCount, ordinary: backlog.backlogCount, countCap: backlog.countCap },
     owed: { keys: owed.keys.map(keyView), nextAfterSequence: owed.exhausted ? null : owed.nextAfterSequence },
+    dirty: { keys: dirty.keys.map(keyView), nextAfterSequence: dirty.exhausted ? null : dirty.nextAfterSequence },
     live: source.live !== null,
     stats,
     backoff: backoff.map((b, i) => ({ ...b, intent: backoffIntents[i] ? keyView(backoffIntents[i]!) : null })),

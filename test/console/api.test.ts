@@ -75,6 +75,11 @@ for (const backend of BACKENDS) {
         body.owed.keys.map((k: any) => [k.scopeId, k.requestedGeneration, k.handledGeneration]),
         [['scope-owed', 2, 0]],
       );
+      assert.deepEqual(
+        body.dirty.keys.map((k: any) => [k.scopeId, k.dirtyGeneration, k.cleanGeneration]),
+        [['scope-dirty', 1, 0]],
+      );
+      assert.equal(body.dirty.nextAfterSequence, null);
       assert.equal(body.live, false);
       const scope = await api(server, `/api/families/${FAMILY}/scopes/scope-dirty`);
       assert.equal(scope.body.intent.dirtyGeneration, 1);

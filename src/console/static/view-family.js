@@ -110,6 +110,40 @@ function invocationsTable(list, family) {
   );
 }
 
+/** Keyset paging of one key list: back to the first page, or on after the last sequence shown. */
+function pager(ctx, cursor, name, next) {
+  return h(
+    'div',
+    { class: 'pager' },
+    cursor[name] > 0
+      ? h(
+          'button',
+          {
+            class: 'btn btn-sm',
+            onclick: () => {
+              cursor[name] = 0;
+              ctx.refresh();
+            },
+          },
+          '← First page',
+        )
+      : null,
+    next
+      ? h(
+          'button',
+          {
+            class: 'btn btn-sm',
+            onclick: () => {
+              cursor[name] = next;
+              ctx.refresh();
+            },
+          },
+          'Next page →',
+        )
+      : null,
+  );
+}
+
 const hostOnly = () =>
   h(
     'p',
@@ -118,55 +152,37 @@ const hostOnly = () =>
   );
 
 export function familyView(family) {
-  let after = 0;
+  const cursor = { after: 0, dirtyAfter: 0 };
   return {
-    api: () => `/api/families/${encodeURIComponent(family)}?after=${after}&limit=100`,
+    api: () => `/api/families/${encodeURIComponent(family)}?after=${cursor.after}&dirtyAfter=${cursor.dirtyAfter}&limit=100`,
     mount(root, ctx) {
       const body = h('div', { class: 'page' });
       root.append(h('div', { class: 'page-head' }, h('h1', {}, h('span', { class: 'dim' }, 'family '), family), scopeForm(ctx, family)), body);
       return {
         update(f) {
           const s = f.scan;
-          const owedRows = f.owed.keys.map((k) =>
+          const rowsOf = (keys) =>
+            keys.map((k) =>
+              h(
+                'tr',
+                {},
+                td(link(['families', family, 'scopes', k.scopeId], k.scopeId, { class: 'mono' })),
+                num(k.pendingSequence),
+                ...gens(k),
+                td(intentActions(ctx, family, k.scopeId)),
+              ),
+            );
+          const keysTable = (page, name, empty) =>
             h(
-              'tr',
+              'div',
               {},
-              td(link(['families', family, 'scopes', k.scopeId], k.scopeId, { class: 'mono' })),
-              num(k.pendingSequence),
-              ...gens(k),
-              td(intentActions(ctx, family, k.scopeId)),
-            ),
-          );
-          const more = h(
-            'div',
-            { class: 'pager' },
-            after > 0
-              ? h(
-                  'button',
-                  {
-                    class: 'btn btn-sm',
-                    onclick: () => {
-                      after = 0;
-                      ctx.refresh();
-                    },
-                  },
-                  '← First page',
-                )
-              : null,
-            f.owed.nextAfterSequence
-              ? h(
-                  'button',
-                  {
-                    class: 'btn btn-sm',
-                    onclick: () => {
-                      after = f.owed.nextAfterSequence;
-                      ctx.refresh();
-                    },
-                  },
-                  'Next page →',
-                )
-              : null,
-          );
+              table(
+                ['scope', { text: 'sequence', class: 'num' }, { text: 'requested / handled', class: 'num' }, { text: 'dirty / clean', class: 'num' }, ''],
+                rowsOf(page.keys),
+                empty,
+              ),
+              pager(ctx, cursor, name, page.nextAfterSequence),
+            );
           replace(
             body,
             h(
@@ -198,14 +214,11 @@ export function familyView(family) {
                 ]),
               ),
             ),
-            panel(
-              'Owed invocations (requested > handled)',
-              table(
-                ['scope', { text: 'sequence', class: 'num' }, { text: 'requested / handled', class: 'num' }, { text: 'dirty / clean', class: 'num' }, ''],
-                owedRows,
-                'no invocation owed',
-              ),
-              more,
+            h(
+              'div',
+              { class: 'cols' },
+              panel('Owed invocations (requested > handled)', keysTable(f.owed, 'after', 'no invocation owed')),
+              panel('Ordinary work (dirty > clean)', keysTable(f.dirty, 'dirtyAfter', 'no dirty scope')),
             ),
             panel('Backoff', f.live ? backoffTable(f.backoff, f.dbNow, family) : hostOnly()),
             panel('Recent invocations', f.live ? invocationsTable(f.invocations, family) : hostOnly()),
