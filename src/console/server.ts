@@ -59,6 +59,8 @@ export class ConsoleServer {
       throw error;
     }
     const s = new ConsoleServer(server, source);
+    if (o.token === undefined && !isLoopbackAddress(s.address.host))
+      o.logger?.warn({ address: s.address }, 'web console on a non-loopback address without an operator token: other machines get 403 for every read');
     o.logger?.info(
       { address: s.address, actions: o.token !== undefined, loopback: isLoopbackAddress(s.address.host) },
       o.token === undefined ? 'web console listening (read-only: no operator token set)' : 'web console listening',
