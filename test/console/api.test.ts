@@ -102,6 +102,19 @@ for (const backend of BACKENDS) {
         page2.body.tasks.map((t: any) => t.taskId),
         [s.failedTaskId],
       );
+      const byType1 = await api(server, '/api/tasks?type=fx-sleep&limit=1');
+      assert.deepEqual(
+        byType1.body.tasks.map((t: any) => t.taskId),
+        [s.pendingTaskId],
+      );
+      const byType2 = await api(server, `/api/tasks?type=fx-sleep&limit=1&before=${byType1.body.nextBeforeTaskId}`);
+      assert.deepEqual(
+        byType2.body.tasks.map((t: any) => t.taskId),
+        [s.failedTaskId],
+      );
+      assert.equal(byType2.body.nextBeforeTaskId, null, 'the last row read: no further page');
+      const past = await api(server, `/api/tasks?since=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}`);
+      assert.equal(past.body.tasks.length, 2);
       const typed = await api(server, '/api/tasks?type=fx-hang');
       assert.deepEqual(typed.body.tasks, []);
       const future = await api(server, `/api/tasks?since=${encodeURIComponent(new Date(Date.now() + 86_400_000).toISOString())}`);
