@@ -2,6 +2,7 @@
 // the keyset paging of tasks, the actions through the same operations (and their refusals
 // without or with a wrong token), ETags, and no password in any answer.
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { ConsoleServer } from '../../src/console/server.ts';
 import { BACKENDS, createBackend, type BackendFixture } from '../helpers/backends.ts';
@@ -124,6 +125,22 @@ for (const backend of BACKENDS) {
       assert.equal(detail.body.errorCode, 'handler_error');
       assert.equal(detail.body.errorMessage, 'index build failed: disk full');
       assert.equal((await api(server, '/api/tasks/999999')).status, 404);
+    });
+
+    test('reads under a non-loopback Host (DNS rebinding) need the token', async () => {
+      const get = (headers: Record<string, string>) =>
+        new Promise<number>((resolve, reject) => {
+          const req = http.request(`${server.url}/api/overview`, { headers }, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      assert.equal(await get({ host: 'attacker.example:9465' }), 401);
+      assert.equal(await get({ host: 'attacker.example:9465', authorization: `Bearer ${TOKEN}x` }), 403);
+      assert.equal(await get({ host: 'attacker.example:9465', authorization: `Bearer ${TOKEN}` }), 200);
+      assert.equal(await get({ host: `localhost:${server.address.port}` }), 200);
     });
 
     test('ETag: an unchanged answer is 304', async () => {

@@ -154,9 +154,12 @@ class ConsoleApp extends HTMLElement {
       if (fresh || (view.api ? changed : headerChanged)) this.mounted.update(view.api ? data : overview, overview);
       this.main.removeAttribute('data-error');
     } catch (error) {
-      if (view === this.current) this.mounted.error?.(error);
+      // One toast per new problem, not one per poll.
+      if (this.main.dataset.error !== error.message) {
+        const denied = error instanceof ApiError && (error.status === 401 || error.status === 403);
+        this.toast(denied ? `${error.message} — enter the operator token (top right)` : error.message, 'bad');
+      }
       this.main.dataset.error = error.message;
-      this.toast(error.message, 'bad');
     }
     if (document.visibilityState === 'visible') this.timer = setTimeout(() => this.poll(), POLL_MS);
   }
@@ -164,7 +167,9 @@ class ConsoleApp extends HTMLElement {
   renderHeader(o) {
     this.families = o.families;
     this.renderNav();
-    const leader = o.supervisors.find((s) => s.active && s.live);
+    const active = o.supervisors.filter((s) => s.active && (o.mode !== null || s.mode === 'global'));
+    const live = active.filter((s) => s.live);
+    const leader = active.length === 1 ? live[0] : null;
     replace(
       this.status,
       pill(o.backend, 'muted'),
@@ -172,7 +177,11 @@ class ConsoleApp extends HTMLElement {
       pill(`mode ${o.mode ?? 'unrecorded'}`, 'info'),
       o.maintenance ? pill('MAINTENANCE', 'warn') : null,
       o.schema.drift ? pill('schema drift', 'bad') : o.schema.pending > 0 ? pill(`${o.schema.pending} pending migration(s)`, 'warn') : null,
-      leader ? pill(`leader ${leader.holderId} · gen ${leader.supervisorGeneration}`, 'ok') : pill('no live leader', 'bad'),
+      leader
+        ? pill(`leader ${leader.holderId} · gen ${leader.supervisorGeneration}`, 'ok')
+        : active.length > 1
+          ? pill(`${live.length}/${active.length} terms live`, live.length === active.length ? 'ok' : 'warn')
+          : pill('no live leader', 'bad'),
     );
     replace(this.clock, 'db ', time(o.dbNow));
   }
