@@ -62,7 +62,7 @@ function history(o) {
     );
   return panel(
     'Term changes seen',
-    table(['seen at', 'key', 'change', 'from holder', 'to holder', { text: 'generation', class: 'num' }], rows, 'none seen since this console started'),
+    table(['seen at', 'key', 'change', 'from holder', 'to holder', { text: 'gen', class: 'num' }], rows, 'none seen since this console started'),
   );
 }
 
