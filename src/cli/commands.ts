@@ -122,6 +122,17 @@ export const COMMANDS: Record<string, CommandSpec> = {
     options: { families, json },
     env: [DB, FAMILY_SETTINGS],
   },
+  console: {
+    usage: [
+      'apsup console --families <module> [--listen host:port]',
+      '          the web console and its JSON API (/api/) until SIGINT/SIGTERM, on --listen, else',
+      `          ${variableOf('CONSOLE_ADDRESS')} when set, else 127.0.0.1:9465;`,
+      `          actions need ${variableOf('CONSOLE_TOKEN')} (Authorization: Bearer);`,
+      '          without it the console reads only, for loopback clients only',
+    ],
+    options: { families, listen: { type: 'string', doc: 'host:port to listen on (IPv6 as [::1]:9465; port 0 picks one)' } },
+    env: [DB, FAMILY_SETTINGS, `${variableOf('CONSOLE_TOKEN')}, ${variableOf('CONSOLE_ADDRESS')}`, `${variableOf('TASKS_MODULE')} (cancel, resume)`, ...LOGS],
+  },
   tasks: {
     usage: [
       "apsup tasks submit <type> [--payload '<json>' | --payload - | --payload-file <path>]",

@@ -32,6 +32,7 @@ function expectArguments(command: string, rest: string[]): void {
     run: [0, 0, ''],
     start: [0, 0, ''],
     status: [0, 0, ''],
+    console: [0, 0, ''],
     'mode-switch': [0, 0, ''],
     trigger: [2, 2, '<family> <scope>'],
     'mark-dirty': [2, 2, '<family> <scope>'],
@@ -160,6 +161,11 @@ export async function main(argv: string[]): Promise<number> {
       return statusCommand({ familiesModule: str('families'), json: bool('json') });
     case 'db':
       return (await import('./db-accounts.ts')).dbAccountsCommand(positionals[0], { check: bool('check'), json: bool('json') });
+    case 'console': {
+      // Imported here: the HTTP framework is for the console, not for every command.
+      const { consoleCommand } = await import('../console/command.ts');
+      return consoleCommand({ familiesModule: str('families'), listen: str('listen') });
+    }
     case 'migrate':
       return migrateCommand(positionals[0], {
         json: bool('json'),

@@ -21,12 +21,16 @@ import { logFencing } from './fencing-report.ts';
 import { TaskStore } from '../tasks/task-store.ts';
 import { OBSERVABILITY_ADDRESS_VARIABLE, parseObservabilityAddress, type ObservabilityAddress } from '../observability/config.ts';
 import type { ObservabilityServer } from '../observability/server.ts';
+import type { ConsoleServer } from '../console/server.ts';
+import { variableOf } from '../config/settings.ts';
 import { parseNotifyConfig, type NotifyConfig } from '../notify/config.ts';
 import { startNotify } from '../notify/start.ts';
 import type { NotifyChannel } from '../notify/channel.ts';
 import { CliRefusal, EXIT, describeFailure } from './errors.ts';
 import { requireMigratedSchema } from './schema-check.ts';
 import { ShutdownSignals } from './shutdown.ts';
+
+const CONSOLE_ADDRESS_VARIABLE = variableOf('CONSOLE_ADDRESS');
 
 export interface RunOptions extends ConfigOptions {
   logger?: Logger;
@@ -41,6 +45,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
   let taskConfig: TaskConfig;
   let observabilityAddress: ObservabilityAddress | null;
   let notifyConfig: NotifyConfig | null;
+  let consoleSettings: { address: ObservabilityAddress | null; token: string | undefined };
   let mode = 'global';
   let candidate: CandidateRegistration | null = null;
   try {
@@ -48,6 +53,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     taskConfig = parseTaskConfig(env, settings);
     observabilityAddress = parseObservabilityAddress(env, settings);
     notifyConfig = settings.NOTIFY_REDIS_URL;
+    consoleSettings = { address: settings.CONSOLE_ADDRESS, token: settings.CONSOLE_TOKEN };
     // A15: a variable nothing reads is most likely a typo of the closest known one (a warning: a
     // rolling upgrade may set a variable only the newer version reads).
     for (const u of config.unknownVariables)
@@ -134,6 +140,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
   };
   let runner: TaskRunner | null = null;
   let observability: ObservabilityServer | null = null;
+  let webConsole: ConsoleServer | null = null;
   let notify: NotifyChannel | null = null;
   let exitCode = 0;
   try {
@@ -166,6 +173,25 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
         return null;
       });
     }
+    // The web console (POWERCONTEXT_SERVER_RUNTIME_CONSOLE_ADDRESS), with this host's live view;
+    // like observability, one that cannot bind is reported and left out.
+    if (consoleSettings.address) {
+      const address = consoleSettings.address;
+      const { ConsoleServer } = await import('../console/server.ts');
+      webConsole = await ConsoleServer.start({
+        address,
+        store: runtime.store,
+        config: runtime.config,
+        taskConfig,
+        token: consoleSettings.token,
+        runtime,
+        logger,
+        env: options.env ?? process.env,
+      }).catch((error: Error) => {
+        logger.error({ address, err: error.message, variable: CONSOLE_ADDRESS_VARIABLE }, 'web console not started');
+        return null;
+      });
+    }
     await onStarted?.(runtime);
     const signal = await signals.requested;
     if (signal === 'fatal') exitCode = EXIT.unexpected;
@@ -173,6 +199,7 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     else logger.info({ signal }, 'signal received');
   } finally {
     clearInterval(keepAlive);
+    await webConsole?.stop();
     await observability?.stop();
     await notify?.close();
     await runner?.stop();

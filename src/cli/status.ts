@@ -16,7 +16,8 @@ import { redactDatabaseUrl } from '../config/database-url.ts';
 import type { SchedulePolicyDecl } from '../registry/registration.ts';
 import { BACKLOG_COUNT_CAP } from '../store/base-store.ts';
 import { openStore } from '../store/open.ts';
-import type { BindingState } from '../store/types.ts';
+import type { BindingState, Store } from '../store/types.ts';
+import type { RuntimeConfig } from '../config/runtime-config.ts';
 import { buildRuntimeConfig } from '../config/load.ts';
 import { requireMigratedSchema } from './schema-check.ts';
 import { cronFireAfter } from '../schedule/cron.ts';
@@ -96,58 +97,63 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
   await requireMigratedSchema(config.database, { command: 'status', allMigrations: false, drift: false });
   const store = openStore(config.database);
   try {
-    const mode = await store.readRuntimeMode();
-    const sqliteHost = config.database.backend === 'sqlite' ? readSqliteHost(config.database.file) : null;
-    const keys: Array<[string, 'global' | 'dedicated']> = [
-      ['global', 'global'],
-      ...config.families.map((f) => [`artifact:${f.registration.family}`, 'dedicated'] as [string, 'dedicated']),
-    ];
-    const supervisors: SupervisorStatus[] = [];
-    for (const [key, keyMode] of keys) {
-      const lease = await store.readLease(key);
-      // SQLite terms are permanent (no expiry): live only while the host holding the lock runs.
-      const live = lease.live && (sqliteHost === null || lease.expiresAt !== null || sqliteHost.alive);
-      supervisors.push({
-        supervisorKey: key,
-        mode: keyMode,
-        holderId: lease.holderId,
-        supervisorGeneration: lease.supervisorGeneration,
-        expiresAt: lease.expiresAt?.toISOString() ?? null,
-        live,
-      });
-    }
-    const families: FamilyStatus[] = [];
-    for (const f of config.families) {
-      const binding = f.registration.bindingName;
-      const state = await store.readBindingState(binding);
-      const backlog = await store.readFamilyBacklog(binding, BACKLOG_COUNT_CAP);
-      families.push({
-        family: f.registration.family,
-        binding,
-        policy: f.schedule,
-        lastCheckpointAt: state.lastScheduleCheckpointAt?.toISOString() ?? null,
-        nextDueAt: nextDueOf(f.schedule, state)?.toISOString() ?? null,
-        scanGeneration: state.scanGeneration,
-        scanInProgress: state.scanInProgress,
-        owedInvocations: backlog.owedCount,
-        ordinaryBacklog: backlog.backlogCount,
-        countCapped: backlog.owedCount >= backlog.countCap || backlog.backlogCount >= backlog.countCap,
-      });
-    }
-    return {
-      backend: config.database.backend,
-      database: redactDatabaseUrl(config.database),
-      dbNow: mode.dbNow.toISOString(),
-      mode: mode.mode,
-      maintenance: mode.maintenance,
-      sqliteHost,
-      supervisors,
-      families,
-      countCap: BACKLOG_COUNT_CAP,
-    };
+    return await statusFromStore(store, config);
   } finally {
     await store.close();
   }
+}
+
+/** The report from an open store (`apsup status`, the web console): the read operations above. */
+export async function statusFromStore(store: Store, config: RuntimeConfig): Promise<StatusReport> {
+  const mode = await store.readRuntimeMode();
+  const sqliteHost = config.database.backend === 'sqlite' ? readSqliteHost(config.database.file) : null;
+  const keys: Array<[string, 'global' | 'dedicated']> = [
+    ['global', 'global'],
+    ...config.families.map((f) => [`artifact:${f.registration.family}`, 'dedicated'] as [string, 'dedicated']),
+  ];
+  const supervisors: SupervisorStatus[] = [];
+  for (const [key, keyMode] of keys) {
+    const lease = await store.readLease(key);
+    // SQLite terms are permanent (no expiry): live only while the host holding the lock runs.
+    const live = lease.live && (sqliteHost === null || lease.expiresAt !== null || sqliteHost.alive);
+    supervisors.push({
+      supervisorKey: key,
+      mode: keyMode,
+      holderId: lease.holderId,
+      supervisorGeneration: lease.supervisorGeneration,
+      expiresAt: lease.expiresAt?.toISOString() ?? null,
+      live,
+    });
+  }
+  const families: FamilyStatus[] = [];
+  for (const f of config.families) {
+    const binding = f.registration.bindingName;
+    const state = await store.readBindingState(binding);
+    const backlog = await store.readFamilyBacklog(binding, BACKLOG_COUNT_CAP);
+    families.push({
+      family: f.registration.family,
+      binding,
+      policy: f.schedule,
+      lastCheckpointAt: state.lastScheduleCheckpointAt?.toISOString() ?? null,
+      nextDueAt: nextDueOf(f.schedule, state)?.toISOString() ?? null,
+      scanGeneration: state.scanGeneration,
+      scanInProgress: state.scanInProgress,
+      owedInvocations: backlog.owedCount,
+      ordinaryBacklog: backlog.backlogCount,
+      countCapped: backlog.owedCount >= backlog.countCap || backlog.backlogCount >= backlog.countCap,
+    });
+  }
+  return {
+    backend: config.database.backend,
+    database: redactDatabaseUrl(config.database),
+    dbNow: mode.dbNow.toISOString(),
+    mode: mode.mode,
+    maintenance: mode.maintenance,
+    sqliteHost,
+    supervisors,
+    families,
+    countCap: BACKLOG_COUNT_CAP,
+  };
 }
 
 function policyText(p: SchedulePolicyDecl): string {

@@ -12,7 +12,7 @@ import * as z from 'zod';
 import { DATABASE_URL_VARIABLE, DEFAULT_DATABASE_URL, parseDatabaseUrl } from './database-url.ts';
 import { ConfigError } from './database-url.ts';
 import { LEASE_TTL_MAX_SECONDS, MAX_WORKERS_MAX, TIMER_MAX_SECONDS, decimal } from './numbers.ts';
-import { observabilityAddress } from './observability-address.ts';
+import { listenAddress, observabilityAddress } from './observability-address.ts';
 import { parseSqliteSynchronous } from '../store/sqlite/synchronous.ts';
 import { NOTIFY_REDIS_URL_VARIABLE, parseNotifyConfig } from '../notify/config.ts';
 
@@ -29,6 +29,8 @@ export interface SettingDef<T = unknown> {
   defaultDoc?: string;
   /** Blank text counts as unset (default true); false: blank is parsed (and refused by the schema). */
   blankIsUnset?: boolean;
+  /** A secret: an error names the variable, never its value. */
+  secret?: boolean;
   schema: z.ZodType<T, string | undefined>;
 }
 
@@ -90,6 +92,24 @@ export const SETTINGS = {
     default: '127.0.0.1:9464',
     blankIsUnset: false,
     schema: observabilityAddress,
+  }),
+  CONSOLE_ADDRESS: def({
+    group: 'observability',
+    doc: 'host:port of the web console inside apsup run (apsup console --listen), or off',
+    default: 'off',
+    blankIsUnset: false,
+    schema: listenAddress('127.0.0.1:9465, [::1]:9465'),
+  }),
+  CONSOLE_TOKEN: def({
+    group: 'observability',
+    doc: "the web console's operator token (16..512 characters; unset: actions refused, reads on loopback only)",
+    secret: true,
+    schema: z
+      .string()
+      .min(16, 'must be 16..512 characters (a secret, e.g. openssl rand -hex 24)')
+      .max(512, 'must be 16..512 characters')
+      .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+      .optional() as z.ZodType<string | undefined, string | undefined>,
   }),
   ARTIFACT_PROCESSING_LEASE_TTL_SECONDS: def({
     group: 'tuning',
@@ -238,13 +258,19 @@ export const settingsSchema = z.object(
 );
 
 type Env = Record<string, string | undefined>;
+
+/** The value an error message repeats: never a secret's. */
+function shown(variable: string, value: string | undefined): string {
+  const d = (SETTINGS as Record<string, SettingDef>)[variable.slice(ENV_PREFIX.length)];
+  return d?.secret ? ' (value not shown)' : ` (got ${JSON.stringify(value ?? '')})`;
+}
 /** Every setting of `env`, validated (the start-up reads it once and passes the result on). */
 export function readSettings(env: Env = process.env): Settings {
   const result = settingsSchema.safeParse(env);
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const variable = String(issue.path[0] ?? ENV_PREFIX);
-    throw new ConfigError(`${variable} ${issue.message} (got ${JSON.stringify(env[variable] ?? '')})`);
+    throw new ConfigError(`${variable} ${issue.message}${shown(variable, env[variable])}`);
   }
   const out = {} as Record<string, unknown>;
   for (const name of Object.keys(SETTINGS)) out[name] = (result.data as Record<string, unknown>)[variableOf(name)];
@@ -260,7 +286,7 @@ export function readSetting<K extends SettingName>(name: K, env: Env = process.e
   const d = SETTINGS[name] as SettingDef;
   const variable = variableOf(name);
   const result = d.schema.safeParse(input(d, env[variable]));
-  if (!result.success) throw new ConfigError(`${variable} ${result.error.issues[0]!.message} (got ${JSON.stringify(env[variable] ?? '')})`);
+  if (!result.success) throw new ConfigError(`${variable} ${result.error.issues[0]!.message}${shown(variable, env[variable])}`);
   return result.data as Settings[K];
 }
 

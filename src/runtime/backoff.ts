@@ -17,6 +17,8 @@ export interface BackoffEntry {
   consecutiveFailures: number;
   nextRetryAt: number;
   lastReason: string;
+  /** The last failure's message (the console shows why a key backs off). */
+  lastMessage?: string;
 }
 
 export function failureDelayMs(policy: BackoffPolicy, consecutiveFailures: number): number {
@@ -32,10 +34,11 @@ export class BackoffIndex {
   constructor(private readonly policy: BackoffPolicy) {}
 
   /** Records a real failure; returns the entry with its next retry time. */
-  fail(key: string, reason: string, now: number): BackoffEntry {
+  fail(key: string, reason: string, now: number, message?: string): BackoffEntry {
     const previous = this.entries.get(key)?.consecutiveFailures ?? 0;
     const consecutiveFailures = previous + 1;
-    const entry = { consecutiveFailures, nextRetryAt: now + failureDelayMs(this.policy, consecutiveFailures), lastReason: reason };
+    const entry: BackoffEntry = { consecutiveFailures, nextRetryAt: now + failureDelayMs(this.policy, consecutiveFailures), lastReason: reason };
+    if (message !== undefined) entry.lastMessage = message;
     this.entries.set(key, entry);
     return entry;
   }
@@ -82,6 +85,14 @@ export class BackoffIndex {
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Every key that backs off, earliest retry first, at most `limit` (the console's read). */
+  list(limit: number): Array<{ key: string } & BackoffEntry> {
+    return [...this.entries]
+      .sort((a, b) => a[1].nextRetryAt - b[1].nextRetryAt)
+      .slice(0, limit)
+      .map(([key, e]) => ({ key, ...e }));
   }
 
   clear(): void {

@@ -12,7 +12,7 @@ import { BackoffIndex } from './backoff.ts';
 import { ProviderCalibration } from './calibration.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { FamilyHealth } from './family-health.ts';
-import { Invoker } from './invocation.ts';
+import { Invoker, type InvocationRecord } from './invocation.ts';
 import { KeyStateTable, type ReadySource } from './key-states.ts';
 import { OwedDiscovery } from './owed-discovery.ts';
 import type { FamilyStats, PartitionHooks, PartitionSettings } from './partition-types.ts';
@@ -110,6 +110,12 @@ export class FamilyPartition {
 
   set onInvocation(observer: Invoker['onInvocation']) {
     this.invoker.onInvocation = observer;
+  }
+
+  /** Adds an observer of each invocation's outcome with its key (the console); returns its removal. */
+  observeInvocations(observer: (record: InvocationRecord) => void): () => void {
+    this.invoker.observers.add(observer);
+    return () => this.invoker.observers.delete(observer);
   }
 
   // ---- notifications -------------------------------------------------------------------------

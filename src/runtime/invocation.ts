@@ -36,6 +36,19 @@ export interface InvokerContext {
   logger: Logger;
 }
 
+/** One worker invocation's outcome, for observers (the console's recent invocations). */
+export interface InvocationRecord {
+  family: string;
+  scopeId: string;
+  /** Wall time of the outcome (the host clock). */
+  at: number;
+  status: string;
+  durationMs: number;
+  requestGeneration: number;
+  workerId: string;
+  error: string | null;
+}
+
 export class Invoker {
   invocations = 0;
   timeouts = 0;
@@ -44,6 +57,8 @@ export class Invoker {
   closing = false;
   /** Optional observer of every worker invocation's outcome (metrics); never affects dispatch. */
   onInvocation: ((family: string, outcome: string, durationMs: number) => void) | null = null;
+  /** Further observers of each outcome, with its key; never affect dispatch. */
+  readonly observers = new Set<(record: InvocationRecord) => void>();
   private workerSeq = 0;
 
   constructor(private readonly c: InvokerContext) {}
@@ -98,6 +113,20 @@ export class Invoker {
       );
       try {
         this.onInvocation?.(family, outcome.status, outcome.durationMs);
+        if (this.observers.size > 0) {
+          const error = 'error' in outcome && outcome.error ? String(outcome.error.message) : null;
+          const record = {
+            family,
+            scopeId,
+            at: this.c.clock.now(),
+            status: outcome.status,
+            durationMs: outcome.durationMs,
+            requestGeneration: generation,
+            workerId,
+            error,
+          };
+          for (const observe of this.observers) observe(record);
+        }
       } catch {
         /* an observer never disturbs dispatch */
       }
@@ -234,7 +263,7 @@ export class Invoker {
   private recordFailure(scopeId: string, invocation: Invocation, reason: string, error: Error, outcome?: WorkerOutcome): void {
     const { table, backoff, clock, logger } = this.c;
     const { term, source } = invocation;
-    const entry = backoff.fail(scopeId, reason, clock.now());
+    const entry = backoff.fail(scopeId, reason, clock.now(), error.message);
     // A retry's record names the trigger that first brought the key in (RFC 12).
     const trigger = source === 'retry' ? (table.get(scopeId)?.origin ?? 'retry') : source;
     table.waitForRetry(scopeId, trigger);

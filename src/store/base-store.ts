@@ -179,6 +179,15 @@ export abstract class BaseStore implements Store {
     return toKeyPage(rows, afterSequence, limit);
   }
 
+  /** Keys with ordinary work (dirty > clean), a keyset page by pending sequence: what an operator looks at, never admission. */
+  async listDirtyKeys(bindingName: string, afterSequence: number, limit: number): Promise<KeyPage> {
+    const op = 'pc_aps_list_dirty_keys';
+    assertBindingName(op, bindingName);
+    assertGeneration(op, 'after sequence', afterSequence, 0);
+    assertPageLimit(op, limit);
+    return toKeyPage(await this.rows(op, { binding_name: bindingName, after_sequence: afterSequence, page_limit: limit }), afterSequence, limit);
+  }
+
   async readBindingState(bindingName: string): Promise<BindingState> {
     const op = 'pc_aps_read_binding_state';
     assertBindingName(op, bindingName);

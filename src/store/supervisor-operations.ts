@@ -68,6 +68,11 @@ export const SUPERVISOR_OPERATIONS = {
     transaction: 'read',
     summary: 'page through keys with requested > handled, by pending_sequence',
   },
+  pc_aps_list_dirty_keys: {
+    params: ['binding_name', 'after_sequence', 'page_limit'],
+    transaction: 'read',
+    summary: 'page through keys with dirty > clean, by pending_sequence (operators: the web console; reads only)',
+  },
   pc_aps_read_binding_state: {
     params: ['binding_name'],
     transaction: 'read',

@@ -143,6 +143,11 @@ export const TASK_OPERATIONS = {
     transaction: 'own',
     summary: 'delete the readiness fact of a task worker that stops cleanly',
   },
+  pc_task_read_capacity: {
+    params: [],
+    transaction: 'read',
+    summary: 'the database claim cap of durable tasks and the running count (the web console)',
+  },
   pc_task_read_readiness: {
     params: [],
     transaction: 'read',

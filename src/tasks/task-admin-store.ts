@@ -119,6 +119,12 @@ export class TaskAdminStore {
     return { previousCapacity: nOrNull(r.previous_capacity), capacity: n(r.capacity), running: n(r.running) };
   }
 
+  /** The database claim cap and the tasks running against it (ADR T6); null without a 'claims' row. */
+  async readCapacity(): Promise<{ capacity: number | null; running: number; dbNow: Date } | null> {
+    const r = (await this.rows('pc_task_read_capacity', {}))[0];
+    return r ? { capacity: nOrNull(r.capacity), running: n(r.running), dbNow: dbTime(r.db_now)! } : null;
+  }
+
   async readReadiness(): Promise<{ liveWorkers: number; latestPublishedAt: Date | null; dbNow: Date }> {
     const r = (await this.rows('pc_task_read_readiness', {}))[0];
     return { liveWorkers: n(r.live_workers), latestPublishedAt: dbTime(r.latest_published_at), dbNow: dbTime(r.db_now)! };

@@ -54,6 +54,10 @@ async function installedProject(): Promise<{ dir: string; done(): void }> {
     'sql/sqlite/pc_aps_mark_dirty.sql',
     'procedures/oceanbase/pc_aps_mark_dirty.sql',
     'migrations/sqlite/CHECKSUMS',
+    // The web console's page: served as shipped, no build step.
+    'src/console/static/index.html',
+    'src/console/static/app.js',
+    'src/console/static/style.css',
   ]) {
     assert.ok(shipped.includes(needed), `${needed} is in the tarball`);
   }

@@ -343,6 +343,18 @@ export function register(backend: Backend): void {
             assertSqliteIndexRange(plan, 'ix_pc_api_owed', 'owed-request page');
           }
         });
+
+        test('pc_aps_list_dirty_keys: SEARCH ... USING INDEX ix_pc_api_scan', async () => {
+          const select = loadSqliteScript('pc_aps_list_dirty_keys').statements.filter((s) => /^SELECT\b/i.test(s));
+          assert.equal(select.length, 1);
+          for (const afterSequence of [0, middle]) {
+            const plan = (await fx.query(`EXPLAIN QUERY PLAN ${select[0]}`, [
+              { binding_name: BINDING, after_sequence: afterSequence, page_limit: PAGE },
+            ])) as unknown as EqpRow[];
+            console.log(`[sqlite] EXPLAIN QUERY PLAN pc_aps_list_dirty_keys (after=${afterSequence}):\n${formatEqp(plan)}\n`);
+            assertSqliteIndexRange(plan, 'ix_pc_api_scan', 'dirty-key page');
+          }
+        });
       } else {
         const OP = 'pc_aps_admit_scan_page';
         const admitValues = (afterSequence: number, limit: number, pageLast: number): Record<string, Literal> => ({
@@ -464,6 +476,24 @@ export function register(backend: Backend): void {
             await expectedOwed(fx, middle, limit),
           );
           assert.ok(reads <= 6 * limit + 40, `one owed page of ${limit} keys read ${reads} rows/index entries ${JSON.stringify(detail)}`);
+        });
+
+        test('pc_aps_list_dirty_keys: range on ix_pc_api_scan; a CALL reads O(page) rows', async () => {
+          const select = procedureStatement('pc_aps_list_dirty_keys', new RegExp(`\\bSELECT .* FROM ${TABLE} WHERE`), 'SELECT of the dirty keys');
+          for (const afterSequence of [0, middle]) {
+            const bound = bindProcedureSql(select, { p_binding_name: BINDING, p_after_sequence: afterSequence, p_page_limit: PAGE });
+            const plan = await explain(bound);
+            console.log(`[mysql] EXPLAIN pc_aps_list_dirty_keys (after=${afterSequence}):\n${formatExplain(plan)}\n`);
+            assertMysqlIndexRange(plan, 'ix_pc_api_scan', 'dirty-key page');
+          }
+          const limit = 10;
+          const { reads, detail, result } = await handlerReads((fx.store as unknown as { pool: Pool }).pool, 'CALL pc_aps_list_dirty_keys(?, ?, ?)', [
+            BINDING,
+            middle,
+            limit,
+          ]);
+          assert.equal(lastRows(result).length, limit);
+          assert.ok(reads <= 6 * limit + 40, `one dirty page of ${limit} keys read ${reads} rows/index entries ${JSON.stringify(detail)}`);
         });
       }
 

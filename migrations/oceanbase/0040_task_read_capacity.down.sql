@@ -1,0 +1,2 @@
+-- Reverts 0040: drops pc_task_read_capacity (the web console of this version reads the claim cap with it).
+-- @drop-procedure pc_task_read_capacity

@@ -1,0 +1,2 @@
+-- Reverts 0041: drops pc_aps_list_dirty_keys (the web console of this version lists dirty keys with it).
+-- @drop-procedure pc_aps_list_dirty_keys
