@@ -51,11 +51,13 @@ CREATE USER IF NOT EXISTS 'apsup_reader'@'%' IDENTIFIED BY 'change-me-reader';
 -- @after-migrations
 -- The adoption ledger, read at start-up (RFC 11: an adopted APScheduler job must not run twice).
 GRANT SELECT ON apsup.pc_aps_adoptions TO 'apsup_runtime'@'%';
--- The procedures a processor's or a task handler's commit calls, and nothing else.
+-- The procedures a processor's or a task handler's commit calls, and nothing else. (Upgrading
+-- from before migration 0042: REVOKE EXECUTE ON PROCEDURE apsup.pc_aps_ack_invocation FROM
+-- 'apsup_processor'@'%'; its acknowledgement now needs the host's token.)
 GRANT EXECUTE ON PROCEDURE apsup.pc_aps_read_intent TO 'apsup_processor'@'%';
 GRANT EXECUTE ON PROCEDURE apsup.pc_aps_read_binding_state TO 'apsup_processor'@'%';
 GRANT EXECUTE ON PROCEDURE apsup.pc_aps_begin_fenced TO 'apsup_processor'@'%';
-GRANT EXECUTE ON PROCEDURE apsup.pc_aps_ack_invocation TO 'apsup_processor'@'%';
+GRANT EXECUTE ON PROCEDURE apsup.pc_aps_ack_invocation_token TO 'apsup_processor'@'%';
 GRANT EXECUTE ON PROCEDURE apsup.pc_task_assert_attempt TO 'apsup_processor'@'%';
 GRANT EXECUTE ON PROCEDURE apsup.pc_task_heartbeat TO 'apsup_processor'@'%';
 GRANT EXECUTE ON PROCEDURE apsup.pc_task_progress TO 'apsup_processor'@'%';

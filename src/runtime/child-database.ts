@@ -9,21 +9,24 @@ import { databaseUrlOf } from '../config/database-url.ts';
 import type { Logger } from '../logging.ts';
 import { childDatabaseEnv, type SessionAccounts } from '../store/session-accounts.ts';
 import type { Clock } from './clock.ts';
+import { InvocationTokens } from './invocation-tokens.ts';
 import { TransactionWatchdog } from './transaction-watchdog.ts';
 
 export interface ChildDatabase {
   url: string;
   env: Record<string, string>;
   watchdog: TransactionWatchdog | null;
+  /** The invocation tokens of the worker's acknowledgement (invocation-tokens.ts). */
+  tokens: InvocationTokens;
 }
 
 export function childDatabaseOf(value: string | ChildDatabase): ChildDatabase {
-  return typeof value === 'string' ? { url: value, env: {}, watchdog: null } : value;
+  return typeof value === 'string' ? { url: value, env: {}, watchdog: null, tokens: new InvocationTokens() } : value;
 }
 
 export function childDatabase(accounts: SessionAccounts, budgetMs: number, logger: Logger, labels: Record<string, string>, clock?: Clock): ChildDatabase {
   const watchdog = new TransactionWatchdog({ budgetMs, target: accounts.processor, logger, labels, clock });
-  return { url: databaseUrlOf(accounts.processor), env: { ...childDatabaseEnv(accounts), ...watchdog.childEnv() }, watchdog };
+  return { url: databaseUrlOf(accounts.processor), env: { ...childDatabaseEnv(accounts), ...watchdog.childEnv() }, watchdog, tokens: new InvocationTokens() };
 }
 
 /** The environment of one child: the pool's database part last, so nothing of the host's URL leaks through. */

@@ -7,9 +7,11 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import { describeConfig, type RuntimeConfig } from '../config/runtime-config.ts';
 import { redactDatabaseUrl } from '../config/database-url.ts';
+import { backgroundPrincipal } from '../config/trusted-principal.ts';
 import { hostAccounts, type SessionAccounts } from '../store/session-accounts.ts';
 import { childDatabase } from './child-database.ts';
 import { attachFenceBreaker } from './takeover-bound.ts';
+import { secretCandidate } from '../store/invocation-token.ts';
 import type { Logger } from '../logging.ts';
 import { hostStoreEnv, openHostStore } from '../store/open.ts';
 import { lazyReadHandle, openReadHandle, type ReadHandle } from '../store/read-handle.ts';
@@ -103,6 +105,7 @@ export class Runtime {
         family: familyConfig.registration.family,
         processorModule: familyConfig.registration.processor.module,
         processorExport: familyConfig.registration.processor.exportName,
+        principal: backgroundPrincipal(config.trustedPrincipalId, familyConfig.registration.family),
         databaseUrl: childDatabase(this.accounts, config.leaseTtlMs, logger, { family: familyConfig.registration.family }, options.workerClock ?? this.clock),
         timeoutMs: familyConfig.workerTimeoutMs,
         graceMs: config.terminateGraceMs,
@@ -152,6 +155,11 @@ export class Runtime {
     for (const alias of this.config.aliasesUsed) this.logger.info(alias, 'compatibility alias used');
     // Takeovers end the stale fenced transactions they wait for (issue 40 item 2).
     if (this.supervisors.length > 0) this.closeBreaker = await attachFenceBreaker(this.store, this.config.database, this.accounts, this.logger);
+    // Each invocation's acknowledgement is bound to it by a token of this secret (issue 40).
+    if (this.pools.length > 0) {
+      const secret = await this.store.initInvocationSecret(secretCandidate());
+      for (const pool of this.pools) pool.useInvocationSecret(secret);
+    }
     for (const s of this.supervisors) {
       s.keeper.on('lost', (_term, reason) => {
         if (this.store.backend === 'sqlite') this.onFatal?.(`SQLite term superseded (${reason}): another runtime host started on this database`);

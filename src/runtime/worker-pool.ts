@@ -14,7 +14,7 @@ import { childDatabaseOf, childEnvOf, type ChildDatabase } from './child-databas
 import { forkManagedChild, terminateChild, type ManagedChild } from '../child/managed-child.ts';
 import { needsTsLoader, PRELOAD_TS_VARIABLE, USER_MODULES_VARIABLE } from '../child/ts-loader.ts';
 import { compileUserModules } from '../child/user-modules.ts';
-import type { ExecutionContext } from '../sdk/processor.ts';
+import type { BackgroundPrincipal, ExecutionContext } from '../sdk/processor.ts';
 import type { IntentSnapshot } from '../store/types.ts';
 import { WORKER_GRACE_VARIABLE, type ChildMessage, type ResultMessage } from '../worker/protocol.ts';
 import { exitOutcome, reportOf, type WorkerOutcome } from './worker-outcome.ts';
@@ -26,6 +26,8 @@ export interface WorkerPoolOptions {
   family: string;
   processorModule: string;
   processorExport?: string;
+  /** ctx.principal of every invocation (config/trusted-principal.ts): data sent with each one. */
+  principal: BackgroundPrincipal;
   /** The processor account's URL, or the pool's database part (child-database.ts). */
   databaseUrl: string | ChildDatabase;
   timeoutMs: number;
@@ -120,6 +122,11 @@ export class WorkerPool {
     return worker;
   }
 
+  /** From now on each invocation carries its acknowledgement token (Runtime.start). */
+  useInvocationSecret(secret: string): void {
+    this.database.tokens.use(secret);
+  }
+
   /** Runs one invocation; resolves after the result, or after a confirmed exit on timeout/crash. */
   async run(scopeId: string, context: ExecutionContext, snapshot?: IntentSnapshot): Promise<WorkerOutcome> {
     if (this.closed) throw new Error('worker pool is closed');
@@ -182,7 +189,9 @@ export class WorkerPool {
             processorModule: this.options.processorModule,
             processorExport: this.options.processorExport,
             context,
+            principal: this.options.principal,
             ...(snapshot ? { snapshot } : {}),
+            ...this.database.tokens.of(context, scopeId),
             ...carrier, // the dispatch span: the worker's invocation span is its child
           });
         },

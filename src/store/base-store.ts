@@ -247,6 +247,20 @@ export abstract class BaseStore implements Store {
     return toAckResult(single(await this.rows(op, ackParams(op, term, ack), tx), op));
   }
 
+  /** pc_aps_ack_invocation with the host's token of this invocation (a worker's own acknowledgement). */
+  async ackInvocationWithToken(term: Term, ack: AckRequest, invocationToken: string, tx?: TxHandle): Promise<AckResult> {
+    const op = 'pc_aps_ack_invocation_token';
+    if (!/^[0-9a-f]{64}$/.test(invocationToken)) throw new InvalidArgumentError(op, 'the invocation token must be 64 hexadecimal characters');
+    return toAckResult(single(await this.rows(op, { ...ackParams(op, term, ack), invocation_token: invocationToken }, tx), op));
+  }
+
+  /** The secret of the invocation tokens, recorded once (the first host's candidate). */
+  async initInvocationSecret(candidate: string): Promise<string> {
+    const op = 'pc_aps_init_invocation_secret';
+    const row = single(await this.rows(op, { candidate }), op);
+    return String(row.secret);
+  }
+
   async acknowledge(term: Term, ack: AckRequest): Promise<AckResult> {
     const op = 'pc_aps_acknowledge';
     return toAckResult(single(await this.rows(op, ackParams(op, term, ack)), op));

@@ -11,6 +11,7 @@ export const STORE_ERROR_CODES = [
   'intent_not_found',
   'ack_beyond_request',
   'clean_beyond_dirty',
+  'invocation_token_mismatch',
   'cron_fire_in_future',
   'attempt_lost',
   'task_not_found',

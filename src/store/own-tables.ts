@@ -14,6 +14,7 @@ export const OWN_TABLES = [
   'pc_aps_derived_accounts',
   'pc_aps_intake_batch_counter',
   'pc_aps_intake_batch_items',
+  'pc_aps_invocation_secret',
   'pc_aps_procedure_checksums',
   'pc_aps_schema_migrations',
   'pc_aps_signals',

@@ -98,6 +98,16 @@ export const SUPERVISOR_OPERATIONS = {
     transaction: 'caller',
     summary: 'fenced, in the business transaction: handled := claimed generation, optionally clean := snapshot dirty',
   },
+  pc_aps_ack_invocation_token: {
+    params: [...TERM, 'binding_name', 'scope_id', 'claimed_request_generation', 'clean_through_dirty_generation', 'invocation_token'],
+    transaction: 'caller',
+    summary: "a worker's pc_aps_ack_invocation, once the host's per-invocation token proves it is this invocation's (MySQL; not checked on SQLite)",
+  },
+  pc_aps_init_invocation_secret: {
+    params: ['candidate'],
+    transaction: 'own',
+    summary: 'records the secret of the invocation tokens once (the first host wins) and returns it',
+  },
 
   // ---- recorded mode and maintenance (mode switch, status) ----
   pc_aps_read_runtime_mode: {

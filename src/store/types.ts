@@ -202,6 +202,10 @@ export interface Store {
 
   // Acknowledgement (9)
   ackInvocation(term: Term, ack: AckRequest, tx?: TxHandle): Promise<AckResult>;
+  /** ackInvocation with the host's token of the invocation (pc_aps_ack_invocation_token): what a worker calls. */
+  ackInvocationWithToken(term: Term, ack: AckRequest, invocationToken: string, tx?: TxHandle): Promise<AckResult>;
+  /** The secret of the invocation tokens, recorded once by the first host (pc_aps_init_invocation_secret). */
+  initInvocationSecret(candidate: string): Promise<string>;
   /** ackInvocation in its own transaction, one call (pc_aps_acknowledge): no business writes. */
   acknowledge(term: Term, ack: AckRequest): Promise<AckResult>;
   /**

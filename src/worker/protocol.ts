@@ -1,5 +1,5 @@
 /** Messages between the supervisor (parent) and a worker child process over the IPC channel. */
-import type { ExecutionContext } from '../sdk/processor.ts';
+import type { BackgroundPrincipal, ExecutionContext } from '../sdk/processor.ts';
 import type { IntentSnapshot } from '../store/types.ts';
 import type { TraceCarrier } from '../observability/tracing.ts';
 import type { TransactionMessage } from '../store/transaction-observer.ts';
@@ -19,6 +19,8 @@ export interface InvokeMessage {
   processorModule: string;
   processorExport?: string;
   context: ExecutionContext;
+  /** The trusted background principal of this family (TRUSTED_PRINCIPAL_ID, resolved by the host). */
+  principal: BackgroundPrincipal;
   /**
    * The intent as the supervisor read it when it claimed the requested generation (the start
    * snapshot: its dirty generation is the one a clean confirmation may confirm). The worker reads
@@ -27,6 +29,8 @@ export interface InvokeMessage {
   snapshot?: IntentSnapshot;
   /** The supervisor's dispatch span (src/observability/tracing.ts); absent while nothing is traced. */
   trace?: TraceCarrier;
+  /** The host's token of this invocation, presented by the acknowledgement (pc_aps_ack_invocation_token). */
+  invocationToken?: string;
 }
 
 export type InvocationStatus =

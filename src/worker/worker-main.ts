@@ -125,7 +125,8 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
         Object.defineProperty(this, 'logger', { value: child });
         return child;
       },
-      principal: { kind: 'background', id: `apsup-background:${context.artifactFamily}`, family: context.artifactFamily },
+      // The host's trusted background principal (TRUSTED_PRINCIPAL_ID; RFC 6, A13/A14), as data.
+      principal: Object.freeze({ ...message.principal }),
       signal: current.signal,
       async commit(fn, options = {}) {
         let ack: AckResult | null = null;
@@ -135,7 +136,10 @@ async function invoke(message: InvokeMessage): Promise<ResultMessage> {
             const result = await withScopedTx(tx, db.backend, fn);
             if (options.acknowledge) {
               const clean = typeof options.confirmClean === 'function' ? options.confirmClean(result) : options.confirmClean;
-              ack = await db.ackInvocation(term, ackOptions(clean), tx);
+              // Bound to this invocation by the host's token (a restricted account may call only that one).
+              ack = message.invocationToken
+                ? await db.ackInvocationWithToken(term, ackOptions(clean), message.invocationToken, tx)
+                : await db.ackInvocation(term, ackOptions(clean), tx);
             }
             return result;
           })

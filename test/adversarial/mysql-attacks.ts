@@ -50,6 +50,12 @@ export function commitAttacks(db: string, fileDir: string): Attack[] {
     // Another holder's term: the administrator's proof run must not end the test's own term (the procedure commits).
     { name: 'CALL of a supervisor procedure', sql: ["CALL pc_aps_invalidate_term('global', 'h-other', 99)"], provenAsAdmin: true },
     { name: 'CALL of the task claim', sql: ["CALL pc_task_claim('w', 1000, '[]')"], provenAsAdmin: true },
+    // The untokened acknowledgement: another scope's request marked handled without running it.
+    {
+      name: 'CALL of the untokened acknowledgement',
+      sql: ["CALL pc_aps_ack_invocation('global', 'h-other', 99, 'adv-binding', 'scope-a', 1, NULL)"],
+      provenAsAdmin: true,
+    },
     { name: 'hidden DDL (implicit commit)', sql: ['/*M! CREATE TABLE adv_ddl (a INT) */'], provenAsAdmin: false },
     {
       name: 'a trigger that writes intents',

@@ -17,6 +17,7 @@ import { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
 import { OWN_TABLES } from '../../src/store/own-tables.ts';
 import { PROCESSOR_URL_VARIABLE, READER_URL_VARIABLE, fencingSummary, resolveSessionAccounts, type SessionAccounts } from '../../src/store/session-accounts.ts';
 import type { Term } from '../../src/store/types.ts';
+import { invocationToken, secretCandidate } from '../../src/store/invocation-token.ts';
 import { createBackend, MYSQL_TEST_URL, type BackendFixture } from '../helpers/backends.ts';
 import { takeTerm } from '../helpers/store-asserts.ts';
 import { grantScript, ROLES, userFor, type Role } from './grants-script.ts';
@@ -111,6 +112,31 @@ function attackSuite(name: string, setup: () => Promise<{ admin: Mysql; accounts
       // The leader's renewal is not held up by anything the commit tried.
       const renewed = await adminStore.renewTerm(term, 30_000);
       assert.equal(renewed.outcome, 'renewed');
+    });
+
+    test("another scope's acknowledgement needs its token: a processor that knows its term cannot forge it", async () => {
+      const secret = await adminStore.initInvocationSecret(secretCandidate());
+      await adminStore.acceptRequest('adv-binding', 'scope-b');
+      const processor = MysqlStore.open(accounts.processor as Mysql, 2);
+      const ack = (scopeId: string) => ({ bindingName: 'adv-binding', scopeId, claimedRequestGeneration: 1, cleanThroughDirtyGeneration: null });
+      try {
+        // Its own invocation's token (scope-a), presented for scope-b: refused by the procedure.
+        const own = invocationToken(secret, term, 'adv-binding', 'scope-a', 1);
+        await assert.rejects(
+          processor.fencedTransaction(term, (tx) => processor.ackInvocationWithToken(term, ack('scope-b'), own, tx)),
+          (e: { code?: string }) => e.code === 'invocation_token_mismatch',
+        );
+        await assert.rejects(
+          processor.fencedTransaction(term, (tx) => processor.ackInvocationWithToken(term, ack('scope-b'), 'f'.repeat(64), tx)),
+          (e: { code?: string }) => e.code === 'invocation_token_mismatch',
+        );
+        assert.equal((await adminStore.readIntent('adv-binding', 'scope-b'))!.handledGeneration, 0, 'scope-b is still owed');
+        // The host's token of scope-a's invocation: accepted.
+        const r = await processor.fencedTransaction(term, (tx) => processor.ackInvocationWithToken(term, ack('scope-a'), own, tx));
+        assert.equal(r.outcome, 'acknowledged');
+      } finally {
+        await processor.close();
+      }
     });
 
     test("a processor's read handle session: each attack is refused; nothing written", async () => {

@@ -19,7 +19,7 @@ export const PROCESSOR_PROCEDURES = [
   'pc_aps_read_intent',
   'pc_aps_read_binding_state',
   'pc_aps_begin_fenced',
-  'pc_aps_ack_invocation',
+  'pc_aps_ack_invocation_token',
   'pc_task_assert_attempt',
   'pc_task_heartbeat',
   'pc_task_progress',
@@ -105,8 +105,24 @@ export async function provisionDerivedAccounts(conn: Queryable, schema: string):
     await conn.query(`ALTER USER '${user}'@'%' IDENTIFIED BY ?`, [password]);
     out.push({ role, user, password });
   }
+  await revokeFormerGrants(conn, schema, out);
   await syncBusinessGrants(conn, schema, out);
   return out;
+}
+
+/** Procedures an earlier release granted the processor account and this one does not. */
+const FORMER_PROCESSOR_PROCEDURES = ['pc_aps_ack_invocation'];
+
+async function revokeFormerGrants(conn: Queryable, schema: string, accounts: readonly AccountCredentials[]): Promise<void> {
+  for (const a of accounts) {
+    if (a.role !== 'processor') continue;
+    for (const p of FORMER_PROCESSOR_PROCEDURES) {
+      await conn.query(`REVOKE EXECUTE ON PROCEDURE ${quoteIdent(schema)}.${p} FROM '${a.user}'@'%'`).catch((error: unknown) => {
+        // ER_NONEXISTING_PROC_GRANT: it had none.
+        if ((error as { errno?: number }).errno !== 1403) throw error;
+      });
+    }
+  }
 }
 
 /** Grants the business tables present now to the derived accounts (tables created later: at the next start). */

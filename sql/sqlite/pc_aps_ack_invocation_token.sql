@@ -1,0 +1,15 @@
+-- Operation: pc_aps_ack_invocation_token   (MySQL twin: procedures/oceanbase/pc_aps_ack_invocation_token.sql; TypeScript: Store.ackInvocationWithToken)
+-- Purpose: pc_aps_ack_invocation (included below by the script loader, not copied). The token
+--   is not checked on SQLite (pc_aps_init_invocation_secret.sql says why); it is read once so that
+--   the script takes the same parameters as the procedure.
+-- Transaction: runs INSIDE the caller's transaction (BEGIN IMMEDIATE of the fenced commit).
+-- Parameters:
+--   :supervisor_key, :holder_id, :supervisor_generation   the worker's term
+--   :binding_name, :scope_id
+--   :claimed_request_generation       the requested generation read at start (>= 1)
+--   :clean_through_dirty_generation   NULL, or the dirty generation of the start snapshot
+--   :invocation_token                 the token the host gave the worker (not checked here)
+-- Result: the row of pc_aps_ack_invocation.
+-- Errors (message): those of pc_aps_ack_invocation.
+SELECT :invocation_token AS invocation_token WHERE 0;
+-- @include pc_aps_ack_invocation
