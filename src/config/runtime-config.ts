@@ -57,6 +57,8 @@ export interface RuntimeConfig {
   discoveryTimeoutMs: number;
   /** Idle worker processes per family started at start-up (capped by each family's budget). */
   warmWorkers: number;
+  /** The trusted background principal's id, `{family}` standing for the family (TRUSTED_PRINCIPAL_ID; RFC 6, A13/A14). */
+  trustedPrincipalId: string;
   families: FamilyConfig[];
   aliasesUsed: Array<{ alias: string; target: string }>;
   /** POWERCONTEXT_SERVER_RUNTIME_* variables nothing reads (logged as warnings at start-up). */
@@ -201,6 +203,7 @@ export function parseRuntimeConfig(env: Env, registrations: FamilyRegistration[]
     terminateGraceMs: ms('TERMINATE_GRACE_SECONDS'),
     discoveryTimeoutMs: ms('DISCOVERY_TIMEOUT_SECONDS'),
     warmWorkers: t('WARM_WORKERS'),
+    trustedPrincipalId: settings.TRUSTED_PRINCIPAL_ID,
     families,
     aliasesUsed,
     unknownVariables: unknownVariables(env, ENV_PREFIX, knownSettings(registrations), registrations),
@@ -221,6 +224,7 @@ export function describeConfig(config: RuntimeConfig): Record<string, unknown> {
     ...(config.database.backend === 'sqlite' ? { sqliteSynchronous: config.sqliteSynchronous } : {}),
     leaseTtlMs: config.leaseTtlMs,
     renewEveryMs: config.renewEveryMs,
+    trustedPrincipalId: config.trustedPrincipalId,
     families: config.families.map((f) => ({
       family: f.registration.family,
       binding: f.registration.bindingName,

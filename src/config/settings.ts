@@ -15,6 +15,7 @@ import { LEASE_TTL_MAX_SECONDS, MAX_WORKERS_MAX, TIMER_MAX_SECONDS, decimal } fr
 import { listenAddress, observabilityAddress } from './observability-address.ts';
 import { parseSqliteSynchronous } from '../store/sqlite/synchronous.ts';
 import { NOTIFY_REDIS_URL_VARIABLE, parseNotifyConfig } from '../notify/config.ts';
+import { DEFAULT_TRUSTED_PRINCIPAL_ID, trustedPrincipalId } from './trusted-principal.ts';
 
 export const ENV_PREFIX = 'POWERCONTEXT_SERVER_RUNTIME_';
 /** Task timeouts are not bounded by one Node timer (setLongTimeout chains them): ten years. */
@@ -83,6 +84,12 @@ export const SETTINGS = {
     doc: 'redis://host:port/db of the optional wake-up channel (MySQL/OceanBase), or off',
     default: 'off',
     schema: z.string().transform((v) => parseNotifyConfig({ [NOTIFY_REDIS_URL_VARIABLE]: v })),
+  }),
+  TRUSTED_PRINCIPAL_ID: def({
+    group: 'runtime',
+    doc: "the trusted background principal processors receive as ctx.principal.id (RFC 6; {family}: the family's name)",
+    default: DEFAULT_TRUSTED_PRINCIPAL_ID,
+    schema: trustedPrincipalId,
   }),
   FAMILIES_MODULE: def({ group: 'runtime', doc: 'the families module (run requires it, or --families)', schema: optionalText }),
   TASKS_MODULE: def({ group: 'tasks', doc: 'the durable task handlers module', defaultDoc: 'the reference task module', schema: optionalText }),

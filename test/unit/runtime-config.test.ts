@@ -490,3 +490,27 @@ describe('A15: bounds the runtime can honour', () => {
     );
   });
 });
+
+describe('RFC 6, A13/A14: the trusted background principal', () => {
+  test('defaults to apsup-background:{family}, the id processors received before the setting', () => {
+    const c = parse({});
+    assert.equal(c.trustedPrincipalId, 'apsup-background:{family}');
+    assert.equal(describeConfig(c).trustedPrincipalId, 'apsup-background:{family}');
+  });
+
+  test('takes the configured id; blank is the default', () => {
+    assert.equal(parse({ TRUSTED_PRINCIPAL_ID: ' svc:runtime/{family} ' }).trustedPrincipalId, 'svc:runtime/{family}');
+    assert.equal(parse({ TRUSTED_PRINCIPAL_ID: '  ' }).trustedPrincipalId, 'apsup-background:{family}');
+  });
+
+  test('a bad id fails start-up in one line naming the variable and the allowed form', () => {
+    for (const value of ['svc runtime', "svc'x", '{familly}', 'x'.repeat(201)]) {
+      const message = rejects({ TRUSTED_PRINCIPAL_ID: value }, [`${P}TRUSTED_PRINCIPAL_ID`, 'letters, digits and . _ : @ / + -', '{family}']);
+      assert.equal(message.includes('\n'), false, message);
+    }
+  });
+
+  test('is a known variable (no unknown-variable warning)', () => {
+    assert.deepEqual(parse({ TRUSTED_PRINCIPAL_ID: 'svc:x' }).unknownVariables, []);
+  });
+});
