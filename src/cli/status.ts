@@ -10,6 +10,7 @@
  *     and in progress (pc_aps_read_binding_state), owed invocations and ordinary backlog counted
  *     over the partial/flag indexes and capped (pc_aps_read_family_backlog).
  */
+import { fencingSummary, resolveSessionAccounts } from '../store/session-accounts.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { redactDatabaseUrl } from '../config/database-url.ts';
@@ -61,6 +62,8 @@ export interface StatusReport {
   supervisors: SupervisorStatus[];
   families: FamilyStatus[];
   countCap: number;
+  /** `apsup status` only: what enforces the fencing of processors' sessions in this environment (issue 40). */
+  fencing?: { setup: string; summary: string; problems: string[] };
 }
 
 function pidAlive(pid: number): boolean {
@@ -97,7 +100,10 @@ export async function collectStatus(options: StatusOptions): Promise<StatusRepor
   await requireMigratedSchema(config.database, { command: 'status', allMigrations: false, drift: false });
   const store = openStore(config.database);
   try {
-    return await statusFromStore(store, config);
+    const report = await statusFromStore(store, config);
+    // Read, never created here: `apsup db accounts` or a start creates derived accounts.
+    const accounts = await resolveSessionAccounts(config.database, options.env ?? process.env, { provision: false });
+    return { ...report, fencing: { setup: accounts.setup, summary: fencingSummary(accounts), problems: accounts.problems } };
   } finally {
     await store.close();
   }
@@ -166,6 +172,7 @@ export function formatStatus(report: StatusReport): string {
   const lines: string[] = [];
   lines.push(`database: ${report.database} (${report.backend}), db time ${report.dbNow}`);
   lines.push(`mode: ${report.mode ?? '(none recorded yet)'}${report.maintenance ? ' [MAINTENANCE]' : ''}`);
+  if (report.fencing) lines.push(report.fencing.summary);
   if (report.sqliteHost)
     lines.push(
       `sqlite host: ${report.sqliteHost.pid === null ? 'none' : `pid ${report.sqliteHost.pid} ${report.sqliteHost.alive ? 'running' : 'dead (stale lock)'}`}`,
