@@ -83,7 +83,8 @@ describe('[mysql] the documented accounts through the CLI', () => {
       );
       const status = await runCli(['status', '--families', FAMILIES, '--json'], runtimeVars());
       assert.equal(status.code, 0, status.stderr);
-      const report = JSON.parse(status.stdout) as { supervisors: Array<{ supervisorKey: string; live: boolean }> };
+      const report = JSON.parse(status.stdout) as { supervisors: Array<{ supervisorKey: string; live: boolean }>; fencing: { setup: string } };
+      assert.equal(report.fencing.setup, 'grants', 'apsup status reports the setup in force');
       assert.ok(
         report.supervisors.some((s) => s.supervisorKey === 'global' && s.live),
         status.stdout,
