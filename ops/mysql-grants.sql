@@ -64,6 +64,7 @@ GRANT EXECUTE ON PROCEDURE apsup.pc_task_progress TO 'apsup_processor'@'%';
 GRANT EXECUTE ON PROCEDURE apsup.pc_task_complete TO 'apsup_processor'@'%';
 GRANT EXECUTE ON PROCEDURE apsup.pc_task_fail TO 'apsup_processor'@'%';
 GRANT EXECUTE ON PROCEDURE apsup.pc_task_finish_cancelled TO 'apsup_processor'@'%';
+GRANT EXECUTE ON PROCEDURE apsup.pc_task_is_active TO 'apsup_processor'@'%';
 
 -- Business tables, per table: what the processors write (ctx.commit) and read (ctx.read), and
 -- what the host's hooks write, e.g.

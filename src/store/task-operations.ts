@@ -128,6 +128,11 @@ export const TASK_OPERATIONS = {
     transaction: 'own',
     summary: 'publish a task worker readiness fact with a short TTL',
   },
+  pc_task_is_active: {
+    params: ['task_id'],
+    transaction: 'read',
+    summary: "whether a task is pending or running (a handler's question about its domain row's owner; no other field of the task)",
+  },
   pc_task_count_active: {
     params: ['cap'],
     transaction: 'read',

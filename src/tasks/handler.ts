@@ -51,6 +51,11 @@ export interface TaskContext extends TaskIdentity {
   onComplete(fn: (tx: Tx) => Promise<void> | void): void;
   /** One parameterized statement on a commit's handle (the same as `tx.query`). */
   query(tx: Tx, sql: string, params?: unknown[]): Promise<Record<string, unknown>[]>;
+  /**
+   * Whether another task is still active (pending or running), read in the commit `tx`
+   * (pc_task_is_active): a handler may not read the task table itself.
+   */
+  taskActive(tx: Tx, taskId: number): Promise<boolean>;
 }
 
 export interface TaskHandlerModule {

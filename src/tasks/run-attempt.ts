@@ -72,6 +72,8 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
   const query = (tx: Tx, sql: string, params?: unknown[]) => tx.query(sql, params);
   const hook = (tx: import('../store/types.ts').TxHandle, h: { failureHook?: TaskHandlerModule['failureHook'] }) =>
     withScopedTx(tx, store.backend, (scoped) => h.failureHook?.(scoped, identity, { query, backend: store.backend }));
+  // The driver handle of each open commit's scoped handle, for ctx.taskActive (never given out).
+  const raws = new WeakMap<Tx, import('../store/types.ts').TxHandle>();
   const controller = lazyAbortController();
   control.abort = (reason) => controller.abort(reason);
   if (control.terminating) controller.abort(new Error('the worker is shutting down'));
@@ -170,7 +172,10 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
       async commit(fn) {
         return tasks.transaction(async (tx) => {
           await tasks.assertAttempt(tx, task.taskId, task.attemptToken);
-          const value = await withScopedTx(tx, store.backend, fn);
+          const value = await withScopedTx(tx, store.backend, (scoped) => {
+            raws.set(scoped, tx);
+            return fn(scoped);
+          });
           // The callback may have waited (locks, I/O) past the lease: verify the attempt again,
           // by the database clock, before the domain writes can commit; a lost attempt rolls back.
           await tasks.assertAttempt(tx, task.taskId, task.attemptToken);
@@ -181,13 +186,19 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
         finalizer = fn;
       },
       query,
+      async taskActive(tx, taskId) {
+        // In the commit's own transaction (SQLite: its one connection is held by it).
+        const raw = raws.get(tx);
+        if (!raw) throw new Error('ctx.taskActive needs the handle of an open ctx.commit');
+        return tasks.isActive(taskId, raw);
+      },
     };
     try {
       const value = await handler.run(task.payload, ctx);
       if (control.terminateReason === 'timeout' || control.terminateReason === 'lost') {
         return result('interrupted', 'interrupted_by_shutdown', `the handler returned after the attempt was stopped (${control.terminateReason})`);
       }
-      const onComplete = finalizer;
+      const onComplete = finalizer as ((tx: Tx) => Promise<void> | void) | null;
       // Without ctx.onComplete writes the host commits the success with others (its group
       // commit); it refuses it as pc_task_complete would (a recorded cancel, a lost lease) and
       // then ends the attempt itself. A result that is not JSON fails here, as a success would.
@@ -195,7 +206,10 @@ export async function runAttempt(message: RunTaskMessage, control: AttemptContro
       await tasks
         .transaction(async (tx) => {
           await tasks.assertAttempt(tx, task.taskId, task.attemptToken); // locks the task row first
-          await withScopedTx(tx, store.backend, onComplete);
+          await withScopedTx(tx, store.backend, (scoped) => {
+            raws.set(scoped, tx);
+            return onComplete(scoped);
+          });
           await tasks.complete(task.taskId, task.attemptToken, value ?? null, tx);
         })
         .catch((error: unknown) => {

@@ -29,6 +29,14 @@ export class TaskStore extends TaskAdminStore {
     await this.rows(op, { task_id: taskId, attempt_token: attemptToken }, tx);
   }
 
+  /** Whether a task is pending or running (pc_task_is_active); inside `tx` when given. */
+  async isActive(taskId: number, tx?: TxHandle): Promise<boolean> {
+    const op = 'pc_task_is_active';
+    requireId(op, taskId);
+    const [row] = await this.rows(op, { task_id: taskId }, tx);
+    return Number(row?.active) === 1;
+  }
+
   async submit(input: SubmitInput, tx?: TxHandle): Promise<SubmitResult> {
     const op = 'pc_task_submit';
     const rows = await this.rows(op, { ...submitColumns(op, input) }, tx);

@@ -126,7 +126,7 @@ test('ops/mysql-grants.sql: the owner migrates, the runtime account (EXECUTE + d
   const cleanups: Array<() => Promise<void>> = [];
   try {
     assert.ok(
-      setup.some((s) => /^GRANT EXECUTE ON/.test(s)) && afterMigrations.length === 11 && demo.length === 30,
+      setup.some((s) => /^GRANT EXECUTE ON/.test(s)) && afterMigrations.length === 12 && demo.length === 30,
       'the script has its setup, after-migrations and demo parts',
     );
     for (const sql of setup) await admin.query(sql);

@@ -26,6 +26,7 @@ export const PROCESSOR_PROCEDURES = [
   'pc_task_complete',
   'pc_task_fail',
   'pc_task_finish_cancelled',
+  'pc_task_is_active',
 ] as const;
 
 export type SessionRole = 'processor' | 'reader';

@@ -27,6 +27,5 @@ export async function assertOwnedRow(
 /** Whether the task that owns a domain row is still active (pending or running). */
 export async function ownerActive(ctx: TaskContext, tx: Tx, ownerTaskId: unknown): Promise<boolean> {
   if (ownerTaskId === null || ownerTaskId === undefined || Number(ownerTaskId) === ctx.taskId) return false;
-  const rows = await ctx.query(tx, "SELECT state FROM pc_durable_tasks WHERE task_id = ? AND state IN ('pending', 'running')", [Number(ownerTaskId)]);
-  return rows.length > 0;
+  return ctx.taskActive(tx, Number(ownerTaskId));
 }

@@ -1,0 +1,2 @@
+-- Migration 0043 down: the task-activity read.
+-- @drop-procedure pc_task_is_active
