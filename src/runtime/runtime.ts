@@ -155,8 +155,9 @@ export class Runtime {
     for (const alias of this.config.aliasesUsed) this.logger.info(alias, 'compatibility alias used');
     // Takeovers end the stale fenced transactions they wait for (issue 40 item 2).
     if (this.supervisors.length > 0) this.closeBreaker = await attachFenceBreaker(this.store, this.config.database, this.accounts, this.logger);
-    // Each invocation's acknowledgement is bound to it by a token of this secret (issue 40).
-    if (this.pools.length > 0) {
+    // Each invocation's acknowledgement is bound to it by a token of this secret (issue 40): what
+    // a processor account restricted by grants needs (a privileged one could write the intent anyway).
+    if (this.pools.length > 0 && this.accounts.setup === 'grants') {
       const secret = await this.store.initInvocationSecret(secretCandidate());
       for (const pool of this.pools) pool.useInvocationSecret(secret);
     }
