@@ -33,3 +33,18 @@ export function childDatabase(accounts: SessionAccounts, budgetMs: number, logge
 export function childEnvOf(db: ChildDatabase): Record<string, string> {
   return { ...db.env, POWERCONTEXT_SERVER_RUNTIME_DATABASE_URL: db.url };
 }
+
+/**
+ * The environment a child inherits from its host, without the host's secrets: every
+ * POWERCONTEXT_SERVER_RUNTIME_* URL, token, password or secret (the host's database URL, the
+ * console's operator token, the wake-up channel's URL). The pool's database part is added after.
+ * A child's own /proc reads of its parent are not prevented here (SECURITY.md).
+ */
+export function childBaseEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (/^POWERCONTEXT_SERVER_RUNTIME_\w*(?:URL|TOKEN|PASSWORD|SECRET)$/i.test(k)) continue;
+    out[k] = v;
+  }
+  return out;
+}

@@ -10,7 +10,7 @@
  * reaches the child (APSUP_WORKER_TERMINATE_GRACE_MS), which leaves once its invocation reported.
  */
 import type { ChildProcess } from 'node:child_process';
-import { childDatabaseOf, childEnvOf, type ChildDatabase } from './child-database.ts';
+import { childBaseEnv, childDatabaseOf, childEnvOf, type ChildDatabase } from './child-database.ts';
 import { forkManagedChild, terminateChild, type ManagedChild } from '../child/managed-child.ts';
 import { needsTsLoader, PRELOAD_TS_VARIABLE, USER_MODULES_VARIABLE } from '../child/ts-loader.ts';
 import { compileUserModules } from '../child/user-modules.ts';
@@ -83,7 +83,7 @@ export class WorkerPool {
 
   private spawn(): WorkerProcess {
     const handle = forkManagedChild('worker-main', {
-      ...process.env,
+      ...childBaseEnv(process.env),
       ...this.options.env,
       ...childEnvOf(this.database),
       [WORKER_GRACE_VARIABLE]: String(this.options.graceMs),

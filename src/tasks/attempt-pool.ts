@@ -15,7 +15,7 @@
  * at most 30 s), so a worker that cannot start does not become a fork loop.
  */
 import type { ChildProcess } from 'node:child_process';
-import { childDatabaseOf, childEnvOf, type ChildDatabase } from '../runtime/child-database.ts';
+import { childBaseEnv, childDatabaseOf, childEnvOf, type ChildDatabase } from '../runtime/child-database.ts';
 import { forkManagedChild, isAlive, terminateChild, type ManagedChild } from '../child/managed-child.ts';
 import { needsTsLoader, PRELOAD_TS_VARIABLE, USER_MODULES_VARIABLE } from '../child/ts-loader.ts';
 import { useForHost } from '../child/host-import.ts';
@@ -110,7 +110,7 @@ export class AttemptPool {
 
   private spawn(): TaskWorker {
     const handle = forkManagedChild('task-worker-main', {
-      ...process.env,
+      ...childBaseEnv(process.env),
       ...childEnvOf(this.database),
       [PRELOAD_TS_VARIABLE]: needsTsLoader(this.config.tasksModule) && !this.userModules ? '1' : '0',
       [USER_MODULES_VARIABLE]: this.userModules ?? '',

@@ -9,8 +9,8 @@ import { childDatabaseEnv, fencingSummary, hostAccounts, resolveSessionAccounts,
 
 test('derived user names: per schema, per role, within 32 characters', () => {
   const p = derivedUserName('processor', 'apsup');
-  assert.match(p, /^aps_p_[0-9a-f]{8}$/);
-  assert.match(derivedUserName('reader', 'apsup'), /^aps_r_[0-9a-f]{8}$/);
+  assert.match(p, /^aps_p_[0-9a-f]{16}$/);
+  assert.match(derivedUserName('reader', 'apsup'), /^aps_r_[0-9a-f]{16}$/);
   assert.notEqual(p, derivedUserName('processor', 'apsup2'));
   assert.ok(p.length <= 32);
 });

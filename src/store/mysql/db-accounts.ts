@@ -10,7 +10,7 @@
  */
 import crypto from 'node:crypto';
 import type { Connection, Pool, PoolConnection } from 'mysql2/promise';
-import { isOwnTable } from '../own-tables.ts';
+import { isOwnTable, OWN_TABLES } from '../own-tables.ts';
 
 type Queryable = Pick<Connection | Pool | PoolConnection, 'query'>;
 
@@ -40,9 +40,9 @@ export interface AccountCredentials {
 const ER_NO_SUCH_TABLE = 1146;
 const ER_TABLEACCESS_DENIED = 1142;
 
-/** `aps_p_<8 hex>` / `aps_r_<8 hex>` of the schema: within MySQL 8's 32-character user names. */
+/** `aps_p_<16 hex>` / `aps_r_<16 hex>` of the schema: within MySQL 8's 32-character user names. */
 export function derivedUserName(role: SessionRole, schema: string): string {
-  const hash = crypto.createHash('sha256').update(schema).digest('hex').slice(0, 8);
+  const hash = crypto.createHash('sha256').update(schema).digest('hex').slice(0, 16);
   return `aps_${role === 'processor' ? 'p' : 'r'}_${hash}`;
 }
 
@@ -173,6 +173,22 @@ export async function inspectAccount(conn: Queryable, schema: string, role: Sess
     if (isOwnTable(String(r.t))) problems.push(`${r.p} on ${r.t}`);
     else if (role === 'reader' && r.p !== 'SELECT') problems.push(`${r.p} on ${r.t} (a reader only reads)`);
   }
+  const [columns] = await conn.query(
+    'SELECT DISTINCT TABLE_NAME AS t, PRIVILEGE_TYPE AS p FROM information_schema.COLUMN_PRIVILEGES WHERE GRANTEE = ? AND TABLE_SCHEMA = ?',
+    [grantee, schema],
+  );
+  for (const r of columns as Array<{ t: string; p: string }>) {
+    if (isOwnTable(String(r.t))) problems.push(`${r.p} on columns of ${r.t}`);
+    else if (role === 'reader' && r.p !== 'SELECT') problems.push(`${r.p} on columns of ${r.t} (a reader only reads)`);
+  }
+  // A view is its definer's door to what it reads: granted business objects must be base tables.
+  const [views] = await conn.query(
+    "SELECT DISTINCT p.TABLE_NAME AS t FROM information_schema.TABLE_PRIVILEGES p JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = p.TABLE_SCHEMA AND t.TABLE_NAME = p.TABLE_NAME WHERE p.GRANTEE = ? AND p.TABLE_SCHEMA = ? AND t.TABLE_TYPE <> 'BASE TABLE'",
+    [grantee, schema],
+  );
+  for (const r of views as Array<{ t: string }>) problems.push(`a privilege on the view ${r.t} (grant base tables only)`);
+  problems.push(...(await roleProblems(conn)));
+  problems.push(...(await probeOwnTables(conn)));
   if (role === 'reader') {
     const [procs] = await conn.query('SELECT ROUTINE_NAME AS n FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = ?', [schema]);
     // information_schema.ROUTINES lists only the routines the account may execute (or owns).
@@ -183,6 +199,64 @@ export async function inspectAccount(conn: Queryable, schema: string, role: Sess
     for (const r of procs as Array<{ n: string }>) if (!allowed.has(String(r.n))) problems.push(`EXECUTE on ${r.n}`);
   }
   return { account: String(who.account), problems };
+}
+
+/** Roles (granted, default or mandatory) bring privileges the views above do not show: refused. */
+async function roleProblems(conn: Queryable): Promise<string[]> {
+  const out: string[] = [];
+  try {
+    const [roles] = await conn.query('SELECT ROLE_NAME AS r FROM information_schema.APPLICABLE_ROLES');
+    for (const r of roles as Array<{ r: string }>) out.push(`the role ${r.r} (grant privileges directly, not through roles)`);
+  } catch (error) {
+    if ((error as { errno?: number }).errno !== 1109) throw error; // ER_UNKNOWN_TABLE: no roles view here
+  }
+  try {
+    const [[m]] = (await conn.query('SELECT @@mandatory_roles AS m')) as unknown as [[{ m: unknown }]];
+    if (String(m.m ?? '').trim() !== '') out.push(`mandatory roles ${String(m.m)}`);
+  } catch (error) {
+    if ((error as { errno?: number }).errno !== 1193) throw error; // MariaDB, OceanBase: no mandatory roles
+  }
+  return out;
+}
+
+/** A column each probe of an UPDATE names (the fence-critical tables). */
+const PROBE_COLUMNS: Record<string, string> = {
+  pc_artifact_processing_leases: 'expires_at',
+  pc_artifact_processing_intents: 'handled_generation',
+  pc_artifact_processing_fence_slots: 'fence_slot',
+  pc_artifact_processing_lease_fences: 'supervisor_generation',
+  pc_durable_tasks: 'state',
+  pc_durable_task_control: 'name',
+  pc_aps_invocation_secret: 'secret',
+  pc_aps_derived_accounts: 'password',
+};
+
+/**
+ * The server's own answer, whatever granted it (PUBLIC, a default role the views do not list):
+ * SELECT, DELETE and (fence-critical tables) UPDATE of each supervisor table, with an impossible
+ * WHERE in a transaction rolled back. Any one that is not refused is a problem.
+ */
+async function probeOwnTables(conn: Queryable): Promise<string[]> {
+  const out: string[] = [];
+  const refused = (errno: number | undefined) => errno === 1142 || errno === 1143 || errno === 1146;
+  for (const t of OWN_TABLES) {
+    const probes = [`SELECT 1 FROM ${t} WHERE 1 = 0`, `DELETE FROM ${t} WHERE 1 = 0`];
+    // A constant, not the column itself: reading it would need SELECT, and UPDATE alone writes.
+    if (PROBE_COLUMNS[t]) probes.push(`UPDATE ${t} SET ${PROBE_COLUMNS[t]} = NULL WHERE 1 = 0`);
+    for (const sql of probes) {
+      await conn.query('START TRANSACTION');
+      try {
+        await conn.query(sql);
+        out.push(`the server allows ${sql.split(' ')[0]} on ${t}`);
+      } catch (error) {
+        // Anything but a refusal (an unknown column, say) means the privilege check passed.
+        if (!refused((error as { errno?: number }).errno)) out.push(`the server does not refuse ${sql.split(' ')[0]} on ${t}`);
+      } finally {
+        await conn.query('ROLLBACK');
+      }
+    }
+  }
+  return out;
 }
 
 /** A schema-level grant's name is a LIKE pattern (`%`, `_`, backslash escapes): does it cover schema? */

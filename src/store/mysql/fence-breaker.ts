@@ -117,8 +117,11 @@ export class FenceBreaker {
     const processorUser = this.options.processor.user;
     for (const r of rows as Array<{ id: unknown; user: unknown; info: unknown }>) {
       const id = Number(r.id);
-      // Only the processors' sessions, never a term operation of another host (short, and not ours to end).
-      if (!Number.isSafeInteger(id) || String(r.user) !== processorUser || /^\s*CALL\s+pc_aps_/i.test(String(r.info ?? ''))) continue;
+      // Only the processors' sessions. When they share the host's account (filtered only), a term
+      // operation of another host is told apart by its text; a processor's text never spares it.
+      const sharedAccount = processorUser === this.options.watcher.user;
+      if (!Number.isSafeInteger(id) || String(r.user) !== processorUser) continue;
+      if (sharedAccount && /^\s*CALL\s+pc_aps_(?:acquire|renew|switch|invalidate)/i.test(String(r.info ?? ''))) continue;
       this.options.logger.warn({ connectionId: id }, 'a takeover waits for a fenced transaction of the expired term: its session is ended (KILL CONNECTION)');
       await killMysqlConnection(this.options.processor, id);
       this.ended += 1;

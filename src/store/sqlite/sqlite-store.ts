@@ -42,7 +42,8 @@ export interface SqliteOpenOptions {
 
 export function openSqliteDatabase(file: string, options: SqliteOpenOptions = {}): BetterSqlite3.Database {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  const db = new Database(file, { readonly: options.readonly ?? false });
+  // An absolute name: the write-target probe reopens db.name, and a later chdir must not move it.
+  const db = new Database(file === ':memory:' || file === '' ? file : path.resolve(file), { readonly: options.readonly ?? false });
   db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? lockWaitBoundMs(transactionBoundFromEnv())}`);
   if (!options.readonly) db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous ?? sqliteSynchronous()}`);
