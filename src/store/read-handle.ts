@@ -42,7 +42,7 @@ export function lazyReadHandle(backend: Backend, open: () => Promise<ReadHandle>
   return {
     backend,
     async query(sql, params, options) {
-      assertReadStatement('read handle', sql);
+      assertReadStatement('read handle', sql, params);
       return (await get()).query(sql, params, options);
     },
     async close() {

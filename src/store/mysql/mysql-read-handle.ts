@@ -84,7 +84,7 @@ export class MysqlReadHandle implements ReadHandle {
   }
 
   async query(sql: string, params: unknown[] = [], options: ReadOptions = {}): Promise<ReadRow[]> {
-    assertReadStatement(OP, sql);
+    assertReadStatement(OP, sql, params);
     const { signal } = options;
     signal?.throwIfAborted();
     const conn = await this.acquire();

@@ -59,7 +59,7 @@ export class SqliteReadHandle implements ReadHandle {
   }
 
   async query(sql: string, params: unknown[] = [], options: ReadOptions = {}): Promise<ReadRow[]> {
-    assertReadStatement(OP, sql);
+    assertReadStatement(OP, sql, params);
     options.signal?.throwIfAborted();
     const db = this.connection();
     try {

@@ -133,7 +133,7 @@ export class SqliteProcessReadHandle implements ReadHandle {
   }
 
   async query(sql: string, params: unknown[] = [], options: ReadOptions = {}): Promise<ReadRow[]> {
-    assertReadStatement(OP, sql);
+    assertReadStatement(OP, sql, params);
     if (this.closed) throw new ReadOnlyError(OP, 'the read handle is closed');
     const run = this.tail.then(() => this.send(sql, params, options));
     this.tail = run.catch(() => undefined);
