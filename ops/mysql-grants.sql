@@ -16,7 +16,7 @@
 --                  Business tables: what the host runs itself (durable tasks' intent hooks at
 --                  submit, failure hooks of lost or cancelled attempts) and pending-work reads.
 --   apsup_processor  the sessions of processors' ctx.commit and task handlers' commits and hooks
---                  in worker processes: DML on business tables, EXECUTE on the ten procedures a
+--                  in worker processes: DML on business tables, EXECUTE on the eleven procedures a
 --                  commit needs (the term or attempt token checked inside the same
 --                  transaction), nothing on any pc_* table, no global privilege (no FILE).
 --   apsup_reader   the sessions of ctx.read: SELECT on business tables only. A session that lifts
