@@ -154,7 +154,11 @@ export class Runtime {
     );
     for (const alias of this.config.aliasesUsed) this.logger.info(alias, 'compatibility alias used');
     // Takeovers end the stale fenced transactions they wait for (issue 40 item 2).
-    if (this.supervisors.length > 0) this.closeBreaker = await attachFenceBreaker(this.store, this.config.database, this.accounts, this.logger);
+    if (this.supervisors.length > 0)
+      this.closeBreaker = await attachFenceBreaker(this.store, this.config.database, this.accounts, this.logger, {
+        budgetMs: this.config.leaseTtlMs,
+        clock: this.clock,
+      });
     // Each invocation's acknowledgement is bound to it by a token of this secret (issue 40): what
     // a processor account restricted by grants needs (a privileged one could write the intent anyway).
     if (this.pools.length > 0 && this.accounts.setup === 'grants') {

@@ -1,6 +1,8 @@
 /**
  * Attaches the fence breaker (store/mysql/fence-breaker.ts) to a MySQL host store: its takeovers
- * end the stale fenced transactions they wait for. A store without `watchCall` (SQLite: the
+ * end the stale fenced transactions they wait for; and the session sweeper
+ * (store/mysql/session-sweeper.ts), which ends processor and reader transactions past their
+ * budget that no worker reported. A store without `watchCall` (SQLite: the
  * process of a stale commit is killed by its own host, and a new host takes over only once the
  * old one is gone) gets nothing. Returns how to close it.
  */
@@ -8,19 +10,34 @@ import type { DatabaseTarget } from '../config/database-url.ts';
 import type { Logger } from '../logging.ts';
 import type { SessionAccounts } from '../store/session-accounts.ts';
 import type { OperationName } from '../store/operations.ts';
+import type { Clock } from './clock.ts';
 
 interface WatchableStore {
   watchCall?: ((op: OperationName, threadId: number) => (() => void) | null) | null;
 }
 
-export async function attachFenceBreaker(store: object, host: DatabaseTarget, accounts: SessionAccounts, logger: Logger): Promise<() => Promise<void>> {
+export async function attachFenceBreaker(
+  store: object,
+  host: DatabaseTarget,
+  accounts: SessionAccounts,
+  logger: Logger,
+  sweep?: { budgetMs: number; clock: Clock },
+): Promise<() => Promise<void>> {
   const s = store as WatchableStore;
-  if (host.backend !== 'mysql' || accounts.processor.backend !== 'mysql' || !('watchCall' in s)) return async () => undefined;
+  const { processor, reader } = accounts;
+  if (host.backend !== 'mysql' || processor.backend !== 'mysql' || reader.backend !== 'mysql' || !('watchCall' in s)) return async () => undefined;
   const { FenceBreaker, TAKEOVER_OPERATIONS } = await import('../store/mysql/fence-breaker.ts');
-  const breaker = new FenceBreaker({ watcher: host, processor: accounts.processor, logger });
+  const breaker = new FenceBreaker({ watcher: host, processor, logger });
   s.watchCall = (op, threadId) => (TAKEOVER_OPERATIONS.has(op) ? breaker.watch(threadId) : null);
+  // Sessions of their own accounts only: never when processors share the host's account.
+  let sweeper: import('../store/mysql/session-sweeper.ts').SessionSweeper | null = null;
+  if (sweep && processor.user !== host.user && reader.user !== host.user) {
+    const { SessionSweeper } = await import('../store/mysql/session-sweeper.ts');
+    sweeper = new SessionSweeper({ watcher: host, processor, reader, budgetMs: sweep.budgetMs, logger, clock: sweep.clock });
+    sweeper.start();
+  }
   return async () => {
     s.watchCall = null;
-    await breaker.close();
+    await Promise.all([breaker.close(), sweeper?.close()]);
   };
 }
