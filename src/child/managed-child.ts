@@ -18,6 +18,22 @@ export function isAlive(child: ChildProcess): boolean {
   return child.exitCode === null && child.signalCode === null;
 }
 
+/** Every managed child of this process not yet seen to exit (a forced exit kills them). */
+const live = new Set<ManagedChild>();
+let exitHookInstalled = false;
+
+/**
+ * Kills (SIGKILL) every managed child still alive and resolves once each exit is confirmed: the
+ * forced shutdown (cli/shutdown.ts) leaves no worker behind, not even one that ignores SIGTERM
+ * and its parent's disconnect.
+ */
+export async function killManagedChildren(): Promise<number> {
+  const handles = [...live];
+  for (const h of handles) if (isAlive(h.child)) h.child.kill('SIGKILL');
+  await Promise.all(handles.map((h) => h.exited));
+  return handles.length;
+}
+
 /** Forks a child entry with an IPC channel (JSON), stdout/stderr inherited. */
 export function forkManagedChild(name: ChildEntryName, env: NodeJS.ProcessEnv): ManagedChild {
   const entry = childEntry(name);
@@ -30,7 +46,18 @@ export function forkManagedChild(name: ChildEntryName, env: NodeJS.ProcessEnv): 
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
-  return { child, exited };
+  const handle = { child, exited };
+  live.add(handle);
+  void exited.then(() => live.delete(handle));
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    // Backstop for any exit path that did not stop its children (a fatal error, a bounded
+    // forced exit): 'exit' handlers run synchronously, a SIGKILL can still be sent.
+    process.on('exit', () => {
+      for (const h of live) if (isAlive(h.child)) h.child.kill('SIGKILL');
+    });
+  }
+  return handle;
 }
 
 /**

@@ -67,8 +67,9 @@ export const COMMANDS: Record<string, CommandSpec> = {
   run: {
     usage: [
       'apsup run --families <module> [--role all|api|background]',
-      '          run the supervisors until SIGINT/SIGTERM (a second signal forces the exit after',
-      '          invalidating the term and releasing the SQLite host lock); refuses while a migration',
+      '          run the supervisors until SIGINT/SIGTERM (a second signal, 1.5 s or more after the',
+      '          first, forces the exit after killing the workers, invalidating the term and releasing',
+      '          the SQLite host lock); refuses while a migration',
       '          is pending or a procedure drifted',
     ],
     options: { families, role: { type: 'string', doc: `all | api | background (default ${variableOf('ARTIFACT_PROCESSING_ROLE')})` } },

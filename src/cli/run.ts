@@ -29,6 +29,7 @@ import type { NotifyChannel } from '../notify/channel.ts';
 import { CliRefusal, EXIT, describeFailure } from './errors.ts';
 import { requireMigratedSchema } from './schema-check.ts';
 import { ShutdownSignals } from './shutdown.ts';
+import { killManagedChildren } from '../child/managed-child.ts';
 
 const CONSOLE_ADDRESS_VARIABLE = variableOf('CONSOLE_ADDRESS');
 
@@ -112,6 +113,10 @@ export async function runUntilSignal(options: RunOptions, onStarted?: (runtime: 
     terms = liveTerms(runtime);
   });
   signals.onForce(async () => {
+    // The workers first: none outlives the host, not one that ignores SIGTERM (their writes
+    // are fenced anyway; this is about processes left running).
+    const killed = await killManagedChildren();
+    if (killed > 0) logger.warn({ killed }, 'forced shutdown: worker processes killed');
     const store = openStore(runtime.config.database);
     try {
       for (const t of terms.length > 0 ? terms : liveTerms(runtime)) {

@@ -20,6 +20,8 @@ import { TaskService } from '../tasks/service.ts';
 import { TERMINAL_STATES, TaskStore, type TaskState } from '../tasks/task-store.ts';
 import { reportFailure } from './errors.ts';
 import { requireMigratedSchema } from './schema-check.ts';
+import { ShutdownSignals } from './shutdown.ts';
+import { killManagedChildren } from '../child/managed-child.ts';
 import { TasksUsageError, daysOption, intOption, readPayload, timeoutOption } from './tasks-input.ts';
 
 export const TASKS_USAGE = `usage:
@@ -168,18 +170,25 @@ async function run(args: TasksArgs): Promise<number> {
         const accounts = await resolveSessionAccounts(target);
         logFencing(logger, accounts);
         const runner = new TaskRunner(tasks, registry, config, childDatabase(accounts, transactionBoundFromEnv(), logger, { pool: 'tasks' }), logger);
-        // Signals are handled from before the start-up sweep: a SIGTERM during it stops cleanly.
-        const stopRequested = new Promise<void>((resolve) => {
-          process.once('SIGINT', () => resolve());
-          process.once('SIGTERM', () => resolve());
+        // Signals are handled from before the start-up sweep: a SIGTERM during it stops cleanly;
+        // the same keypress relayed by npm is not a second signal, a later one forces (shutdown.ts).
+        const signals = new ShutdownSignals(logger);
+        signals.onForce(async () => {
+          const killed = await killManagedChildren();
+          logger.warn({ killed }, 'forced shutdown: task worker processes killed');
         });
         const keepAlive = setInterval(() => undefined, 1 << 30);
-        await runner.start();
-        if (schema && !schema.checked) logger.warn({ reason: schema.reason }, 'schema check incomplete');
-        logger.info({ workerId: runner.workerId, capacity: config.capacity }, 'task worker running');
-        await stopRequested;
-        clearInterval(keepAlive);
-        await runner.stop();
+        try {
+          await runner.start();
+          if (schema && !schema.checked) logger.warn({ reason: schema.reason }, 'schema check incomplete');
+          logger.info({ workerId: runner.workerId, capacity: config.capacity }, 'task worker running');
+          await signals.requested;
+          clearInterval(keepAlive);
+          await runner.stop();
+        } finally {
+          clearInterval(keepAlive);
+          signals.dispose();
+        }
         return 0;
       }
     }

@@ -214,6 +214,8 @@ async function main(): Promise<void> {
   send({ type: 'ready', pid: process.pid });
 }
 
+// A terminal's Ctrl-C reaches the whole process group: the host decides (SIGTERM, then SIGKILL).
+process.on('SIGINT', () => undefined);
 exitWithParent();
 main().catch((error: unknown) => {
   logger.error({ err: (error as Error).message }, 'worker failed to start');

@@ -73,3 +73,27 @@ export async function waitFor<T>(probe: () => T | null | undefined | false, ms: 
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** The pids of every live descendant of `pid` (Linux /proc), children first. */
+export function descendantPids(pid: number): number[] {
+  const parents = new Map<number, number[]>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parents.set(ppid, [...(parents.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  const out: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    for (const c of parents.get(queue.shift()!) ?? []) {
+      out.push(c);
+      queue.push(c);
+    }
+  }
+  return out;
+}

@@ -1,7 +1,10 @@
 // Shutdown signals of real processes (RFC 9 shutdown):
-//  - a second SIGINT while the clean shutdown waits (here for a worker that ignores SIGTERM,
-//    with a long grace period) forces the exit, but the term is invalidated and the SQLite host
-//    lock released first, and the forcing is logged;
+//  - one Ctrl-C on `npm start` (SIGINT to its process group, which npm relays once more) is a
+//    clean shutdown: exit 0, nothing forced, no process left;
+//  - a second SIGINT while the clean shutdown waits (here for a worker that ignores SIGTERM and
+//    its host's disconnect, with a long grace period) forces the exit, but the worker processes
+//    are killed, the term is invalidated and the SQLite host lock released first, and the
+//    forcing is logged;
 //  - SIGTERM sent to `npm start` reaches the runtime (no orphan holding the term and the lock).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -13,7 +16,7 @@ import { createEphemeralDatabase } from '../../src/devtools/ephemeral-database.t
 import type { BackendFixture } from '../helpers/backends.ts';
 import { isAlive } from '../../src/devtools/processes.ts';
 import { FAST_TUNING, createFixtureTables, setBehaviour } from '../fixtures/runtime-harness.ts';
-import { IDLE_FAMILIES, ROOT, childEnv, removeTempDirs, runCli, spawnCli, tempDir, waitFor } from './helpers.ts';
+import { IDLE_FAMILIES, ROOT, childEnv, descendantPids, removeTempDirs, runCli, spawnCli, tempDir, waitFor } from './helpers.ts';
 
 const pids: number[] = [];
 after(() => {
@@ -53,7 +56,7 @@ const lines = (stdout: string) =>
     })
     .filter((l) => l !== null);
 
-test('a second SIGINT during shutdown forces the exit after invalidating the term and releasing the host lock', async () => {
+test('a second SIGINT during shutdown forces the exit: workers killed, term invalidated, host lock released', async () => {
   const db = await createEphemeralDatabase('sqlite', { prefix: 'apsup-cli-sig' });
   const file = (db.target as { file: string }).file;
   const sqlite = new Database(file);
@@ -66,8 +69,9 @@ test('a second SIGINT during shutdown forces the exit after invalidating the ter
   } as unknown as BackendFixture;
   try {
     await createFixtureTables(fx);
-    // Ignores SIGTERM: the clean shutdown waits the whole grace period (60 s) for it.
-    await setBehaviour(fx, 'fx-manual', '*', 'stubborn');
+    // Ignores SIGTERM: the clean shutdown waits the whole grace period (60 s) for it; ignores its
+    // host's disconnect: only a SIGKILL ends it.
+    await setBehaviour(fx, 'fx-manual', '*', 'deaf');
     const tuning = Object.fromEntries(Object.entries(FAST_TUNING).map(([k, v]) => [k.replace(/^POWERCONTEXT_SERVER_RUNTIME_/, ''), v]));
     const vars = {
       ...tuning,
@@ -78,6 +82,8 @@ test('a second SIGINT during shutdown forces the exit after invalidating the ter
     };
     const run = spawnCli(['run'], vars, { APSUP_LOG_LEVEL: 'info' });
     pids.push(run.child.pid!);
+    // 'exit', not 'close': a worker left behind would keep the inherited pipes open.
+    const exited = new Promise<number | null>((resolve) => run.child.once('exit', (code) => resolve(code)));
     await waitFor(() => lines(run.out.stdout).some((l) => l.msg === 'supervisor started'), 60_000, `supervisor started: ${run.out.stderr}`);
     const trigger = await runCli(['trigger', 'fx-manual', 's1'], vars);
     assert.equal(trigger.code, 0, trigger.stderr);
@@ -100,11 +106,21 @@ test('a second SIGINT during shutdown forces the exit after invalidating the ter
       30_000,
       'the worker noticed SIGTERM',
     );
+    // A signal right after the first is the same keypress; from this line on one forces.
+    await waitFor(() => lines(run.out.stdout).some((l) => String(l.msg).includes('a further signal now forces')), 30_000, 'the repeat window to end');
     assert.equal(run.child.exitCode, null, 'still shutting down when the second signal arrives');
     assert.equal(globalLease(file).holder_id, before.holder_id, 'the clean shutdown has not ended the term yet');
+    const children = descendantPids(run.child.pid!);
+    assert.ok(children.includes(worker), 'the stubborn worker is a child of the runtime');
+    pids.push(...children);
     run.child.kill('SIGINT');
+    assert.equal(await exited, 130, `forced exit code (stderr ${run.out.stderr})`);
+    assert.deepEqual(
+      children.filter((pid) => isAlive(pid)),
+      [],
+      'no worker process outlives the forced exit',
+    );
     const exit = await run.result;
-    assert.equal(exit.code, 130, `forced exit code (signal ${exit.signal}; stderr ${exit.stderr})`);
     assert.ok(
       lines(exit.stdout).some((l) => String(l.msg).includes('forcing')),
       'the forcing is logged',
@@ -152,4 +168,49 @@ test('SIGTERM to `npm start` stops the runtime: no orphan, term invalidated, hos
   );
   assert.equal(globalLease(file).holder_id, null, 'the term was invalidated');
   assert.ok(!fs.existsSync(`${file}.host.lock`), 'the host lock was released');
+});
+
+test('one Ctrl-C on `npm start` (SIGINT to its process group, relayed by npm) is a clean shutdown', async () => {
+  const dir = tempDir();
+  const file = path.join(dir, 'db.sqlite');
+  // Its own process group, as a terminal's foreground job: the signal reaches npm, the runtime
+  // and the workers at once, and npm relays a copy to the runtime.
+  const npm = spawn('npm', ['start', '--silent'], {
+    cwd: ROOT,
+    env: childEnv({ DATABASE_URL: `sqlite:${file}`, OBSERVABILITY_ADDRESS: 'off' }, { APSUP_LOG_FORMAT: 'json' }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  pids.push(npm.pid!);
+  let stdout = '';
+  let stderr = '';
+  npm.stdout.on('data', (d) => {
+    stdout += String(d);
+  });
+  npm.stderr.on('data', (d) => {
+    stderr += String(d);
+  });
+  const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+  // Work under way: workers have committed and the demo driver runs (the shutdown has workers to stop).
+  await waitFor(() => lines(stdout).some((l) => l.msg === 'scope invocation acknowledged'), 90_000, `npm start: ${stderr}`);
+  await waitFor(() => lines(stdout).some((l) => String(l.msg).startsWith('demo: new source appended')), 90_000, `demo driver: ${stderr}`);
+  const runtimePid = Number(fs.readFileSync(`${file}.host.lock`, 'utf8').trim());
+  const group = descendantPids(npm.pid!);
+  pids.push(...group);
+  assert.ok(group.includes(runtimePid));
+  process.kill(-npm.pid!, 'SIGINT');
+  const code = await exited;
+  await waitFor(() => !isAlive(runtimePid), 30_000, `runtime ${runtimePid} to exit`);
+  assert.equal(code, 0, `npm start exit code (stderr ${stderr})`);
+  assert.ok(!`${stdout}${stderr}`.includes('forcing'), 'one keypress never forces');
+  assert.ok(
+    lines(stdout).some((l) => l.msg === 'shut down'),
+    'the runtime ran its clean shutdown',
+  );
+  assert.deepEqual(
+    group.filter((pid) => isAlive(pid)),
+    [],
+    'no process of the job is left',
+  );
+  assert.equal(globalLease(file).holder_id, null, 'the term was invalidated');
 });
