@@ -3,8 +3,8 @@
  * default), with the source and actions it serves. `apsup console` starts one on its own store;
  * `apsup run` mounts one on the runtime's store with the live view (run.ts).
  */
+import { boundAddress, urlOf } from '../observability/bound-address.ts';
 import type http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { ObservabilityAddress } from '../config/observability-address.ts';
 import type { RuntimeConfig } from '../config/runtime-config.ts';
@@ -69,13 +69,11 @@ export class ConsoleServer {
   }
 
   get address(): ObservabilityAddress {
-    const a = this.server.address() as AddressInfo;
-    return { host: a.address, port: a.port };
+    return boundAddress(this.server);
   }
 
   get url(): string {
-    const { host, port } = this.address;
-    return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    return urlOf(this.address);
   }
 
   stop(): Promise<void> {

@@ -4,8 +4,8 @@
  * while unavailable). Bound to POWERCONTEXT_SERVER_RUNTIME_OBSERVABILITY_ADDRESS (default
  * 127.0.0.1:9464, loopback only; port 0 picks a free port, reported by `address`).
  */
+import { boundAddress, urlOf } from './bound-address.ts';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from '../logging.ts';
 import type { Runtime } from '../runtime/runtime.ts';
 import type { ObservabilityAddress } from './config.ts';
@@ -62,13 +62,11 @@ export class ObservabilityServer {
 
   /** The bound address (the real port when 0 was asked for). */
   get address(): ObservabilityAddress {
-    const a = this.server.address() as AddressInfo;
-    return { host: a.address, port: a.port };
+    return boundAddress(this.server);
   }
 
   get url(): string {
-    const { host, port } = this.address;
-    return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    return urlOf(this.address);
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {

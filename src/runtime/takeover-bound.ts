@@ -27,17 +27,20 @@ export async function attachFenceBreaker(
   const { processor, reader } = accounts;
   if (host.backend !== 'mysql' || processor.backend !== 'mysql' || reader.backend !== 'mysql' || !('watchCall' in s)) return async () => undefined;
   const { FenceBreaker, TAKEOVER_OPERATIONS } = await import('../store/mysql/fence-breaker.ts');
-  const breaker = new FenceBreaker({ watcher: host, processor, logger });
+  const { WatcherConnection } = await import('../store/mysql/watcher-connection.ts');
+  const watcher = new WatcherConnection(host, logger);
+  const breaker = new FenceBreaker({ watcher, processor, logger });
   s.watchCall = (op, threadId) => (TAKEOVER_OPERATIONS.has(op) ? breaker.watch(threadId) : null);
   // Sessions of their own accounts only: never when processors share the host's account.
   let sweeper: import('../store/mysql/session-sweeper.ts').SessionSweeper | null = null;
   if (sweep && processor.user !== host.user && reader.user !== host.user) {
     const { SessionSweeper } = await import('../store/mysql/session-sweeper.ts');
-    sweeper = new SessionSweeper({ watcher: host, processor, reader, budgetMs: sweep.budgetMs, logger, clock: sweep.clock });
+    sweeper = new SessionSweeper({ watcher, processor, reader, budgetMs: sweep.budgetMs, logger, clock: sweep.clock });
     sweeper.start();
   }
   return async () => {
     s.watchCall = null;
-    await Promise.all([breaker.close(), sweeper?.close()]);
+    sweeper?.stop();
+    await watcher.close();
   };
 }

@@ -13,7 +13,7 @@ import { parseDatabaseUrl } from '../../src/config/database-url.ts';
 import type { MysqlConnectionOptions } from '../../src/store/mysql/mysql-session.ts';
 import { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
 import { createBackend, MYSQL_TEST_URL, waitFor, type BackendFixture } from '../helpers/backends.ts';
-import { documentedDatabase } from './grants-script.ts';
+import { documentedDatabase } from '../helpers/grants-script.ts';
 import { ALPHA_BINDING } from '../fixtures/failover/families.ts';
 import { RuntimeProcess, killEverything, makeFixtureDir, trackPid, waitForJsonFile } from '../fixtures/failover/harness.ts';
 import { EFFECTS_DDL, heldFile, holdFile, writeJsonAtomic, type HeldRecord } from '../fixtures/failover/protocol.ts';

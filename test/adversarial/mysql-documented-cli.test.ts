@@ -12,7 +12,7 @@ import { runCli, spawnCli, MYSQL_ADMIN_URL, tempDir } from '../cli/helpers.ts';
 import { ALPHA_BINDING, FAMILIES_MODULE_PATH } from '../fixtures/failover/families.ts';
 import { EFFECTS_DDL, FIXTURE_DIR_VARIABLE } from '../fixtures/failover/protocol.ts';
 import { waitFor } from '../helpers/backends.ts';
-import { grantScript, ROLES, userFor, type Role } from './grants-script.ts';
+import { grantScript, ROLES, userFor, type Role } from '../helpers/grants-script.ts';
 
 type Mysql = DatabaseTarget & { backend: 'mysql' };
 // A deployment's own families module: the recorder processor writing its table fo_effects.

@@ -20,7 +20,7 @@ import type { Term } from '../../src/store/types.ts';
 import { invocationToken, secretCandidate } from '../../src/store/invocation-token.ts';
 import { createBackend, MYSQL_TEST_URL, type BackendFixture } from '../helpers/backends.ts';
 import { takeTerm } from '../helpers/store-asserts.ts';
-import { grantScript, ROLES, userFor, type Role } from './grants-script.ts';
+import { grantScript, ROLES, userFor, type Role } from '../helpers/grants-script.ts';
 import { commitAttacks, PRIVILEGE_ERRNOS, readAttacks, runAttack, type Attack } from './mysql-attacks.ts';
 
 const BUSINESS_DDL = 'CREATE TABLE adv_notes (id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(200) NOT NULL) ENGINE = InnoDB';

@@ -14,18 +14,16 @@ import { openMigrationDriver } from '../../src/migrations/drivers.ts';
 import { Migrator } from '../../src/migrations/migrator.ts';
 import { procedureComment } from '../../src/migrations/procedure-characteristics.ts';
 import { OPERATIONS, type OperationSpec } from '../../src/store/operations.ts';
-import { MIGRATIONS_DIR, PACKAGE_ROOT } from '../../src/paths.ts';
-import { splitSqlStatements } from '../../src/sql-split.ts';
+import { MIGRATIONS_DIR } from '../../src/paths.ts';
 import { MysqlStore } from '../../src/store/mysql/mysql-store.ts';
 import { appendTopicSource, topicMemory } from '../../src/families/topic-memory.ts';
 import { TaskStore } from '../../src/tasks/task-store.ts';
 import type { BaseStore } from '../../src/store/base-store.ts';
 import { createBackend, MYSQL_TEST_URL, waitFor, type BackendFixture } from '../helpers/backends.ts';
 import { startRuntime } from '../fixtures/runtime-harness.ts';
+import { grantScript, ROLES, userFor } from '../helpers/grants-script.ts';
 import { requireMigratedSchema } from '../../src/cli/schema-check.ts';
 import { REFERENCE_TASKS_MODULE, makeRunner, waitForTask, isTerminal } from '../tasks/harness.ts';
-
-const GRANTS = path.join(PACKAGE_ROOT, 'ops', 'mysql-grants.sql');
 
 async function routines(fx: BackendFixture): Promise<Array<{ name: string; comment: string; security: string; definer: string }>> {
   const rows = await fx.query(
@@ -94,35 +92,16 @@ async function withDriver<T>(target: Parameters<typeof openMigrationDriver>[0], 
   }
 }
 
-/** ops/mysql-grants.sql with the schema, account names and passwords substituted; [setup, after migrations, demo]. */
-function grantScript(db: string, owner: string, runtime: string, password: string): [string[], string[], string[]] {
-  const text = fs
-    .readFileSync(GRANTS, 'utf8')
-    .replace(/\bapsup(?=[.\s])/g, db)
-    .replace(/apsup_owner/g, owner)
-    .replace(/apsup_runtime/g, runtime)
-    .replace(/apsup_processor/g, `${runtime}p`)
-    .replace(/apsup_reader/g, `${runtime}r`)
-    .replace(/change-me-(owner|runtime|processor|reader)/g, password);
-  const [setup, rest] = text.split('-- @after-migrations');
-  const [afterMigrations, demo] = (rest ?? '').split('-- @demo-begin');
-  const statements = (t: string) =>
-    splitSqlStatements(t)
-      .map((s) => s.replace(/^(\s*--[^\n]*\n)+/g, '').trim())
-      .filter((s) => s !== '');
-  return [statements(setup!), statements(afterMigrations ?? ''), statements(demo ?? '')];
-}
-
 test('ops/mysql-grants.sql: the owner migrates, the runtime account (EXECUTE + demo tables) runs families and tasks, and cannot write pc_* tables', async () => {
   const base = parseDatabaseUrl(MYSQL_TEST_URL, 'APSUP_TEST_MYSQL_URL');
   assert.ok(base.backend === 'mysql');
   const suffix = crypto.randomBytes(3).toString('hex');
   const db = `apsup_g_${process.pid}_${suffix}`;
-  const owner = `apsup_o_${suffix}`;
-  const runtimeUser = `apsup_r_${suffix}`;
+  const owner = userFor('owner', suffix);
+  const runtimeUser = userFor('runtime', suffix);
   const password = `pw-${suffix}`;
   const admin = await mysql.createConnection({ host: base.host, port: base.port, user: base.user, password: base.password, database: base.database });
-  const [setup, afterMigrations, demo] = grantScript(db, owner, runtimeUser, password);
+  const { setup, afterMigrations, demo } = grantScript(db, suffix, password);
   const cleanups: Array<() => Promise<void>> = [];
   try {
     assert.ok(
@@ -193,7 +172,7 @@ test('ops/mysql-grants.sql: the owner migrates, the runtime account (EXECUTE + d
   } finally {
     for (const c of cleanups) await c().catch(() => undefined);
     await admin.query(`DROP DATABASE IF EXISTS ${db}`).catch(() => undefined);
-    await admin.query(`DROP USER IF EXISTS '${owner}'@'%', '${runtimeUser}'@'%', '${runtimeUser}p'@'%', '${runtimeUser}r'@'%'`).catch(() => undefined);
+    for (const role of ROLES) await admin.query(`DROP USER IF EXISTS '${userFor(role, suffix)}'@'%'`).catch(() => undefined);
     await admin.end();
   }
 });

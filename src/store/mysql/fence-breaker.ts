@@ -10,12 +10,11 @@
  * they roll back and their work stays owed. Seeing other sessions' lock waits needs PROCESS for
  * the host's account; without it the breaker says so once and the other bounds remain.
  */
-import type { Connection } from 'mysql2/promise';
 import type { DatabaseTarget } from '../../config/database-url.ts';
 import type { Logger } from '../../logging.ts';
 import { killMysqlConnection } from '../transaction-observer.ts';
-import { mysql2 } from './mysql-session.ts';
-import { engineOf, type MysqlEngine } from './transaction-bound.ts';
+import type { MysqlEngine } from './transaction-bound.ts';
+import type { WatcherConnection } from './watcher-connection.ts';
 
 type Mysql = DatabaseTarget & { backend: 'mysql' };
 
@@ -42,13 +41,15 @@ export function blockersQuery(engine: MysqlEngine): string | null {
                 JOIN performance_schema.threads bt ON bt.THREAD_ID = w.BLOCKING_THREAD_ID
                WHERE rt.PROCESSLIST_ID = ?`;
     case 'oceanbase':
-      return null; // its lock views differ (GV$OB_LOCKS); not implemented: the other bounds remain
+      // Its lock views are its own (GV$OB_LOCKS) and could not be run here: no lookup rather
+      // than a guessed one (COMPATIBILITY row 128; WatcherConnection says so once).
+      return null;
   }
 }
 
 export interface FenceBreakerOptions {
-  /** The host's account (needs PROCESS to see other sessions' lock waits). */
-  watcher: Mysql;
+  /** The host's connection for looking at other sessions (needs PROCESS). */
+  watcher: WatcherConnection;
   /** The processor account: its sessions are the ones ended, as itself. */
   processor: Mysql;
   logger: Logger;
@@ -59,28 +60,11 @@ export interface FenceBreakerOptions {
 }
 
 export class FenceBreaker {
-  private conn: Promise<{ conn: Connection; engine: MysqlEngine }> | null = null;
   private warned = false;
   /** Sessions ended (tests, metrics). */
   ended = 0;
 
   constructor(private readonly options: FenceBreakerOptions) {}
-
-  private connection(): Promise<{ conn: Connection; engine: MysqlEngine }> {
-    this.conn ??= (async () => {
-      const { host, port, user, password, database } = this.options.watcher;
-      const conn = await mysql2().createConnection({ host, port, user, password, database });
-      conn.on('error', () => {
-        this.conn = null;
-      });
-      const [rows] = await conn.query('SELECT VERSION() AS v');
-      return { conn, engine: engineOf(String((rows as Array<{ v: unknown }>)[0].v)) };
-    })().catch((error: unknown) => {
-      this.conn = null;
-      throw error;
-    });
-    return this.conn;
-  }
 
   /** Watches the call in flight on session `threadId` until the returned function is called. */
   watch(threadId: number): () => void {
@@ -110,7 +94,7 @@ export class FenceBreaker {
   }
 
   private async endBlockers(threadId: number): Promise<void> {
-    const { conn, engine } = await this.connection();
+    const { conn, engine } = await this.options.watcher.get();
     const sql = blockersQuery(engine);
     if (!sql) return;
     const [rows] = await conn.query(sql, [threadId]);
@@ -119,18 +103,12 @@ export class FenceBreaker {
       const id = Number(r.id);
       // Only the processors' sessions. When they share the host's account (filtered only), a term
       // operation of another host is told apart by its text; a processor's text never spares it.
-      const sharedAccount = processorUser === this.options.watcher.user;
+      const sharedAccount = processorUser === this.options.watcher.target.user;
       if (!Number.isSafeInteger(id) || String(r.user) !== processorUser) continue;
       if (sharedAccount && /^\s*CALL\s+pc_aps_(?:acquire|renew|switch|invalidate)/i.test(String(r.info ?? ''))) continue;
       this.options.logger.warn({ connectionId: id }, 'a takeover waits for a fenced transaction of the expired term: its session is ended (KILL CONNECTION)');
       await killMysqlConnection(this.options.processor, id);
       this.ended += 1;
     }
-  }
-
-  async close(): Promise<void> {
-    const c = this.conn;
-    this.conn = null;
-    if (c) await (await c.catch(() => null))?.conn.end().catch(() => undefined);
   }
 }

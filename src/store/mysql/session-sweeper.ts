@@ -6,12 +6,11 @@
  * first) and ends them with KILL CONNECTION as their own account. Needs PROCESS for the host's
  * account (INNODB_TRX, PROCESSLIST of other accounts); MariaDB and MySQL (COMPATIBILITY row 130).
  */
-import type { Connection } from 'mysql2/promise';
 import type { DatabaseTarget } from '../../config/database-url.ts';
 import type { Logger } from '../../logging.ts';
 import type { Clock, ClockTimer } from '../../runtime/clock.ts';
 import { killMysqlConnection } from '../transaction-observer.ts';
-import { mysql2 } from './mysql-session.ts';
+import type { WatcherConnection } from './watcher-connection.ts';
 
 type Mysql = DatabaseTarget & { backend: 'mysql' };
 
@@ -21,7 +20,8 @@ export const STALE_TRANSACTIONS_SQL = `SELECT t.trx_mysql_thread_id AS id, p.USE
  WHERE p.USER IN (?, ?) AND p.DB = ? AND TIMESTAMPDIFF(MICROSECOND, t.trx_started, NOW(6)) > ?`;
 
 export interface SweeperOptions {
-  watcher: Mysql;
+  /** The host's connection for looking at other sessions (needs PROCESS). */
+  watcher: WatcherConnection;
   processor: Mysql;
   reader: Mysql;
   budgetMs: number;
@@ -30,7 +30,6 @@ export interface SweeperOptions {
 }
 
 export class SessionSweeper {
-  private conn: Connection | null = null;
   private timer: ClockTimer | null = null;
   private running = false;
   private warned = false;
@@ -47,14 +46,9 @@ export class SessionSweeper {
     this.running = true;
     try {
       const o = this.options;
-      if (!this.conn) {
-        const { host, port, user, password, database } = o.watcher;
-        this.conn = await mysql2().createConnection({ host, port, user, password, database });
-        this.conn.on('error', () => {
-          this.conn = null;
-        });
-      }
-      const [rows] = await this.conn.query(STALE_TRANSACTIONS_SQL, [o.processor.user, o.reader.user, o.watcher.database, (o.budgetMs + 1000) * 1000]);
+      const { conn, engine } = await o.watcher.get();
+      if (engine === 'oceanbase') return; // no INNODB_TRX there (COMPATIBILITY row 130)
+      const [rows] = await conn.query(STALE_TRANSACTIONS_SQL, [o.processor.user, o.reader.user, o.watcher.target.database, (o.budgetMs + 1000) * 1000]);
       for (const r of rows as Array<{ id: unknown; user: unknown }>) {
         const id = Number(r.id);
         if (!Number.isSafeInteger(id)) continue;
@@ -74,18 +68,14 @@ export class SessionSweeper {
           "cannot list the processors' transactions (grant PROCESS to the runtime account); only their own reports bound them",
         );
       }
-      await this.conn?.end().catch(() => undefined);
-      this.conn = null;
+      this.options.watcher.reset();
     } finally {
       this.running = false;
     }
   }
 
-  async close(): Promise<void> {
+  stop(): void {
     this.timer?.cancel();
     this.timer = null;
-    const c = this.conn;
-    this.conn = null;
-    await c?.end().catch(() => undefined);
   }
 }
